@@ -1,0 +1,84 @@
+#include "cpu/intersect.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "render/settings.h"
+
+namespace splat::cpu {
+
+TileGrid TileGrid::for_image(int image_width, int image_height) {
+  return {(image_width + config::tile_size - 1) / config::tile_size,
+          (image_height + config::tile_size - 1) / config::tile_size};
+}
+
+std::uint64_t isect_key(std::uint32_t tile, float depth) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &depth, sizeof bits);
+  return (std::uint64_t(tile) << 32) | bits;
+}
+
+TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid) {
+  const float ts = float(config::tile_size);
+  const float tx = mean_x / ts, ty = mean_y / ts;
+  const float rx = float(radius_x) / ts, ry = float(radius_y) / ts;
+  auto clampi = [](float v, int hi) { return std::clamp(int(v), 0, hi); };
+  return {clampi(std::floor(tx - rx), grid.width), clampi(std::floor(ty - ry), grid.height),
+          clampi(std::ceil(tx + rx), grid.width), clampi(std::ceil(ty + ry), grid.height)};
+}
+
+template <class T>
+Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
+                              const std::vector<T>& depths, const TileGrid& grid) {
+  const std::size_t n = depths.size();
+  // Count, exclusive prefix sum, emit: the same three passes the GPU does.
+  std::vector<std::size_t> offsets(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (radii[i * 2] <= 0 && radii[i * 2 + 1] <= 0) continue;
+    const TileBox b = tile_box(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
+                               radii[i * 2 + 1], grid);
+    offsets[i + 1] = std::size_t(std::max(0, b.x1 - b.x0)) * std::max(0, b.y1 - b.y0);
+  }
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(offsets[n]);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (offsets[i + 1] == offsets[i]) continue;
+    const TileBox b = tile_box(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
+                               radii[i * 2 + 1], grid);
+    std::size_t k = offsets[i];
+    for (int ty = b.y0; ty < b.y1; ++ty)
+      for (int tx = b.x0; tx < b.x1; ++tx)
+        pairs[k++] = {isect_key(std::uint32_t(ty * grid.width + tx), float(depths[i])),
+                      std::uint32_t(i)};
+  }
+  std::sort(pairs.begin(), pairs.end());  // by key, then gaussian index
+  Intersections out;
+  out.keys.resize(pairs.size());
+  out.gaussian_from_isect.resize(pairs.size());
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    out.keys[k] = pairs[k].first;
+    out.gaussian_from_isect[k] = pairs[k].second;
+  }
+  out.tile_ranges = tile_ranges(out.keys, grid.count());
+  return out;
+}
+
+std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_keys, int tile_count) {
+  std::vector<std::uint32_t> ranges(std::size_t(tile_count) * 2, 0);
+  const std::uint32_t m = std::uint32_t(sorted_keys.size());
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const std::uint32_t tile = key_tile(sorted_keys[k]);
+    if (k == 0 || key_tile(sorted_keys[k - 1]) != tile) ranges[tile * 2] = k;
+    if (k + 1 == m || key_tile(sorted_keys[k + 1]) != tile) ranges[tile * 2 + 1] = k + 1;
+  }
+  return ranges;
+}
+
+template Intersections intersect_tiles<float>(const std::vector<float>&, const std::vector<int>&,
+                                              const std::vector<float>&, const TileGrid&);
+template Intersections intersect_tiles<double>(const std::vector<double>&, const std::vector<int>&,
+                                               const std::vector<double>&, const TileGrid&);
+
+}  // namespace splat::cpu

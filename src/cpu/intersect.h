@@ -1,0 +1,44 @@
+#pragma once
+// Tile intersection: which 16x16 tiles each projected splat touches, as sort keys
+// (tile id << 32 | depth bits), sorted, and the [start, end) range of every tile.
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+namespace splat::cpu {
+
+struct TileGrid {
+  int width, height;  // in tiles
+  int count() const { return width * height; }
+  static TileGrid for_image(int image_width, int image_height);
+};
+
+// Positive IEEE floats order like their bit patterns, so depth bits sort by depth.
+std::uint64_t isect_key(std::uint32_t tile, float depth);
+inline std::uint32_t key_tile(std::uint64_t key) { return std::uint32_t(key >> 32); }
+// The highest key bit the sort must look at (exclusive): 32 depth bits plus enough for the tile id.
+inline int sort_end_bit(int tile_count) {
+  return 32 + std::bit_width(static_cast<std::uint32_t>(tile_count));
+}
+
+struct TileBox {
+  int x0, y0, x1, y1;  // tiles [x0, x1) x [y0, y1)
+};
+// The tiles a splat with the given screen mean and radii overlaps, clamped to the grid.
+TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid);
+
+struct Intersections {
+  std::vector<std::uint64_t> keys;              // [M] sorted
+  std::vector<std::uint32_t> gaussian_from_isect;  // [M]
+  std::vector<std::uint32_t> tile_ranges;       // [tiles, 2] start, end into the sorted arrays
+};
+
+// means2d [N, 2], radii [N, 2], depths [N]. Ties (same tile and depth) keep gaussian order.
+template <class T>
+Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
+                              const std::vector<T>& depths, const TileGrid& grid);
+
+// [start, end) of each tile in sorted keys.
+std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_keys, int tile_count);
+
+}  // namespace splat::cpu

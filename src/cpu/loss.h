@@ -1,0 +1,108 @@
+#pragma once
+// Photometric loss: (1 - lambda) * L1 + lambda * (1 - SSIM), as in 3DGS. SSIM (Wang et al. 2004)
+// with an 11x11 Gaussian window, sigma 1.5, zero padding ("same" size), averaged over pixels and
+// channels. Forward and gradient in one call.
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace splat::cpu {
+
+inline constexpr int kSsimRadius = 5;  // 11x11 window
+
+template <class T>
+std::array<T, 2 * kSsimRadius + 1> ssim_window() {
+  std::array<T, 2 * kSsimRadius + 1> w;
+  T sum = 0;
+  for (int i = -kSsimRadius; i <= kSsimRadius; ++i) sum += w[i + kSsimRadius] = std::exp(-T(i * i) / T(2 * 1.5 * 1.5));
+  for (T& v : w) v /= sum;
+  return w;
+}
+
+// Separable Gaussian blur of one [H, W] plane with zero padding. The window is symmetric, so this
+// is also its own adjoint (the SSIM backward uses it that way).
+template <class T>
+std::vector<T> gaussian_blur(const std::vector<T>& in, int width, int height) {
+  const auto w = ssim_window<T>();
+  std::vector<T> tmp(in.size(), T(0)), out(in.size(), T(0));
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      T acc = 0;
+      for (int k = -kSsimRadius; k <= kSsimRadius; ++k)
+        if (x + k >= 0 && x + k < width) acc += w[k + kSsimRadius] * in[std::size_t(y) * width + x + k];
+      tmp[std::size_t(y) * width + x] = acc;
+    }
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      T acc = 0;
+      for (int k = -kSsimRadius; k <= kSsimRadius; ++k)
+        if (y + k >= 0 && y + k < height) acc += w[k + kSsimRadius] * tmp[std::size_t(y + k) * width + x];
+      out[std::size_t(y) * width + x] = acc;
+    }
+  return out;
+}
+
+template <class T>
+struct LossResult {
+  T loss = 0, l1 = 0, ssim = 0;
+  std::vector<T> v_image;  // d loss / d image, [H, W, 3]; empty unless requested
+};
+
+// image and target are [H, W, 3].
+template <class T>
+LossResult<T> photometric_loss(const std::vector<T>& image, const std::vector<T>& target, int width,
+                               int height, T ssim_lambda, bool with_grad) {
+  const std::size_t np = std::size_t(width) * height, ne = np * 3;
+  const T inv_n = T(1) / T(ne);
+  const T C1 = T(0.01 * 0.01), C2 = T(0.03 * 0.03);
+  LossResult<T> r;
+  if (with_grad) r.v_image.assign(ne, T(0));
+  T l1 = 0;
+  for (std::size_t i = 0; i < ne; ++i) {
+    const T d = image[i] - target[i];
+    l1 += std::abs(d);
+    if (with_grad) r.v_image[i] = (T(1) - ssim_lambda) * inv_n * T((d > 0) - (d < 0));
+  }
+  T ssim_sum = 0;
+  std::vector<T> x(np), y(np), xx(np), yy(np), xy(np);
+  for (int ch = 0; ch < 3; ++ch) {
+    for (std::size_t i = 0; i < np; ++i) {
+      x[i] = image[i * 3 + ch];
+      y[i] = target[i * 3 + ch];
+      xx[i] = x[i] * x[i];
+      yy[i] = y[i] * y[i];
+      xy[i] = x[i] * y[i];
+    }
+    const auto mx = gaussian_blur(x, width, height), my = gaussian_blur(y, width, height);
+    const auto sxx = gaussian_blur(xx, width, height), syy = gaussian_blur(yy, width, height);
+    const auto sxy = gaussian_blur(xy, width, height);
+    // Partial derivatives of the SSIM map w.r.t. the blurred moments mu_x, E[x^2], E[xy].
+    std::vector<T> d_mx(with_grad ? np : 0), d_sxx(with_grad ? np : 0), d_sxy(with_grad ? np : 0);
+    for (std::size_t i = 0; i < np; ++i) {
+      const T a1 = 2 * mx[i] * my[i] + C1, a2 = 2 * (sxy[i] - mx[i] * my[i]) + C2;
+      const T b1 = mx[i] * mx[i] + my[i] * my[i] + C1;
+      const T b2 = (sxx[i] - mx[i] * mx[i]) + (syy[i] - my[i] * my[i]) + C2;
+      const T s = a1 * a2 / (b1 * b2);
+      ssim_sum += s;
+      if (!with_grad) continue;
+      // Loss has -lambda * mean(s).
+      const T g = -ssim_lambda * inv_n;
+      d_mx[i] = g * (2 * my[i] * (a2 - a1) / (b1 * b2) - 2 * mx[i] * s * (T(1) / b1 - T(1) / b2));
+      d_sxx[i] = g * (-s / b2);
+      d_sxy[i] = g * (2 * a1 / (b1 * b2));
+    }
+    if (!with_grad) continue;
+    const auto bmx = gaussian_blur(d_mx, width, height);
+    const auto bsxx = gaussian_blur(d_sxx, width, height);
+    const auto bsxy = gaussian_blur(d_sxy, width, height);
+    for (std::size_t i = 0; i < np; ++i) r.v_image[i * 3 + ch] += bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i];
+  }
+  r.l1 = l1 * inv_n;
+  r.ssim = ssim_sum * inv_n;
+  r.loss = (T(1) - ssim_lambda) * r.l1 + ssim_lambda * (T(1) - r.ssim);
+  return r;
+}
+
+}  // namespace splat::cpu

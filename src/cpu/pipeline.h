@@ -1,0 +1,40 @@
+#pragma once
+// The whole differentiable renderer on the CPU: project -> intersect + sort -> rasterize, and back.
+#include "cpu/intersect.h"
+#include "cpu/project.h"
+#include "cpu/rasterize.h"
+
+namespace splat::cpu {
+
+// What the forward leaves for the backward.
+template <class T>
+struct RenderState {
+  Projected<T> projected;
+  Intersections isect;
+  RasterOut<T> raster;
+};
+
+template <class T>
+RenderState<T> render_fwd(const GaussiansT<T>& g, const Camera& cam, const RasterSettings& rs) {
+  RenderState<T> st;
+  st.projected = project_fwd(g, cam, rs);
+  st.isect = intersect_tiles(st.projected.means2d, st.projected.radii, st.projected.depths,
+                             TileGrid::for_image(cam.width, cam.height));
+  st.raster = rasterize_fwd(st.projected, st.isect, cam.width, cam.height, rs);
+  return st;
+}
+
+// Gradients of the raw parameters given d loss / d image [H,W,3] and d loss / d alpha [H,W]
+// (either may be empty).
+template <class T>
+GaussiansT<T> render_bwd(const GaussiansT<T>& g, const Camera& cam, const RasterSettings& rs,
+                         const RenderState<T>& st, const std::vector<T>& v_image,
+                         const std::vector<T>& v_alpha) {
+  const ProjectedGrad<T> v =
+      rasterize_bwd(st.projected, st.isect, cam.width, cam.height, rs, v_image, v_alpha);
+  GaussiansT<T> grads;
+  project_bwd(g, cam, rs, st.projected, v, grads);
+  return grads;
+}
+
+}  // namespace splat::cpu

@@ -1,0 +1,26 @@
+#pragma once
+// Checkpoint: everything needed to resume a run exactly where it stopped.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/gaussians.h"
+
+namespace splat {
+
+struct Checkpoint {
+  std::int64_t iteration = 0;  // iterations completed
+  Gaussians params;
+  Gaussians adam_m;  // first moments, same shapes as params
+  Gaussians adam_v;  // second moments
+  std::vector<std::uint64_t> rng_state;  // trainer RNG, opaque words
+  std::vector<std::int32_t> view_order;  // current epoch's view permutation
+  std::int64_t view_pos = 0;             // position in view_order
+  std::string config_toml;               // the resolved config the run used
+};
+
+void write_checkpoint(const std::string& path, const Checkpoint& ckpt);
+// Throws splat::Error naming the file and the section on a bad magic, version, size or truncation.
+Checkpoint read_checkpoint(const std::string& path);
+
+}  // namespace splat

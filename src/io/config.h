@@ -1,0 +1,101 @@
+#pragma once
+// The run configuration. Defaults are the member initializers below and nowhere else: a config
+// file, --set and code all start from Config{} and go through the same field table (config.cpp).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace splat {
+
+enum class BackendKind { Auto, Cpu, Cuda };
+enum class InitKind { Random, Points };
+enum class DensifyStrategy { None };
+
+std::string_view to_string(BackendKind k);
+std::string_view to_string(InitKind k);
+std::string_view to_string(DensifyStrategy k);
+// The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
+// valid names.
+template <class E>
+E from_string(std::string_view name);
+template <>
+BackendKind from_string<BackendKind>(std::string_view name);
+template <>
+InitKind from_string<InitKind>(std::string_view name);
+template <>
+DensifyStrategy from_string<DensifyStrategy>(std::string_view name);
+
+struct DataConfig {
+  std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
+  std::int64_t downscale = 1;                       // integer image downscale factor
+  std::int64_t test_every = 1;                      // evaluate every n-th test view
+  std::int64_t max_train_views = 0;                 // 0 = all
+};
+
+struct ModelConfig {
+  std::int64_t sh_degree = 3;
+  InitKind init = InitKind::Random;
+  std::int64_t init_points = 100000;  // random initialization: number of points
+  double init_extent = 1.3;           // random initialization: cube [-e, e]^3
+  double init_opacity = 0.1;
+};
+
+struct TrainConfig {
+  std::int64_t iterations = 30000;
+  std::uint64_t seed = 0;
+  double ssim_lambda = 0.2;
+  std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
+  // 3DGS learning rates; means are scaled by the scene extent and decay exponentially.
+  double lr_means = 1.6e-4;
+  double lr_means_final = 1.6e-6;
+  double lr_log_scales = 5e-3;
+  double lr_quats = 1e-3;
+  double lr_opacity = 5e-2;
+  double lr_sh0 = 2.5e-3;
+  double lr_shN = 2.5e-3 / 20.0;
+  std::int64_t log_every = 100;  // plain progress line period when not on a terminal
+};
+
+struct BackendConfig {
+  BackendKind type = BackendKind::Auto;
+  std::int64_t threads = 0;  // CPU backend: 0 = all cores
+};
+
+struct DensifyConfig {
+  DensifyStrategy strategy = DensifyStrategy::None;
+};
+
+struct OutputConfig {
+  bool save_renders = true;  // test renders as PNG
+  bool save_checkpoint = true;
+  std::int64_t checkpoint_every = 0;  // 0 = only at the end
+};
+
+struct Config {
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+  BackendConfig backend;
+  DensifyConfig densify;
+  OutputConfig output;
+
+  // Rejects incompatible combinations, naming both keys. Throws splat::Error.
+  void validate() const;
+  // The resolved config as TOML (every key, in table order).
+  std::string to_toml() const;
+};
+
+// Applies a TOML file on top of `cfg`. Unknown section/key, wrong type or out-of-range value:
+// splat::Error naming the key, the file and the line.
+void apply_config_file(Config& cfg, const std::string& path);
+// Applies TOML text (used for checkpoints and tests); `origin` names it in errors.
+void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin);
+// Applies one "section.key=value" override (value in TOML syntax; bare words are strings).
+void apply_override(Config& cfg, const std::string& assignment);
+// Config{} as TOML with a comment per key (what it does, its range or valid names): the body of
+// configs/default.toml, and what a `--help`-style listing prints.
+std::string config_reference();
+
+}  // namespace splat

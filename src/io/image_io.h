@@ -1,0 +1,23 @@
+#pragma once
+// Image codecs: PNG (8/16-bit, gray/RGB/RGBA), JPEG and WebP (lossless or lossy) in; PNG out.
+#include <array>
+#include <string>
+
+#include "core/image.h"
+
+namespace splat {
+
+// Decodes by content (magic bytes), not by extension. Gray becomes RGB, gray+alpha becomes RGBA;
+// channels are 3 or 4, values in [0, 1]. Throws splat::Error naming the file on any failure.
+Image read_image(const std::string& path);
+
+// Writes 8-bit PNG (channels 1, 3 or 4), values clamped to [0, 1] and rounded.
+void write_png(const std::string& path, const Image& img);
+
+// RGBA (straight alpha) composited on a background -> RGB. RGB input is returned unchanged.
+Image composite_on(const Image& img, const std::array<float, 3>& background);
+
+// Box-filter downscale by an integer factor (width and height rounded down).
+Image downscale(const Image& img, int factor);
+
+}  // namespace splat
