@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace splat::test {
 
@@ -20,7 +21,9 @@ RunResult run_splat(const std::string& args) {
 }
 
 std::filesystem::path temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("splat_test_" + name);
+  // ctest runs tests as parallel processes: the pid keeps their directories apart.
+  auto dir = std::filesystem::temp_directory_path() /
+             ("splat_test_" + std::to_string(getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

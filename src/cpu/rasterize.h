@@ -27,6 +27,8 @@ struct Contribution {
   T dx, dy, gauss;         // mean2d - pixel center, exp(power)
 };
 
+inline constexpr double kMinPower = -5.5412635451584258;  // log(1/255)
+
 // Walks the splats of one pixel front to back and calls `emit` for each one it blends.
 // Returns the final transmittance. This single loop is the blending rule for forward and backward.
 template <class T, class Emit>
@@ -39,6 +41,8 @@ T blend_pixel(const Projected<T>& p, const Intersections& isect, std::uint32_t t
     const T dx = p.means2d[g * 2] - px, dy = p.means2d[g * 2 + 1] - py;
     const T power = -(T(0.5) * (cn[0] * dx * dx + cn[2] * dy * dy) + cn[1] * dx * dy);
     if (power > T(0)) continue;
+    // Opacity is at most 1, so below this power alpha < 1/255 for sure: skip the exp.
+    if (!rs.smooth_cutoff && power < T(kMinPower)) continue;
     const T gauss = std::exp(power);
     const T raw_alpha = p.opacities[g] * gauss;
     const T alpha = std::min(T(config::alpha_max), raw_alpha);

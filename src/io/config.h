@@ -95,7 +95,7 @@ void apply_config_text(Config& cfg, std::string_view toml, const std::string& or
 // Applies one "section.key=value" override (value in TOML syntax; bare words are strings).
 void apply_override(Config& cfg, const std::string& assignment);
 // Config{} as TOML with a comment per key (what it does, its range or valid names): the body of
-// configs/default.toml, and what a `--help`-style listing prints.
+// configs/default.toml, and what a CLI listing of the keys can print.
 std::string config_reference();
 
 }  // namespace splat

@@ -22,7 +22,8 @@ struct DemoSceneOptions {
 // World axes are Blender's (z up). Every shape lies inside [-1, 1]^3 and the origin is inside a
 // shape, so every view, which looks at the origin from radius 4, sees an object at its center.
 // Cameras sit on golden-angle spirals over the upper hemisphere and a band just below the
-// equator; the test spiral is rotated away from the training one, so test views are novel.
+// equator; each test camera is turned into a gap between training cameras, so test views are
+// novel.
 // The output is a pure function of opts (byte-identical across runs and thread counts).
 // Throws splat::Error naming the path when a directory or file cannot be written, or on options
 // out of range.

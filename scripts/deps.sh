@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages splat builds with, if any is missing (apt-get; root or sudo).
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev
+          libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,43 @@
+// splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views.
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/common.h"
+
+namespace splat::app {
+
+void add_eval(CLI::App& app, Action& action) {
+  struct Args {
+    std::string model, data, out;
+    ConfigArgs config;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("eval", "evaluate a model on a dataset's test views");
+  cmd->add_option("MODEL", args->model, "model.ply or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
+  cmd->add_option("DATA", args->data, "dataset directory")->required();
+  cmd->add_option("--out", args->out, "write metrics.json and renders here");
+  add_config_options(*cmd, args->config);
+  cmd->callback([args, &action] {
+    action = [args] {
+      const Config cfg = resolve_config(args->config);
+      const Dataset data = load_dataset(args->data, cfg);
+      auto backend = make_backend(cfg.backend.type, int(cfg.backend.threads));
+      backend->set_state(load_model(args->model));
+      RasterSettings rs = final_raster_settings(cfg);
+      rs.sh_degree = backend->state().params.sh_degree;
+      const EvalResult r = evaluate(*backend, data.test, rs, args->out.empty() ? "" : args->out + "/renders");
+      for (const ViewMetrics& v : r.views) std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
+      std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr, r.mean_ssim);
+      if (!args->out.empty()) {
+        nlohmann::json j{{"model", args->model}, {"psnr", r.mean_psnr}, {"ssim", r.mean_ssim}};
+        for (const ViewMetrics& v : r.views) j["test_views"].push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
+        std::ofstream(args->out + "/metrics.json") << j.dump(2) << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace splat::app

@@ -1,0 +1,37 @@
+// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT]
+#include "app/commands.h"
+#include "app/common.h"
+#include "io/checkpoint.h"
+
+namespace splat::app {
+
+void add_config_options(CLI::App& cmd, ConfigArgs& args) {
+  cmd.add_option("--config", args.config_file, "TOML config file (see configs/)")->check(CLI::ExistingFile);
+  cmd.add_option("--set", args.sets, "override one key: section.key=value (repeatable)");
+  cmd.add_option("--downscale", args.downscale, "image downscale factor (same as --set data.downscale=N)")
+      ->check(CLI::PositiveNumber);
+}
+
+void add_train(CLI::App& app, Action& action) {
+  struct Args {
+    std::string data, out, resume;
+    ConfigArgs config;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
+  cmd->add_option("DATA", args->data, "dataset directory (NeRF-synthetic layout)")->required();
+  cmd->add_option("--out", args->out, "output directory (default: out/<dataset name>)");
+  cmd->add_option("--resume", args->resume, "continue from a checkpoint")->check(CLI::ExistingFile);
+  add_config_options(*cmd, args->config);
+  cmd->callback([args, &action] {
+    action = [args] {
+      // A resumed run starts from the checkpoint's config; --config and --set apply on top.
+      const std::string base = args->resume.empty() ? "" : read_checkpoint(args->resume).config_toml;
+      const Config cfg = resolve_config(args->config, base, args->resume);
+      run_training(args->data, cfg, args->out.empty() ? default_out_dir(args->data) : args->out, args->resume);
+      return 0;
+    };
+  });
+}
+
+}  // namespace splat::app

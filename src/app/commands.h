@@ -1,0 +1,21 @@
+#pragma once
+// Each subcommand registers itself on the CLI and sets the action main() runs.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "app/common.h"
+
+namespace splat::app {
+
+using Action = std::function<int()>;
+
+// --config, --set and --downscale, shared by every subcommand that resolves a config.
+void add_config_options(CLI::App& cmd, ConfigArgs& args);
+
+void add_train(CLI::App& app, Action& action);
+void add_eval(CLI::App& app, Action& action);
+void add_render(CLI::App& app, Action& action);
+void add_demo(CLI::App& app, Action& action);
+
+}  // namespace splat::app

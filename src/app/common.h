@@ -1,0 +1,37 @@
+#pragma once
+// Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/dataset.h"
+#include "render/backend.h"
+#include "train/trainer.h"
+
+namespace splat::app {
+
+struct ConfigArgs {
+  std::string config_file;
+  std::vector<std::string> sets;
+  int downscale = 0;  // 0 = leave data.downscale alone
+};
+
+// Config{} <- base TOML text (e.g. a checkpoint's) <- --config file <- --downscale <- --set;
+// validated.
+Config resolve_config(const ConfigArgs& args, const std::string& base_toml = "",
+                      const std::string& base_origin = "");
+
+// Detects the dataset format of `path` and loads it with the data section of the config.
+Dataset load_dataset(const std::string& path, const Config& cfg);
+
+// Model from a .ply or a checkpoint (.ckpt), as a TrainState with zero optimizer moments.
+TrainState load_model(const std::string& path);
+
+// Trains on `data_path` into `out_dir`: model.ply, checkpoint.ckpt, config.toml, metrics.json,
+// renders/test/*.png. Returns the evaluation.
+EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
+                        const std::string& resume_path);
+
+std::string default_out_dir(const std::string& data_path);
+
+}  // namespace splat::app

@@ -1,0 +1,32 @@
+#pragma once
+// Adam (Kingma & Ba 2015) with bias correction, as torch.optim.Adam, betas (0.9, 0.999),
+// eps 1e-15 (3DGS). Every parameter group has its own learning rate; the SH DC coefficients
+// (sh0) and the higher bands (shN) differ.
+#include <cmath>
+#include <vector>
+
+#include "render/backend.h"
+
+namespace splat::cpu {
+
+inline constexpr double kAdamBeta1 = 0.9, kAdamBeta2 = 0.999, kAdamEps = 1e-15;
+
+// Updates params in place; `step` is the 1-based step count after this update, lr(i) the
+// learning rate of element i.
+template <class T, class LrOf>
+void adam_update(std::vector<T>& param, const std::vector<T>& grad, std::vector<T>& m,
+                 std::vector<T>& v, std::int64_t step, LrOf lr) {
+  const double bc1 = 1.0 - std::pow(kAdamBeta1, double(step));
+  const double bc2 = 1.0 - std::pow(kAdamBeta2, double(step));
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < param.size(); ++i) {
+    m[i] = T(kAdamBeta1 * m[i] + (1 - kAdamBeta1) * grad[i]);
+    v[i] = T(kAdamBeta2 * v[i] + (1 - kAdamBeta2) * double(grad[i]) * grad[i]);
+    param[i] -= T(lr(i) * (m[i] / bc1) / (std::sqrt(v[i] / bc2) + kAdamEps));
+  }
+}
+
+// One Adam step over every group of the model.
+void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr);
+
+}  // namespace splat::cpu

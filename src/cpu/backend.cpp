@@ -1,0 +1,92 @@
+// The CPU reference backend: the naive pipeline of src/cpu behind the Backend interface.
+#include <omp.h>
+#include <sys/resource.h>
+
+#include "core/error.h"
+#include "cpu/adam.h"
+#include "cpu/loss.h"
+#include "cpu/pipeline.h"
+#include "io/config.h"
+#include "render/backend.h"
+
+namespace splat {
+namespace cpu {
+
+void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr) {
+  const std::int64_t t = ++st.adam_step;
+  const int K = st.params.K();
+  auto constant = [](double v) { return [v](std::size_t) { return v; }; };
+  adam_update(st.params.means, grads.means, st.adam_m.means, st.adam_v.means, t, constant(lr.means));
+  adam_update(st.params.log_scales, grads.log_scales, st.adam_m.log_scales, st.adam_v.log_scales, t,
+              constant(lr.log_scales));
+  adam_update(st.params.quats, grads.quats, st.adam_m.quats, st.adam_v.quats, t, constant(lr.quats));
+  adam_update(st.params.raw_opacity, grads.raw_opacity, st.adam_m.raw_opacity,
+              st.adam_v.raw_opacity, t, constant(lr.opacity));
+  // sh is [N, K, 3]: coefficient k = (i / 3) % K; k = 0 is the DC term.
+  adam_update(st.params.sh, grads.sh, st.adam_m.sh, st.adam_v.sh, t,
+              [&](std::size_t i) { return (i / 3) % K == 0 ? lr.sh0 : lr.shN; });
+}
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  void set_images(const std::vector<const Image*>& images) override {
+    for (const Image* img : images)
+      if (img->channels != 3) throw Error("cpu backend: training images must be RGB");
+    images_ = images;
+  }
+  void set_state(const TrainState& s) override { state_ = s; }
+  TrainState state() const override { return state_; }
+  std::size_t num_splats() const override { return state_.params.size(); }
+
+  StepResult step(const Camera& cam, int image, const StepSettings& s) override {
+    const Image& target = *images_.at(image);
+    if (target.width != cam.width || target.height != cam.height)
+      throw Error("cpu backend: image " + std::to_string(image) + " is " +
+                  std::to_string(target.width) + "x" + std::to_string(target.height) +
+                  " but its camera is " + std::to_string(cam.width) + "x" + std::to_string(cam.height));
+    const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
+    const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
+                                                    cam.height, float(s.ssim_lambda), true);
+    const Gaussians grads = render_bwd(state_.params, cam, s.raster, fwd, loss.v_image, {});
+    adam_step(state_, grads, s.lr);
+    return {loss.loss, loss.l1, loss.ssim};
+  }
+
+  Image render(const Camera& cam, const RasterSettings& rs) override {
+    const RenderState<float> fwd = render_fwd(state_.params, cam, rs);
+    Image out(cam.width, cam.height, 3);
+    out.data = fwd.raster.image;
+    return out;
+  }
+
+  std::uint64_t peak_memory_bytes() const override {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return std::uint64_t(ru.ru_maxrss) * 1024;  // Linux reports KiB
+  }
+
+ private:
+  std::vector<const Image*> images_;
+  TrainState state_;
+};
+
+}  // namespace
+}  // namespace cpu
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
+  switch (kind) {
+    case BackendKind::Cpu:
+    case BackendKind::Auto:  // no CUDA backend is built yet
+      return std::make_unique<cpu::CpuBackend>();
+    case BackendKind::Cuda:
+      throw Error("backend.type = \"cuda\": this build has no CUDA backend yet; use backend.type = \"cpu\"");
+  }
+  throw Error("unknown backend kind");
+}
+
+}  // namespace splat

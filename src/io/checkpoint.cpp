@@ -1,0 +1,287 @@
+#include "io/checkpoint.h"
+
+// File layout (all integers little-endian):
+//   "SPLATCKP"  u32 version
+//   then sections in a fixed order, each:
+//     u32 name_length, name bytes, u32 element type, u64 count, u64 byte_size, byte_size bytes
+//   iteration; params.*, adam_m.*, adam_v.* (sh_degree, then each Gaussians group);
+//   rng_state; view_order; view_pos; config_toml. Nothing follows the last section.
+// Named, typed and sized sections let the reader say exactly which part is damaged, and let a
+// later version add sections without guessing at offsets.
+
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+
+namespace splat {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "sections are copied byte for byte, so the host must be little-endian");
+
+constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
+constexpr std::uint32_t kVersion = 1;
+constexpr int kMaxShDegree = 3;
+constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
+
+enum class ElemType : std::uint32_t { kBytes = 1, kI32 = 2, kI64 = 3, kU64 = 4, kF32 = 5 };
+
+template <class T>
+constexpr ElemType elem_type() {
+  if constexpr (std::is_same_v<T, char>) return ElemType::kBytes;
+  if constexpr (std::is_same_v<T, std::int32_t>) return ElemType::kI32;
+  if constexpr (std::is_same_v<T, std::int64_t>) return ElemType::kI64;
+  if constexpr (std::is_same_v<T, std::uint64_t>) return ElemType::kU64;
+  if constexpr (std::is_same_v<T, float>) return ElemType::kF32;
+}
+
+std::string section_field(const std::string& name) {
+  return "section " + name;
+}
+
+// ---- shapes --------------------------------------------------------------------------------
+
+// The writer and the reader both run this, so no checkpoint is written that cannot be read.
+void check_model(const std::string& path, const std::string& prefix, const Gaussians& g) {
+  if (g.sh_degree < 0 || g.sh_degree > kMaxShDegree)
+    throw input_error(path, section_field(prefix + "sh_degree"),
+                      "SH degree " + std::to_string(g.sh_degree) + " is outside 0..3");
+  // Per-Gaussian widths come from the model's own resize, so they cannot drift from it.
+  Gaussians unit;
+  unit.sh_degree = g.sh_degree;
+  unit.resize(1);
+  std::vector<std::size_t> widths;
+  unit.for_each_group(
+      [&](const char*, const std::vector<float>& v) { widths.push_back(v.size()); });
+  std::size_t i = 0;
+  g.for_each_group([&](const char* name, const std::vector<float>& v) {
+    const std::size_t want = g.size() * widths[i++];
+    if (v.size() != want)
+      throw input_error(path, section_field(prefix + name),
+                        std::to_string(v.size()) + " floats; " + std::to_string(g.size()) +
+                            " Gaussians of SH degree " + std::to_string(g.sh_degree) + " need " +
+                            std::to_string(want));
+  });
+}
+
+void check_shapes(const std::string& path, const Checkpoint& c) {
+  if (c.iteration < 0)
+    throw input_error(path, section_field("iteration"),
+                      std::to_string(c.iteration) + " is negative");
+  check_model(path, "params.", c.params);
+  for (const auto& [prefix, g] : {std::pair{"adam_m", &c.adam_m}, std::pair{"adam_v", &c.adam_v}}) {
+    check_model(path, std::string(prefix) + ".", *g);
+    if (g->size() != c.params.size() || g->sh_degree != c.params.sh_degree)
+      throw input_error(path, section_field(prefix),
+                        std::to_string(g->size()) + " Gaussians of SH degree " +
+                            std::to_string(g->sh_degree) + ", but params has " +
+                            std::to_string(c.params.size()) + " of degree " +
+                            std::to_string(c.params.sh_degree));
+  }
+  if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
+    throw input_error(path, section_field("view_pos"),
+                      std::to_string(c.view_pos) + " is outside view_order (" +
+                          std::to_string(c.view_order.size()) + " views)");
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+template <class T>
+void put_raw(std::ostream& out, const T& v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+template <class T>
+void put_section(std::ostream& out, const std::string& name, const T* data, std::size_t count) {
+  put_raw(out, static_cast<std::uint32_t>(name.size()));
+  out.write(name.data(), static_cast<std::streamsize>(name.size()));
+  put_raw(out, elem_type<T>());
+  put_raw(out, static_cast<std::uint64_t>(count));
+  put_raw(out, static_cast<std::uint64_t>(count * sizeof(T)));
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+}
+
+template <class T>
+void put_scalar(std::ostream& out, const std::string& name, T v) {
+  put_section(out, name, &v, 1);
+}
+
+void put_model(std::ostream& out, const std::string& prefix, const Gaussians& g) {
+  put_scalar<std::int32_t>(out, prefix + "sh_degree", g.sh_degree);
+  g.for_each_group([&](const char* name, const std::vector<float>& v) {
+    put_section(out, prefix + name, v.data(), v.size());
+  });
+}
+
+// Writes through PATH.tmp and renames, so a failed write never leaves a half-written PATH.
+template <class Body>
+void write_atomically(const std::string& path, Body&& body) {
+  const std::string tmp = path + ".tmp";
+  try {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
+    body(out);
+    out.close();
+    if (!out) throw input_error(path, "write", "writing " + tmp + " failed (disk full?)");
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw input_error(path, "write", "cannot rename " + tmp + ": " + ec.message());
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
+  }
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+// Streams sections in order, knowing how many bytes are left so that a damaged count is reported
+// as truncation instead of becoming a huge allocation.
+class SectionReader {
+ public:
+  explicit SectionReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw input_error(path, "file", std::string("cannot open: ") + std::strerror(errno));
+    std::error_code ec;
+    left_ = std::filesystem::file_size(path, ec);
+    if (ec) throw input_error(path, "file", "cannot stat: " + ec.message());
+  }
+
+  void read_preamble() {
+    char magic[sizeof kMagic];
+    read(magic, sizeof magic, "magic");
+    if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+      throw input_error(path_, "magic", "not a splat checkpoint (no SPLATCKP signature)");
+    std::uint32_t version = 0;
+    read(&version, sizeof version, "version");
+    if (version != kVersion)
+      throw input_error(path_, "version",
+                        "unsupported checkpoint version " + std::to_string(version) +
+                            " (this build reads version " + std::to_string(kVersion) + ")");
+  }
+
+  template <class T>
+  std::vector<T> section(const std::string& name) {
+    const std::string field = section_field(name);
+    std::uint32_t name_len = 0;
+    read(&name_len, sizeof name_len, field);
+    if (name_len > kMaxNameLength)
+      throw input_error(path_, field,
+                        "corrupt section header (name length " + std::to_string(name_len) + ")");
+    std::string found(name_len, '\0');
+    read(found.data(), name_len, field);
+    if (found != name)
+      throw input_error(path_, field, "found section '" + printable(found) + "' in its place");
+    ElemType type{};
+    std::uint64_t count = 0, bytes = 0;
+    read(&type, sizeof type, field);
+    read(&count, sizeof count, field);
+    read(&bytes, sizeof bytes, field);
+    if (type != elem_type<T>())
+      throw input_error(path_, field,
+                        "element type " + std::to_string(std::uint32_t(type)) + ", expected " +
+                            std::to_string(std::uint32_t(elem_type<T>())));
+    if (count > std::numeric_limits<std::uint64_t>::max() / sizeof(T) || bytes != count * sizeof(T))
+      throw input_error(path_, field,
+                        "size mismatch: " + std::to_string(count) + " elements in " +
+                            std::to_string(bytes) + " bytes");
+    require(bytes, field);
+    std::vector<T> v(count);
+    read(v.data(), bytes, field);
+    return v;
+  }
+
+  template <class T>
+  T scalar(const std::string& name) {
+    const std::vector<T> v = section<T>(name);
+    if (v.size() != 1)
+      throw input_error(path_, section_field(name),
+                        std::to_string(v.size()) + " elements, expected 1");
+    return v[0];
+  }
+
+  void expect_end() {
+    if (left_ != 0)
+      throw input_error(path_, "end",
+                        std::to_string(left_) + " unexpected bytes after the last section");
+  }
+
+ private:
+  void require(std::uint64_t n, const std::string& field) const {
+    if (n > left_)
+      throw input_error(path_, field,
+                        "truncated file: needs " + std::to_string(n) + " more bytes, " +
+                            std::to_string(left_) + " left");
+  }
+
+  void read(void* dst, std::uint64_t n, const std::string& field) {
+    require(n, field);
+    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+    if (!in_) throw input_error(path_, field, "read error");
+    left_ -= n;
+  }
+
+  static std::string printable(std::string s) {
+    for (char& ch : s)
+      if (!std::isprint(static_cast<unsigned char>(ch))) ch = '?';
+    return s;
+  }
+
+  std::string path_;
+  std::ifstream in_;
+  std::uint64_t left_ = 0;
+};
+
+Gaussians read_model(SectionReader& r, const std::string& prefix) {
+  Gaussians g;
+  g.sh_degree = r.scalar<std::int32_t>(prefix + "sh_degree");
+  g.for_each_group(
+      [&](const char* name, std::vector<float>& v) { v = r.section<float>(prefix + name); });
+  return g;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
+  check_shapes(path, ckpt);
+  write_atomically(path, [&](std::ofstream& out) {
+    out.write(kMagic, sizeof kMagic);
+    put_raw(out, kVersion);
+    put_scalar(out, "iteration", ckpt.iteration);
+    put_model(out, "params.", ckpt.params);
+    put_model(out, "adam_m.", ckpt.adam_m);
+    put_model(out, "adam_v.", ckpt.adam_v);
+    put_section(out, "rng_state", ckpt.rng_state.data(), ckpt.rng_state.size());
+    put_section(out, "view_order", ckpt.view_order.data(), ckpt.view_order.size());
+    put_scalar(out, "view_pos", ckpt.view_pos);
+    put_section(out, "config_toml", ckpt.config_toml.data(), ckpt.config_toml.size());
+  });
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  SectionReader r(path);
+  r.read_preamble();
+  Checkpoint c;
+  c.iteration = r.scalar<std::int64_t>("iteration");
+  c.params = read_model(r, "params.");
+  c.adam_m = read_model(r, "adam_m.");
+  c.adam_v = read_model(r, "adam_v.");
+  c.rng_state = r.section<std::uint64_t>("rng_state");
+  c.view_order = r.section<std::int32_t>("view_order");
+  c.view_pos = r.scalar<std::int64_t>("view_pos");
+  const std::vector<char> toml = r.section<char>("config_toml");
+  c.config_toml.assign(toml.begin(), toml.end());
+  r.expect_end();
+  check_shapes(path, c);
+  return c;
+}
+
+}  // namespace splat

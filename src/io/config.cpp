@@ -1,0 +1,611 @@
+// The configuration system. One field table (fields() below) drives everything that touches a
+// key: reading a config file, --set overrides, range checks in validate() and to_toml(). Defaults
+// are not in the table: they are Config{}'s member initializers, so they live in one place.
+#include "io/config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+
+namespace splat {
+namespace {
+
+// ---- Enum names: the one string <-> value map of each enum ------------------------------------
+
+template <class E>
+struct EnumInfo {
+  std::string_view what;  // how errors name the enum
+  std::span<const std::pair<E, std::string_view>> names;
+};
+
+constexpr std::pair<BackendKind, std::string_view> kBackendKinds[] = {
+    {BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::Cuda, "cuda"}};
+constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {{InitKind::Random, "random"},
+                                                                {InitKind::Points, "points"}};
+constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
+    {DensifyStrategy::None, "none"}};
+
+EnumInfo<BackendKind> enum_info(BackendKind) {
+  return {"backend type", kBackendKinds};
+}
+EnumInfo<InitKind> enum_info(InitKind) {
+  return {"init kind", kInitKinds};
+}
+EnumInfo<DensifyStrategy> enum_info(DensifyStrategy) {
+  return {"densify strategy", kDensifyStrategies};
+}
+
+template <class E>
+std::string valid_names() {
+  std::string out;
+  for (const auto& [value, name] : enum_info(E{}).names)
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+template <class E>
+std::optional<E> lookup(std::string_view s) {
+  for (const auto& [value, name] : enum_info(E{}).names)
+    if (name == s) return value;
+  return std::nullopt;
+}
+
+template <class E>
+std::string_view name_of(E e) {
+  for (const auto& [value, name] : enum_info(E{}).names)
+    if (value == e) return name;
+  return "?";  // only reachable through a cast of an out-of-range integer
+}
+
+template <class E>
+E parse_enum(std::string_view s) {
+  if (auto e = lookup<E>(s)) return *e;
+  throw Error("unknown " + std::string(enum_info(E{}).what) + " '" + std::string(s) +
+              "' (valid: " + valid_names<E>() + ")");
+}
+
+// ---- Value types: decode from TOML, encode to TOML, range checks -------------------------------
+
+using Vec3 = std::array<double, 3>;
+
+// Inclusive; no `hi` means unbounded above.
+template <class T>
+struct Range {
+  T lo;
+  std::optional<T> hi = std::nullopt;
+};
+template <class T>
+struct ElemOf {
+  using type = T;
+};
+template <>
+struct ElemOf<Vec3> {
+  using type = double;
+};
+template <class T>
+using RangeOf = Range<typename ElemOf<T>::type>;
+
+// A decoding failure; the caller adds where and which key.
+struct Bad {
+  std::string what;
+};
+
+std::string kind_of(const toml::node& n) {
+  if (n.is_floating_point()) return "float";  // TOML's word; toml++ says "floating-point"
+  std::ostringstream s;
+  s << n.type();
+  return s.str();
+}
+
+Bad mismatch(std::string_view expected, const toml::node& n) {
+  return {"expected " + std::string(expected) + ", got " + kind_of(n)};
+}
+
+// Shortest text that parses back to the same double (std::to_chars guarantees the round trip).
+std::string number(double v) {
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+// TOML needs a '.' or an exponent to read a float, not an integer; "inf"/"nan" are TOML too.
+std::string toml_float(double v) {
+  std::string s = number(v);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+template <class T>
+T decode(const toml::node& n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (const auto* v = n.as_boolean()) return v->get();
+    throw mismatch("a boolean", n);
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (const auto* v = n.as_integer()) return v->get();
+    throw mismatch("an integer", n);
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    const auto* v = n.as_integer();
+    if (!v) throw mismatch("an integer", n);
+    if (v->get() < 0) throw Bad{"expected a non-negative integer, got " + std::to_string(v->get())};
+    return static_cast<std::uint64_t>(v->get());
+  } else if constexpr (std::is_same_v<T, double>) {
+    // Integers are accepted for floats ("init_extent = 2"), never the other way round.
+    double x;
+    if (const auto* f = n.as_floating_point())
+      x = f->get();
+    else if (const auto* i = n.as_integer())
+      x = static_cast<double>(i->get());
+    else
+      throw mismatch("a number", n);
+    if (!std::isfinite(x)) throw Bad{"expected a finite number, got " + number(x)};
+    return x;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (const auto* v = n.as_string()) return v->get();
+    throw mismatch("a string", n);
+  } else if constexpr (std::is_enum_v<T>) {
+    const auto* v = n.as_string();
+    if (!v) throw mismatch("a string (one of " + valid_names<T>() + ")", n);
+    if (auto e = lookup<T>(v->get())) return *e;
+    throw Bad{quote(v->get()) + " is not one of " + valid_names<T>()};
+  } else {
+    static_assert(std::is_same_v<T, Vec3>);
+    const auto* a = n.as_array();
+    if (!a) throw mismatch("an array of 3 numbers", n);
+    if (a->size() != 3)
+      throw Bad{"expected an array of 3 numbers, got " + std::to_string(a->size()) + " element" +
+                (a->size() == 1 ? "" : "s")};
+    Vec3 out;
+    for (std::size_t i = 0; i < 3; ++i) {
+      try {
+        out[i] = decode<double>(*a->get(i));
+      } catch (const Bad& b) {
+        throw Bad{"element " + std::to_string(i) + ": " + b.what};
+      }
+    }
+    return out;
+  }
+}
+
+template <class T>
+std::string encode(const T& v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_integral_v<T>)
+    return std::to_string(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return toml_float(v);
+  else if constexpr (std::is_same_v<T, std::string>)
+    return quote(v);
+  else if constexpr (std::is_enum_v<T>)
+    return quote(name_of(v));
+  else
+    return "[" + toml_float(v[0]) + ", " + toml_float(v[1]) + ", " + toml_float(v[2]) + "]";
+}
+
+template <class T>
+std::string show(const T& v) {
+  if constexpr (std::is_same_v<T, double>)
+    return number(v);
+  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return std::to_string(v);
+  else
+    return encode(v);  // ranges are numeric; this only keeps the templates total
+}
+
+template <class T>
+std::string range_text(const Range<T>& r) {
+  return r.hi ? "[" + show(r.lo) + ", " + show(*r.hi) + "]" : ">= " + show(r.lo);
+}
+
+// The message for a value the table does not allow, or nothing. `name` is the dotted key.
+template <class T>
+std::optional<std::string> problem(const std::string& name, const T& v, const Range<T>* r) {
+  if constexpr (std::is_same_v<T, double>) {
+    // Code can set a NaN or infinity directly; a file cannot (decode rejects them).
+    if (!std::isfinite(v)) return name + " = " + number(v) + " is not a finite number";
+  }
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (r && (!(v >= r->lo) || (r->hi && v > *r->hi))) {
+      if (r->hi) return name + " = " + show(v) + " is outside " + range_text(*r);
+      return name + " = " + show(v) + " is below the minimum " + show(r->lo);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> problem(const std::string& name, const Vec3& v, const Range<double>* r) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (auto p = problem(name + "[" + std::to_string(i) + "]", v[i], r)) return p;
+  return std::nullopt;
+}
+
+// ---- The field table ---------------------------------------------------------------------------
+
+struct Field {
+  std::string_view section, key, doc;
+  std::string allowed;  // for config_reference(): "[0, 1]", ">= 1", "auto, cpu, cuda" or empty
+  // Decodes, range-checks and assigns; returns the error message (naming the key) instead.
+  std::function<std::optional<std::string>(Config&, const toml::node&)> read = {};
+  std::function<std::string(const Config&)> write = {};  // the value as TOML text
+  std::function<std::optional<std::string>(const Config&)> check = {};
+};
+
+template <class S, class T>
+Field make_field(std::string_view section,
+                 std::string_view key,
+                 S Config::*sec,
+                 T S::*member,
+                 std::optional<RangeOf<T>> range,
+                 std::string_view doc) {
+  const std::string name = std::string(section) + "." + std::string(key);
+  std::string allowed = range ? range_text(*range) : "";
+  if constexpr (std::is_enum_v<T>) allowed = "one of " + valid_names<T>();
+  Field f{section, key, doc, allowed};
+  f.read = [=](Config& c, const toml::node& n) -> std::optional<std::string> {
+    T v;
+    try {
+      v = decode<T>(n);
+    } catch (const Bad& b) {
+      return name + ": " + b.what;
+    }
+    if (auto p = problem(name, v, range ? &*range : nullptr)) return p;
+    (c.*sec).*member = std::move(v);
+    return std::nullopt;
+  };
+  f.write = [=](const Config& c) { return encode((c.*sec).*member); };
+  f.check = [=](const Config& c) {
+    return problem(name, (c.*sec).*member, range ? &*range : nullptr);
+  };
+  return f;
+}
+
+// One section of the table: its TOML name and the Config member that holds it. Entries come in
+// two spellings: with an inclusive range, and without one (bools, strings, enums).
+template <class S>
+struct Section {
+  std::string_view name;
+  S Config::*sec;
+  template <class T>
+  Field operator()(std::string_view key,
+                   T S::*member,
+                   std::type_identity_t<RangeOf<T>> range,
+                   std::string_view doc) const {
+    return make_field(name, key, sec, member, std::optional(range), doc);
+  }
+  template <class T>
+  Field operator()(std::string_view key, T S::*member, std::string_view doc) const {
+    return make_field<S, T>(name, key, sec, member, std::nullopt, doc);
+  }
+};
+
+const std::vector<Field>& fields() {
+  // TOML integers are signed 64-bit, so a larger seed could not be written back by to_toml().
+  constexpr auto kMaxSeed = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  const Section data{"data", &Config::data};
+  const Section model{"model", &Config::model};
+  const Section train{"train", &Config::train};
+  const Section backend{"backend", &Config::backend};
+  const Section densify{"densify", &Config::densify};
+  const Section output{"output", &Config::output};
+  using D = DataConfig;
+  using M = ModelConfig;
+  using T = TrainConfig;
+  using O = OutputConfig;
+  // clang-format off
+  static const std::vector<Field> table = {
+      data("background", &D::background, {0, 1}, "RGB composited under RGBA images"),
+      data("downscale", &D::downscale, {1, 64}, "integer image downscale factor"),
+      data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
+      data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
+      model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
+      model("init", &M::init, "random cube or the dataset points"),
+      model("init_points", &M::init_points, {1}, "random init: number of splats"),
+      model("init_extent", &M::init_extent, {0}, "random init: the cube [-e, e]^3"),
+      // Stored as a logit, so 0 and 1 themselves would be infinite.
+      model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
+      train("iterations", &T::iterations, {1}, "optimization steps"),
+      train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
+      train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
+      train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),
+      train("lr_means", &T::lr_means, {0}, "means learning rate, times the scene extent"),
+      train("lr_means_final", &T::lr_means_final, {0}, "means learning rate at the last step"),
+      train("lr_log_scales", &T::lr_log_scales, {0}, "log-scales learning rate"),
+      train("lr_quats", &T::lr_quats, {0}, "rotation learning rate"),
+      train("lr_opacity", &T::lr_opacity, {0}, "opacity (logit) learning rate"),
+      train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
+      train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
+      train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
+      backend("type", &BackendConfig::type, "auto: cuda if a GPU is found, else cpu"),
+      backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
+      densify("strategy", &DensifyConfig::strategy, "densification strategy"),
+      output("save_renders", &O::save_renders, "write the test renders as PNG"),
+      output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
+      output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
+  };
+  // clang-format on
+  return table;
+}
+
+std::vector<std::string_view> section_names() {
+  std::vector<std::string_view> out;
+  for (const Field& f : fields())
+    if (std::find(out.begin(), out.end(), f.section) == out.end()) out.push_back(f.section);
+  return out;
+}
+
+std::vector<std::string_view> keys_of(std::string_view section) {
+  std::vector<std::string_view> out;
+  for (const Field& f : fields())
+    if (f.section == section) out.push_back(f.key);
+  return out;
+}
+
+// ---- Lookup with suggestions ------------------------------------------------------------------
+
+// Optimal-string-alignment distance: a swap of two letters ("trian") counts as one typo.
+std::size_t typo_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::optional<std::string_view> closest(std::string_view word,
+                                        const std::vector<std::string_view>& names) {
+  std::optional<std::string_view> best;
+  std::size_t best_d = std::max<std::size_t>(1, word.size() / 3) + 1;
+  for (const auto name : names) {
+    const std::size_t d = typo_distance(word, name);
+    if (d < best_d) best = name, best_d = d;
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (const auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+std::string unknown_section(std::string_view section) {
+  std::string msg = "unknown section [" + std::string(section) + "]";
+  if (auto s = closest(section, section_names()))
+    return msg + " (did you mean [" + std::string(*s) + "]?)";
+  return msg + " (valid sections: " + join(section_names()) + ")";
+}
+
+std::string unknown_key(std::string_view section, std::string_view key) {
+  std::string msg = "unknown key '" + std::string(section) + "." + std::string(key) + "'";
+  if (auto k = closest(key, keys_of(section)))
+    return msg + " (did you mean '" + std::string(section) + "." + std::string(*k) + "'?)";
+  for (const Field& f : fields())  // a key put under the wrong header
+    if (f.key == key)
+      return msg + " (did you mean '" + std::string(f.section) + "." + std::string(key) + "'?)";
+  return msg + " (valid keys in [" + std::string(section) + "]: " + join(keys_of(section)) + ")";
+}
+
+const Field* find_field(std::string_view section, std::string_view key) {
+  for (const Field& f : fields())
+    if (f.section == section && f.key == key) return &f;
+  return nullptr;
+}
+
+bool is_section(std::string_view s) {
+  const auto names = section_names();
+  return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+// ---- Applying parsed TOML ---------------------------------------------------------------------
+
+// Where text came from: "file:line" for files; --set text is one line, so it gets no number.
+struct Origin {
+  std::string name;
+  bool has_lines = true;
+  std::string at(const toml::source_region& r) const {
+    if (!has_lines || r.begin.line == 0) return name;
+    return name + ":" + std::to_string(r.begin.line);
+  }
+};
+
+void apply_table(Config& cfg, const toml::table& root, const Origin& origin) {
+  for (auto&& [name, node] : root) {
+    const std::string_view section = name.str();
+    const std::string at = origin.at(name.source());
+    if (!node.is_table()) {
+      if (is_section(section))
+        throw Error(at + ": '" + std::string(section) + "' must be a section [" +
+                    std::string(section) + "], got " + kind_of(node));
+      for (const Field& f : fields())
+        if (f.key == section)
+          throw Error(at + ": key '" + std::string(section) +
+                      "' must be under a section (did you mean '" + std::string(f.section) + "." +
+                      std::string(section) + "'?)");
+      throw Error(at + ": key '" + std::string(section) +
+                  "' must be under a section (valid sections: " + join(section_names()) + ")");
+    }
+    if (!is_section(section)) throw Error(at + ": " + unknown_section(section));
+    for (auto&& [key, value] : *node.as_table()) {
+      const Field* f = find_field(section, key.str());
+      if (!f) throw Error(origin.at(key.source()) + ": " + unknown_key(section, key.str()));
+      if (auto err = f->read(cfg, value)) throw Error(origin.at(value.source()) + ": " + *err);
+    }
+  }
+}
+
+// to_toml() and, with `docs`, config_reference(): every key in table order under its header.
+std::string render(const Config& cfg, bool docs) {
+  constexpr std::size_t kCommentColumn = 32;
+  std::string out;
+  std::string_view section;
+  for (const Field& f : fields()) {
+    if (f.section != section) {
+      out += (out.empty() ? "[" : "\n[") + std::string(f.section) + "]\n";
+      section = f.section;
+    }
+    std::string line = std::string(f.key) + " = " + f.write(cfg);
+    if (docs) {
+      line.resize(std::max(line.size() + 1, kCommentColumn), ' ');
+      line += "# " + std::string(f.doc) + (f.allowed.empty() ? "" : "; " + f.allowed);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  return std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
+}
+
+// A word that reads the same quoted or not: `--set backend.type=cpu` means "cpu".
+bool is_bare_word(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./:+~@", c) != nullptr;
+  });
+}
+
+}  // namespace
+
+// ---- Public API ---------------------------------------------------------------------------------
+
+std::string_view to_string(BackendKind k) {
+  return name_of(k);
+}
+std::string_view to_string(InitKind k) {
+  return name_of(k);
+}
+std::string_view to_string(DensifyStrategy k) {
+  return name_of(k);
+}
+
+template <>
+BackendKind from_string<BackendKind>(std::string_view name) {
+  return parse_enum<BackendKind>(name);
+}
+template <>
+InitKind from_string<InitKind>(std::string_view name) {
+  return parse_enum<InitKind>(name);
+}
+template <>
+DensifyStrategy from_string<DensifyStrategy>(std::string_view name) {
+  return parse_enum<DensifyStrategy>(name);
+}
+
+void Config::validate() const {
+  for (const Field& f : fields())
+    if (auto p = f.check(*this)) throw Error("config: " + *p);
+  if (train.lr_means_final > train.lr_means)
+    throw Error("config: train.lr_means_final = " + number(train.lr_means_final) +
+                " is greater than train.lr_means = " + number(train.lr_means) +
+                " (the means learning rate decays from the first to the second, never up)");
+  if (output.checkpoint_every > 0 && !output.save_checkpoint)
+    throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
+                " asks for checkpoints, but output.save_checkpoint = false");
+}
+
+std::string Config::to_toml() const {
+  return render(*this, false);
+}
+
+std::string config_reference() {
+  return render(Config{}, true);
+}
+
+void apply_config_file(Config& cfg, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open config file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(path + ": cannot read config file");
+  apply_config_text(cfg, text.str(), path);
+}
+
+void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml, origin);
+  } catch (const toml::parse_error& e) {
+    const auto& pos = e.source().begin;
+    throw Error(origin + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+                ": TOML syntax error: " + std::string(e.description()));
+  }
+  // All or nothing: a bad key half way through leaves `cfg` as it was.
+  Config next = cfg;
+  apply_table(next, root, Origin{origin, true});
+  cfg = std::move(next);
+}
+
+void apply_override(Config& cfg, const std::string& assignment) {
+  const Origin origin{"--set " + assignment, false};
+  const auto form_error = [&] {
+    return Error(origin.name + ": expected section.key=value, e.g. --set train.iterations=500");
+  };
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) throw form_error();
+  const std::string path = trim(std::string_view(assignment).substr(0, eq));
+  const std::string value = trim(std::string_view(assignment).substr(eq + 1));
+  const auto dot = path.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == path.size()) throw form_error();
+  const std::string section = path.substr(0, dot), key = path.substr(dot + 1);
+  if (!is_section(section)) throw Error(origin.name + ": " + unknown_section(section));
+  const Field* f = find_field(section, key);
+  if (!f) throw Error(origin.name + ": " + unknown_key(section, key));
+  if (value.find_first_of("\r\n") != std::string::npos)
+    throw Error(origin.name + ": " + path + ": the value must be on one line");
+
+  // The value is TOML ("500", "[1, 1, 1]", "\"cpu\""), parsed by the same parser as files.
+  toml::table doc;
+  try {
+    doc = toml::parse("value = " + value + "\n", origin.name);
+  } catch (const toml::parse_error& e) {
+    if (!is_bare_word(value))
+      throw Error(origin.name + ": " + path + ": '" + value + "' is not a TOML value (" +
+                  std::string(e.description()) + ")");
+    doc = toml::table{{"value", value}};
+  }
+  if (auto err = f->read(cfg, *doc.get("value"))) throw Error(origin.name + ": " + *err);
+}
+
+}  // namespace splat

@@ -1,0 +1,62 @@
+#pragma once
+// The one interface between the trainer and a compute backend. The backend owns the model, the
+// optimizer state and the training images (on the GPU for cuda), and runs a whole training step:
+// render, loss, backward, Adam. The trainer never knows which backend it drives.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+#include "core/gaussians.h"
+#include "core/image.h"
+#include "render/settings.h"
+
+namespace splat {
+
+// Parameters and Adam moments: what a checkpoint needs from the backend.
+struct TrainState {
+  Gaussians params;
+  Gaussians adam_m;  // first moments, shapes of params
+  Gaussians adam_v;  // second moments
+  std::int64_t adam_step = 0;
+};
+
+struct LearningRates {
+  double means = 0, log_scales = 0, quats = 0, opacity = 0, sh0 = 0, shN = 0;
+};
+
+struct StepSettings {
+  RasterSettings raster;
+  double ssim_lambda = 0.2;
+  LearningRates lr;
+};
+
+struct StepResult {
+  double loss = 0, l1 = 0, ssim = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Training images, RGB, indexed by the `image` argument of step().
+  virtual void set_images(const std::vector<const Image*>& images) = 0;
+  virtual void set_state(const TrainState& state) = 0;
+  virtual TrainState state() const = 0;
+  virtual std::size_t num_splats() const = 0;
+
+  // One optimization step on one view.
+  virtual StepResult step(const Camera& camera, int image, const StepSettings& settings) = 0;
+  // Renders the current model (RGB, background included).
+  virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;
+  // Peak memory the backend used, bytes (device memory for GPUs, resident set for the CPU).
+  virtual std::uint64_t peak_memory_bytes() const = 0;
+};
+
+enum class BackendKind;
+// threads: CPU worker threads (0 = all cores). Throws splat::Error if the kind is unavailable.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads);
+
+}  // namespace splat

@@ -1,0 +1,102 @@
+#include "train/init.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace splat {
+
+namespace {
+constexpr float kShC0 = 0.28209479177387814f;  // SH DC basis: color = 0.5 + C0 * sh0
+}
+
+std::vector<float> knn_log_scales(const std::vector<float>& pos) {
+  const std::size_t n = pos.size() / 3;
+  std::vector<float> out(n, std::log(0.01f));
+  if (n < 2) return out;
+  // Uniform grid hash with about two points per cell; search growing shells of cells until
+  // three neighbours are found and the shell is farther than the third one.
+  float lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) lo[k] = hi[k] = pos[k];
+  for (std::size_t i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], pos[i * 3 + k]), hi[k] = std::max(hi[k], pos[i * 3 + k]);
+  const float volume = std::max(1e-12f, (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+  const float cell = std::max(1e-6f, std::cbrt(volume * 2.0f / float(n)));
+  auto coord = [&](std::size_t i, int k) { return int(std::floor((pos[i * 3 + k] - lo[k]) / cell)); };
+  auto key = [](int x, int y, int z) {
+    return (std::uint64_t(std::uint32_t(x)) << 42) ^ (std::uint64_t(std::uint32_t(y)) << 21) ^ std::uint32_t(z);
+  };
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> grid;
+  for (std::size_t i = 0; i < n; ++i) grid[key(coord(i, 0), coord(i, 1), coord(i, 2))].push_back(std::uint32_t(i));
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::size_t i = 0; i < n; ++i) {
+    float best[3] = {INFINITY, INFINITY, INFINITY};  // squared distances, ascending
+    const int cx = coord(i, 0), cy = coord(i, 1), cz = coord(i, 2);
+    for (int r = 0; r < 64; ++r) {
+      for (int dx = -r; dx <= r; ++dx)
+        for (int dy = -r; dy <= r; ++dy)
+          for (int dz = -r; dz <= r; ++dz) {
+            if (std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) != r) continue;  // shell only
+            const auto it = grid.find(key(cx + dx, cy + dy, cz + dz));
+            if (it == grid.end()) continue;
+            for (std::uint32_t j : it->second) {
+              if (j == i) continue;
+              float d2 = 0;
+              for (int k = 0; k < 3; ++k) d2 += (pos[j * 3 + k] - pos[i * 3 + k]) * (pos[j * 3 + k] - pos[i * 3 + k]);
+              if (d2 < best[2]) {
+                best[2] = d2;
+                std::sort(best, best + 3);
+              }
+            }
+          }
+      // Every point outside shell r is at least r * cell away.
+      if (best[2] <= (float(r) * cell) * (float(r) * cell)) break;
+    }
+    float sum = 0;
+    int found = 0;
+    for (float b : best)
+      if (std::isfinite(b)) sum += b, ++found;
+    const float mean = found ? sum / float(found) : cell * cell;
+    out[i] = std::log(std::max(std::sqrt(mean), 1e-7f));
+  }
+  return out;
+}
+
+Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uint64_t seed) {
+  Rng rng(seed, 0x1417);
+  std::vector<float> positions, colors;
+  if (cfg.init == InitKind::Points) {
+    if (!data.points || data.points->positions.empty())
+      throw Error("model.init = \"points\" but the dataset has no sparse points; use model.init = \"random\"");
+    positions = data.points->positions;
+    colors = data.points->colors;
+  } else {
+    const std::size_t n = std::size_t(cfg.init_points);
+    positions.resize(n * 3);
+    colors.resize(n * 3);
+    for (float& p : positions) p = float(cfg.init_extent) * (2.0f * rng.uniform() - 1.0f);
+    for (float& c : colors) c = rng.uniform();
+  }
+  Gaussians g;
+  g.sh_degree = int(cfg.sh_degree);
+  const std::size_t n = positions.size() / 3;
+  g.resize(n);
+  std::fill(g.sh.begin(), g.sh.end(), 0.0f);
+  g.means = positions;
+  const std::vector<float> log_scale = knn_log_scales(positions);
+  const float raw_opacity = std::log(float(cfg.init_opacity) / (1.0f - float(cfg.init_opacity)));
+  const int K = g.K();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) g.log_scales[i * 3 + k] = log_scale[i];
+    // Random rotations (uniform components, normalized on use), as gsplat's random init.
+    for (int k = 0; k < 4; ++k) g.quats[i * 4 + k] = rng.uniform();
+    g.raw_opacity[i] = raw_opacity;
+    for (int c = 0; c < 3; ++c) g.sh[(i * K) * 3 + c] = (colors[i * 3 + c] - 0.5f) / kShC0;
+  }
+  return g;
+}
+
+}  // namespace splat

@@ -1,0 +1,35 @@
+#pragma once
+// Learning-rate and SH-degree schedules of 3DGS.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "io/config.h"
+#include "render/backend.h"
+
+namespace splat {
+
+// Log-linear interpolation from lr0 at step 0 to lr1 at step `total` (3DGS get_expon_lr_func).
+inline double exponential_lr(double lr0, double lr1, std::int64_t step, std::int64_t total) {
+  const double t = total > 0 ? std::clamp(double(step) / double(total), 0.0, 1.0) : 1.0;
+  return std::exp((1.0 - t) * std::log(lr0) + t * std::log(lr1));
+}
+
+// Learning rates at `step`; the means rate is scaled by the scene extent and decays.
+inline LearningRates learning_rates(const TrainConfig& c, double scene_extent, std::int64_t step) {
+  LearningRates lr;
+  lr.means = scene_extent * exponential_lr(c.lr_means, c.lr_means_final, step, c.iterations);
+  lr.log_scales = c.lr_log_scales;
+  lr.quats = c.lr_quats;
+  lr.opacity = c.lr_opacity;
+  lr.sh0 = c.lr_sh0;
+  lr.shN = c.lr_shN;
+  return lr;
+}
+
+// Active SH degree: one more band every `every` steps, up to the model's degree.
+inline int active_sh_degree(std::int64_t step, std::int64_t every, int max_degree) {
+  return int(std::min<std::int64_t>(max_degree, every > 0 ? step / every : max_degree));
+}
+
+}  // namespace splat

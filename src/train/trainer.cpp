@@ -1,0 +1,142 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/image_io.h"
+#include "train/init.h"
+#include "train/metrics.h"
+#include "train/progress.h"
+#include "train/schedule.h"
+
+namespace splat {
+
+namespace {
+Gaussians zeros_like(const Gaussians& g) {
+  Gaussians z = g;
+  z.for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  return z;
+}
+}  // namespace
+
+RasterSettings final_raster_settings(const Config& cfg) {
+  RasterSettings rs;
+  rs.sh_degree = int(cfg.model.sh_degree);
+  for (int c = 0; c < 3; ++c) rs.background[c] = float(cfg.data.background[c]);
+  return rs;
+}
+
+Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend)
+    : cfg_(std::move(cfg)), data_(data), backend_(backend), rng_(cfg_.train.seed) {
+  if (data_.train.empty()) throw Error("dataset has no training views");
+  scene_extent_ = scene_extent(data_);
+  std::vector<const Image*> images;
+  for (const View& v : data_.train) images.push_back(&v.image);
+  backend_.set_images(images);
+}
+
+void Trainer::initialize() {
+  TrainState st;
+  st.params = initialize_model(cfg_.model, data_, cfg_.train.seed);
+  st.adam_m = zeros_like(st.params);
+  st.adam_v = zeros_like(st.params);
+  backend_.set_state(st);
+  iteration_ = 0;
+}
+
+void Trainer::resume(const Checkpoint& ckpt) {
+  if (ckpt.params.sh_degree != cfg_.model.sh_degree)
+    throw Error("checkpoint has SH degree " + std::to_string(ckpt.params.sh_degree) +
+                " but model.sh_degree = " + std::to_string(cfg_.model.sh_degree));
+  TrainState st;
+  st.params = ckpt.params;
+  st.adam_m = ckpt.adam_m;
+  st.adam_v = ckpt.adam_v;
+  st.adam_step = ckpt.iteration;
+  backend_.set_state(st);
+  iteration_ = ckpt.iteration;
+  rng_.restore(ckpt.rng_state);
+  view_order_ = ckpt.view_order;
+  view_pos_ = ckpt.view_pos;
+}
+
+Checkpoint Trainer::checkpoint() const {
+  const TrainState st = backend_.state();
+  Checkpoint c;
+  c.iteration = iteration_;
+  c.params = st.params;
+  c.adam_m = st.adam_m;
+  c.adam_v = st.adam_v;
+  c.rng_state = rng_.save();
+  c.view_order = view_order_;
+  c.view_pos = view_pos_;
+  c.config_toml = cfg_.to_toml();
+  return c;
+}
+
+// Views are visited in a fresh random order each epoch, as 3DGS does.
+int Trainer::next_view() {
+  if (view_pos_ >= std::int64_t(view_order_.size())) {
+    const int n = int(data_.train.size());
+    view_order_.resize(n);
+    for (int i = 0; i < n; ++i) view_order_[i] = i;
+    for (int i = n - 1; i > 0; --i) std::swap(view_order_[i], view_order_[rng_.below(std::uint32_t(i + 1))]);
+    view_pos_ = 0;
+  }
+  return view_order_[view_pos_++];
+}
+
+StepSettings Trainer::settings_at(std::int64_t step) const {
+  StepSettings s;
+  s.raster = final_raster_settings(cfg_);
+  s.raster.sh_degree = active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
+  s.ssim_lambda = cfg_.train.ssim_lambda;
+  s.lr = learning_rates(cfg_.train, scene_extent_, step);
+  return s;
+}
+
+void Trainer::train(const std::string& out_dir) {
+  const std::int64_t total = cfg_.train.iterations;
+  Progress progress(iteration_, total, cfg_.train.log_every);
+  const auto start = std::chrono::steady_clock::now();
+  while (iteration_ < total) {
+    const int view = next_view();
+    const StepResult r = backend_.step(data_.train[view].camera, view, settings_at(iteration_));
+    if (!std::isfinite(r.loss))
+      throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
+                  std::to_string(iteration_ + 1));
+    loss_history_.push_back(r.loss);
+    ++iteration_;
+    progress.update(iteration_, r.loss, backend_.num_splats());
+    const std::int64_t every = cfg_.output.checkpoint_every;
+    if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
+      const auto pause = std::chrono::steady_clock::now();
+      write_checkpoint((std::filesystem::path(out_dir) / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(),
+                       checkpoint());
+      train_seconds_ -= std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+    }
+  }
+  progress.finish();
+  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,
+                    const std::string& render_dir) {
+  EvalResult r;
+  if (!render_dir.empty()) std::filesystem::create_directories(render_dir);
+  for (const View& v : views) {
+    const Image img = backend.render(v.camera, rs);
+    r.views.push_back({v.name, psnr(img, v.image), ssim(img, v.image)});
+    r.mean_psnr += r.views.back().psnr;
+    r.mean_ssim += r.views.back().ssim;
+    if (!render_dir.empty()) write_png((std::filesystem::path(render_dir) / (v.name + ".png")).string(), img);
+  }
+  if (!views.empty()) {
+    r.mean_psnr /= double(views.size());
+    r.mean_ssim /= double(views.size());
+  }
+  return r;
+}
+
+}  // namespace splat

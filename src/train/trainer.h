@@ -1,0 +1,65 @@
+#pragma once
+// The training loop, backend-agnostic: pick a view, step, schedule, report, save.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "io/dataset.h"
+#include "render/backend.h"
+
+namespace splat {
+
+struct ViewMetrics {
+  std::string name;
+  double psnr = 0, ssim = 0;
+};
+
+struct EvalResult {
+  std::vector<ViewMetrics> views;
+  double mean_psnr = 0, mean_ssim = 0;
+};
+
+class Trainer {
+ public:
+  // `data` and `backend` must outlive the trainer.
+  Trainer(Config cfg, const Dataset& data, Backend& backend);
+
+  void initialize();                  // a fresh model from model.init
+  void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
+  // Trains up to train.iterations. Writes periodic checkpoints into out_dir if configured.
+  void train(const std::string& out_dir);
+  Checkpoint checkpoint() const;
+
+  std::int64_t iteration() const { return iteration_; }
+  double train_seconds() const { return train_seconds_; }
+  const std::vector<double>& loss_history() const { return loss_history_; }
+  const Config& config() const { return cfg_; }
+
+ private:
+  int next_view();
+  StepSettings settings_at(std::int64_t step) const;
+
+  Config cfg_;
+  const Dataset& data_;
+  Backend& backend_;
+  double scene_extent_ = 1.0;
+  std::int64_t iteration_ = 0;  // completed iterations
+  Rng rng_;
+  std::vector<std::int32_t> view_order_;  // this epoch's random permutation of training views
+  std::int64_t view_pos_ = 0;
+  std::vector<double> loss_history_;
+  double train_seconds_ = 0;
+};
+
+// Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into
+// render_dir when it is not empty.
+EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,
+                    const std::string& render_dir);
+
+// Raster settings for rendering a finished model of the given config.
+RasterSettings final_raster_settings(const Config& cfg);
+
+}  // namespace splat

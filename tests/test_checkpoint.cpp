@@ -1,0 +1,239 @@
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/checkpoint.h"
+#include "test_util.h"
+
+namespace splat {
+namespace {
+
+namespace fs = std::filesystem;
+
+Gaussians random_model(int degree, std::size_t n, std::mt19937& rng) {
+  Gaussians g;
+  g.sh_degree = degree;
+  g.resize(n);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  g.for_each_group([&](const char*, std::vector<float>& v) {
+    for (float& x : v) x = normal(rng);
+  });
+  return g;
+}
+
+// Every field non-trivial, including values only a bit-exact path keeps.
+Checkpoint make_checkpoint(std::size_t n, int degree) {
+  std::mt19937 rng(11);
+  Checkpoint c;
+  c.iteration = 123456789012LL;
+  c.params = random_model(degree, n, rng);
+  c.adam_m = random_model(degree, n, rng);
+  c.adam_v = random_model(degree, n, rng);
+  if (n > 0) {
+    c.params.means[0] = -0.0f;
+    c.adam_v.sh.back() = std::numeric_limits<float>::denorm_min();
+    c.adam_m.raw_opacity[0] = std::numeric_limits<float>::quiet_NaN();  // moments may be anything
+  }
+  c.rng_state = {0, 1, std::numeric_limits<std::uint64_t>::max(), 0x9E3779B97F4A7C15ULL};
+  for (std::int32_t i = 0; i < 9; ++i) c.view_order.push_back((i * 4) % 9);
+  c.view_pos = 5;
+  c.config_toml = std::string("[train]\niterations = 30000\nname = \"caf\xc3\xa9\"\n") + '\0' + "x";
+  return c;
+}
+
+std::vector<std::uint32_t> bits(const std::vector<float>& v) {
+  std::vector<std::uint32_t> out;
+  for (float x : v) out.push_back(std::bit_cast<std::uint32_t>(x));
+  return out;
+}
+
+void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
+  EXPECT_EQ(a.sh_degree, b.sh_degree);
+  std::map<std::string, const std::vector<float>*> groups;
+  b.for_each_group([&](const char* name, const std::vector<float>& v) { groups[name] = &v; });
+  a.for_each_group([&](const char* name, const std::vector<float>& v) {
+    EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
+  });
+}
+
+void expect_identical(const Checkpoint& a, const Checkpoint& b) {
+  EXPECT_EQ(a.iteration, b.iteration);
+  expect_bit_identical(a.params, b.params);
+  expect_bit_identical(a.adam_m, b.adam_m);
+  expect_bit_identical(a.adam_v, b.adam_v);
+  EXPECT_EQ(a.rng_state, b.rng_state);
+  EXPECT_EQ(a.view_order, b.view_order);
+  EXPECT_EQ(a.view_pos, b.view_pos);
+  EXPECT_EQ(a.config_toml, b.config_toml);
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& p, const std::string& s) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << s;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a splat::Error";
+  return {};
+}
+
+void expect_contains(const std::string& msg, std::initializer_list<std::string> parts) {
+  for (const auto& p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
+}
+
+// Byte offset of the u64 count of section `name` (after its length-prefixed name and u32 element
+// type); the length prefix keeps "params.sh" from matching "params.sh_degree".
+std::size_t section_count_offset(const std::string& bytes, const std::string& name) {
+  std::string key(sizeof(std::uint32_t), '\0');
+  const auto len = static_cast<std::uint32_t>(name.size());
+  std::memcpy(key.data(), &len, sizeof len);
+  key += name;
+  const std::size_t at = bytes.find(key);
+  EXPECT_NE(at, std::string::npos) << name;
+  return at + key.size() + sizeof(std::uint32_t);
+}
+
+template <class T>
+void poke(std::string& bytes, std::size_t offset, T v) {
+  std::memcpy(bytes.data() + offset, &v, sizeof v);
+}
+
+class CheckpointFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    path_ = (dir_ / "run.ckpt").string();
+    write_checkpoint(path_, make_checkpoint(37, 3));
+    bytes_ = file_bytes(path_);
+  }
+  std::string read_error() {
+    return error_of([&] { read_checkpoint(path_); });
+  }
+  fs::path dir_;
+  std::string path_;
+  std::string bytes_;
+};
+
+TEST_F(CheckpointFile, RoundTripIsBitExactForEveryField) {
+  expect_identical(make_checkpoint(37, 3), read_checkpoint(path_));
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+  EXPECT_EQ(bytes_.substr(0, 8), "SPLATCKP");
+}
+
+TEST_F(CheckpointFile, EmptyStateRoundTrips) {
+  Checkpoint c;
+  c.params.sh_degree = c.adam_m.sh_degree = c.adam_v.sh_degree = 0;
+  write_checkpoint(path_, c);
+  expect_identical(c, read_checkpoint(path_));
+}
+
+TEST_F(CheckpointFile, EveryTruncationIsAnErrorNamingTheFile) {
+  // Every cut inside the headers, then a sample through the float payloads.
+  for (std::size_t cut = 0; cut < bytes_.size(); cut += cut < 400 ? 1 : 61) {
+    write_bytes(path_, bytes_.substr(0, cut));
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    expect_contains(read_error(), {path_, "truncated"});
+  }
+}
+
+TEST_F(CheckpointFile, WrongMagicIsNamed) {
+  bytes_[0] = 'X';
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "magic"});
+}
+
+TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
+  for (std::uint32_t v : {0u, 2u, 0xFFFFFFFFu}) {
+    poke(bytes_, 8, v);
+    write_bytes(path_, bytes_);
+    expect_contains(read_error(), {path_, "version", std::to_string(v)});
+  }
+}
+
+TEST_F(CheckpointFile, CorruptedSectionNameIsNamed) {
+  bytes_[bytes_.find("adam_m.means") + 2] = '#';
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section adam_m.means", "ad#m_m.means"});
+}
+
+TEST_F(CheckpointFile, SizeMismatchIsNamed) {
+  const std::size_t at = section_count_offset(bytes_, "params.means");
+  poke<std::uint64_t>(bytes_, at, 37 * 3 + 1);  // count no longer matches the byte size
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section params.means", "size"});
+}
+
+TEST_F(CheckpointFile, HugeCountIsTruncationNotAllocation) {
+  const std::size_t at = section_count_offset(bytes_, "params.sh");
+  const std::uint64_t count = std::uint64_t(1) << 40;
+  poke(bytes_, at, count);
+  poke(bytes_, at + sizeof count, count * sizeof(float));
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section params.sh", "truncated"});
+}
+
+TEST_F(CheckpointFile, InconsistentShapesInTheFileAreNamed) {
+  // adam_m claims degree 2 while its sh section holds degree-3 data.
+  poke<std::int32_t>(bytes_, section_count_offset(bytes_, "adam_m.sh_degree") + 16, 2);
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section adam_m.sh"});
+}
+
+TEST_F(CheckpointFile, TrailingBytesAreAnError) {
+  write_bytes(path_, bytes_ + "junk");
+  expect_contains(read_error(), {path_, "4 unexpected bytes"});
+}
+
+TEST_F(CheckpointFile, MissingFileIsNamed) {
+  const std::string absent = (dir_ / "absent.ckpt").string();
+  expect_contains(error_of([&] { read_checkpoint(absent); }), {absent, "cannot open"});
+}
+
+TEST_F(CheckpointFile, InconsistentStateIsNotWritten) {
+  const std::string out = (dir_ / "bad.ckpt").string();
+  Checkpoint c = make_checkpoint(10, 1);
+  c.adam_m.resize(9);
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "adam_m", "10"});
+
+  c = make_checkpoint(10, 1);
+  c.adam_v.sh_degree = 2;  // sizes now disagree with the degree
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "adam_v.sh"});
+
+  c = make_checkpoint(10, 1);
+  c.view_pos = 10;
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "view_pos"});
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+
+  // The earlier good checkpoint is untouched by a failed overwrite.
+  c.view_pos = 0;
+  c.params.quats.pop_back();
+  EXPECT_THROW(write_checkpoint(path_, c), Error);
+  EXPECT_EQ(file_bytes(path_), bytes_);
+}
+
+}  // namespace
+}  // namespace splat

@@ -1,0 +1,403 @@
+// The config system: defaults, the round trip through to_toml(), --set, and every error kind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/config.h"
+#include "test_util.h"
+
+namespace splat {
+namespace {
+
+const std::filesystem::path kConfigs = std::filesystem::path(SPLAT_SOURCE_DIR) / "configs";
+
+// Every field moved away from its default, with doubles that only survive an exact round trip.
+Config changed_everywhere() {
+  Config c;
+  c.data.background = {0.1 + 0.2, 1.0 / 3.0, 0.0};
+  c.data.downscale = 4;
+  c.data.test_every = 8;
+  c.data.max_train_views = 50;
+  c.model.sh_degree = 1;
+  c.model.init = InitKind::Points;
+  c.model.init_points = 123457;
+  c.model.init_extent = 2.0 / 3.0;
+  c.model.init_opacity = 0.123456789012345678;
+  c.train.iterations = 7;
+  c.train.seed = 9007199254740993ull;  // 2^53 + 1: would be rounded if it went through a double
+  c.train.ssim_lambda = 1.0 / 7.0;
+  c.train.sh_increase_every = 500;
+  c.train.lr_means = 3e-4;
+  c.train.lr_means_final = 1e-300;
+  c.train.lr_log_scales = 5e-3 * 3.0;
+  c.train.lr_quats = 1e20;
+  c.train.lr_opacity = 0.05 + 1e-17;
+  c.train.lr_sh0 = 2.5e-3 * 1.1;
+  c.train.lr_shN = 4e-320;  // subnormal
+  c.train.log_every = 10;
+  c.backend.type = BackendKind::Cpu;
+  c.backend.threads = 2;
+  c.densify.strategy = DensifyStrategy::None;  // the only value so far
+  c.output.save_renders = false;
+  c.output.save_checkpoint = false;
+  c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
+  return c;
+}
+
+std::vector<std::string> value_lines(const std::string& toml) {
+  std::vector<std::string> out;
+  std::istringstream in(toml);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" = ") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// Writes `text` to a file named x.toml and returns the error message that applying it gives.
+std::string file_error(const std::string& text) {
+  const auto path = test::temp_dir("config_errors") / "x.toml";
+  std::ofstream(path) << text;
+  Config cfg;
+  try {
+    apply_config_file(cfg, path.string());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return {};
+}
+
+std::string override_error(const std::string& assignment) {
+  Config cfg;
+  try {
+    apply_override(cfg, assignment);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for --set " << assignment;
+  return {};
+}
+
+std::string validate_error(const Config& cfg) {
+  try {
+    cfg.validate();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "validate() accepted:\n" << cfg.to_toml();
+  return {};
+}
+
+#define EXPECT_HAS(haystack, needle)                    \
+  EXPECT_NE((haystack).find(needle), std::string::npos) \
+      << "missing '" << (needle) << "' in: " << (haystack)
+
+TEST(Config, EmptyFileIsDefaultAndDefaultTomlMatches) {
+  Config from_empty;
+  apply_config_text(from_empty, "", "empty");
+  EXPECT_EQ(from_empty.to_toml(), Config{}.to_toml());
+
+  Config from_file;
+  apply_config_file(from_file, (kConfigs / "default.toml").string());
+  EXPECT_EQ(from_file.to_toml(), Config{}.to_toml());
+  EXPECT_NO_THROW(Config{}.validate());
+
+  // The commented reference (default.toml's body) is valid TOML for the same values.
+  Config from_reference;
+  apply_config_text(from_reference, config_reference(), "reference");
+  EXPECT_EQ(from_reference.to_toml(), Config{}.to_toml());
+}
+
+TEST(Config, IntegerAcceptedForFloat) {
+  Config c;
+  apply_config_text(c, "[model]\ninit_extent = 2\n[data]\nbackground = [0, 1, 0]\n", "t");
+  EXPECT_EQ(c.model.init_extent, 2.0);
+  EXPECT_EQ(c.data.background, (std::array<double, 3>{0.0, 1.0, 0.0}));
+}
+
+TEST(Config, DefaultTomlNamesEveryKey) {
+  // Comparing values alone would pass if default.toml left a key out; documentation wants all.
+  std::ifstream in(kConfigs / "default.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const auto& line : value_lines(Config{}.to_toml())) {
+    const std::string key = line.substr(0, line.find(" = "));
+    EXPECT_HAS(text.str(), "\n" + key + " = ");
+  }
+}
+
+TEST(Config, ToTomlRoundTripsEveryField) {
+  const Config c = changed_everywhere();
+  const auto changed = value_lines(c.to_toml());
+  const auto defaults = value_lines(Config{}.to_toml());
+  ASSERT_EQ(changed.size(), defaults.size());
+  // Every field must move, or this test would not cover it; densify.strategy has one value yet.
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    const std::string key = changed[i].substr(0, changed[i].find(" = "));
+    if (key != "strategy") {
+      EXPECT_NE(changed[i], defaults[i])
+          << "changed_everywhere() leaves " << key << " at its default";
+    }
+  }
+
+  Config back;
+  apply_config_text(back, c.to_toml(), "round trip");
+  EXPECT_EQ(back.to_toml(), c.to_toml());
+  // Exact, not approximately equal.
+  EXPECT_EQ(back.data.background, c.data.background);
+  EXPECT_EQ(back.model.init_opacity, c.model.init_opacity);
+  EXPECT_EQ(back.train.lr_means_final, c.train.lr_means_final);
+  EXPECT_EQ(back.train.lr_shN, c.train.lr_shN);
+  EXPECT_EQ(back.train.seed, c.train.seed);
+  EXPECT_EQ(back.model.init, InitKind::Points);
+  EXPECT_EQ(back.backend.type, BackendKind::Cpu);
+}
+
+TEST(Config, ToTomlHasSectionHeadersAndFloats) {
+  const std::string t = Config{}.to_toml();
+  for (const char* section : {"[data]", "[model]", "[train]", "[backend]", "[densify]", "[output]"})
+    EXPECT_HAS(t, section);
+  EXPECT_HAS(t, "background = [1.0, 1.0, 1.0]");  // floats stay floats when they are whole
+  EXPECT_HAS(t, "type = \"auto\"");
+}
+
+TEST(Config, OverrideEqualsFile) {
+  // Every line of a fully changed config, given as --set, gives what the file gives.
+  const std::string text = changed_everywhere().to_toml();
+  Config from_file, from_set;
+  apply_config_text(from_file, text, "changed.toml");
+  std::istringstream in(text);
+  std::string section;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      section = line.substr(1, line.size() - 2);
+      continue;
+    }
+    const auto eq = line.find(" = ");
+    apply_override(from_set, section + "." + line.substr(0, eq) + "=" + line.substr(eq + 3));
+  }
+  EXPECT_EQ(from_set.to_toml(), from_file.to_toml());
+}
+
+TEST(Config, OverrideForms) {
+  Config a, b, c;
+  apply_override(a, "backend.type=cpu");  // a bare word is a string
+  apply_override(b, "backend.type=\"cpu\"");
+  apply_config_text(c, "[backend]\ntype = \"cpu\"\n", "t");
+  EXPECT_EQ(a.backend.type, BackendKind::Cpu);
+  EXPECT_EQ(a.to_toml(), c.to_toml());
+  EXPECT_EQ(b.to_toml(), c.to_toml());
+
+  Config d;
+  apply_override(d, " train.iterations = 500 ");
+  EXPECT_EQ(d.train.iterations, 500);
+  apply_override(d, "model.init_extent=2");  // an integer where a float is expected
+  EXPECT_EQ(d.model.init_extent, 2.0);
+  apply_override(d, "data.background=[0, 0.5, 1]");
+  EXPECT_EQ(d.data.background, (std::array<double, 3>{0.0, 0.5, 1.0}));
+  apply_override(d, "output.save_renders=false");
+  EXPECT_FALSE(d.output.save_renders);
+}
+
+TEST(Config, LegoProtocol) {
+  Config c;
+  apply_config_file(c, (kConfigs / "lego.toml").string());
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_EQ(c.train.iterations, 12500);
+  EXPECT_EQ(c.model.init, InitKind::Random);
+  EXPECT_EQ(c.model.init_points, 100000);
+  EXPECT_EQ(c.model.init_extent, 1.3);
+  EXPECT_EQ(c.model.sh_degree, 3);
+  EXPECT_EQ(c.data.background, (std::array<double, 3>{1.0, 1.0, 1.0}));
+  EXPECT_EQ(c.densify.strategy, DensifyStrategy::None);
+}
+
+TEST(ConfigErrors, UnknownSection) {
+  const std::string e = file_error("# comment\n\n[trian]\niterations = 5\n");
+  EXPECT_HAS(e, "x.toml:3:");
+  EXPECT_HAS(e, "unknown section [trian]");
+  EXPECT_HAS(e, "did you mean [train]");
+  EXPECT_HAS(file_error("[zzzzzz]\n"), "valid sections: data, model, train");
+}
+
+TEST(ConfigErrors, UnknownKey) {
+  const std::string e = file_error("[data]\n\n[train]\nseed = 1\niteratons = 5\n");
+  EXPECT_HAS(e, "x.toml:5:");
+  EXPECT_HAS(e, "unknown key 'train.iteratons'");
+  EXPECT_HAS(e, "did you mean 'train.iterations'");
+
+  const std::string far = file_error("[output]\nquality = 5\n");
+  EXPECT_HAS(far, "x.toml:2:");
+  EXPECT_HAS(far, "unknown key 'output.quality'");
+  EXPECT_HAS(far, "valid keys in [output]: save_renders, save_checkpoint, checkpoint_every");
+
+  // A key under the wrong header points at the right one.
+  EXPECT_HAS(file_error("[train]\nsh_degree = 2\n"), "did you mean 'model.sh_degree'");
+  // Dotted keys and keys outside any section.
+  EXPECT_HAS(file_error("\ntrain.iteratons = 5\n"), "x.toml:2: unknown key 'train.iteratons'");
+  const std::string top = file_error("iterations = 5\n");
+  EXPECT_HAS(top, "x.toml:1:");
+  EXPECT_HAS(top, "did you mean 'train.iterations'");
+}
+
+TEST(ConfigErrors, WrongType) {
+  const std::string e = file_error("[train]\n\n\n\niterations = \"many\"\n");
+  EXPECT_HAS(e, "x.toml:5: train.iterations: expected an integer, got string");
+  // Doubles are not integers, even whole ones.
+  EXPECT_HAS(file_error("[train]\niterations = 500.0\n"),
+             "x.toml:2: train.iterations: expected an integer, got float");
+  EXPECT_HAS(file_error("[output]\nsave_renders = 1\n"),
+             "x.toml:2: output.save_renders: expected a boolean, got integer");
+  EXPECT_HAS(file_error("[model]\ninit_extent = \"1\"\n"),
+             "x.toml:2: model.init_extent: expected a number, got string");
+  EXPECT_HAS(file_error("[model]\ninit_extent = inf\n"),
+             "model.init_extent: expected a finite number");
+  EXPECT_HAS(file_error("[train]\nseed = -1\n"), "x.toml:2: train.seed: expected a non-negative");
+  EXPECT_HAS(file_error("[train]\nseed = 1\n[data]\n\n\n"
+                        "background = [1, \"white\", 1]\n"),
+             "x.toml:6: data.background: element 1: expected a number, got string");
+  EXPECT_HAS(file_error("train = 5\n"), "x.toml:1: 'train' must be a section [train]");
+}
+
+TEST(ConfigErrors, BadEnumName) {
+  const std::string e = file_error("[backend]\ntype = \"gpu\"\n");
+  EXPECT_HAS(e, "x.toml:2: backend.type: \"gpu\" is not one of auto, cpu, cuda");
+  EXPECT_HAS(file_error("[model]\ninit = 3\n"),
+             "x.toml:2: model.init: expected a string (one of random, points), got integer");
+}
+
+TEST(ConfigErrors, ArrayLength) {
+  EXPECT_HAS(file_error("[data]\nbackground = [1, 1]\n"),
+             "x.toml:2: data.background: expected an array of 3 numbers, got 2 elements");
+  EXPECT_HAS(file_error("[data]\nbackground = 1\n"),
+             "x.toml:2: data.background: expected an array of 3 numbers, got integer");
+}
+
+TEST(ConfigErrors, Range) {
+  EXPECT_HAS(file_error("[train]\n\n\n\nssim_lambda = 1.5\n"),
+             "x.toml:5: train.ssim_lambda = 1.5 is outside [0, 1]");
+  EXPECT_HAS(file_error("[model]\nsh_degree = 4\n"),
+             "x.toml:2: model.sh_degree = 4 is outside [0, 3]");
+  EXPECT_HAS(file_error("[data]\ndownscale = 0\n"),
+             "x.toml:2: data.downscale = 0 is outside [1, 64]");
+  EXPECT_HAS(file_error("[data]\nbackground = [0, 2, 0]\n"),
+             "x.toml:2: data.background[1] = 2 is outside [0, 1]");
+  EXPECT_HAS(file_error("[train]\nlr_means = -1e-4\n"),
+             "x.toml:2: train.lr_means = -1e-04 is below the minimum 0");
+  EXPECT_HAS(file_error("[data]\ntest_every = 0\n"),
+             "x.toml:2: data.test_every = 0 is below the minimum 1");
+  // The ends are included.
+  Config c;
+  apply_config_text(c, "[train]\nssim_lambda = 1\n[model]\nsh_degree = 0\n", "t");
+  EXPECT_EQ(c.train.ssim_lambda, 1.0);
+}
+
+TEST(ConfigErrors, Syntax) {
+  const std::string e = file_error("[train]\niterations = 5\nseed = = 3\n");
+  EXPECT_HAS(e, "x.toml:3:");
+  EXPECT_HAS(e, "TOML syntax error");
+  EXPECT_HAS(file_error("[train]\niterations = 1\niterations = 2\n"), "x.toml:3:");
+}
+
+TEST(ConfigErrors, MissingFile) {
+  Config c;
+  try {
+    apply_config_file(c, "/nonexistent/cfg.toml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(std::string(e.what()), "/nonexistent/cfg.toml");
+  }
+}
+
+TEST(ConfigErrors, FailedApplyLeavesConfigUnchanged) {
+  Config c;
+  EXPECT_THROW(apply_config_text(c, "[train]\niterations = 5\nseed = -3\n", "t"), Error);
+  EXPECT_EQ(c.to_toml(), Config{}.to_toml());
+  EXPECT_THROW(apply_override(c, "train.ssim_lambda=2"), Error);
+  EXPECT_EQ(c.to_toml(), Config{}.to_toml());
+}
+
+TEST(ConfigErrors, Override) {
+  EXPECT_HAS(override_error("train.iterations"), "expected section.key=value");
+  EXPECT_HAS(override_error("iterations=5"), "--set iterations=5: expected section.key=value");
+  EXPECT_HAS(override_error("train.=5"), "expected section.key=value");
+  const std::string key = override_error("train.iteratons=5");
+  EXPECT_HAS(key, "--set train.iteratons=5: unknown key 'train.iteratons'");
+  EXPECT_HAS(key, "did you mean 'train.iterations'");
+  EXPECT_HAS(override_error("trian.iterations=5"),
+             "--set trian.iterations=5: unknown section [trian]");
+  EXPECT_HAS(override_error("train.iterations=many"),
+             "--set train.iterations=many: train.iterations: expected an integer, got string");
+  EXPECT_HAS(override_error("train.iterations=1.5"),
+             "train.iterations: expected an integer, got float");
+  EXPECT_HAS(override_error("train.ssim_lambda=1.5"),
+             "--set train.ssim_lambda=1.5: train.ssim_lambda = 1.5 is outside [0, 1]");
+  EXPECT_HAS(override_error("data.background=[1,1]"),
+             "expected an array of 3 numbers, got 2 elements");
+  EXPECT_HAS(override_error("train.iterations="), "--set train.iterations=: train.iterations:");
+  EXPECT_HAS(override_error("train.iterations=5 6"), "is not a TOML value");
+  EXPECT_HAS(override_error("backend.type=gpu"),
+             "backend.type: \"gpu\" is not one of auto, cpu, cuda");
+}
+
+TEST(ConfigValidate, CrossFieldNamesBothKeys) {
+  Config c;
+  c.train.lr_means = 1e-4;
+  c.train.lr_means_final = 1e-3;
+  const std::string e = validate_error(c);
+  EXPECT_HAS(e, "train.lr_means_final");
+  EXPECT_HAS(e, "train.lr_means =");
+
+  Config d;
+  d.output.save_checkpoint = false;
+  d.output.checkpoint_every = 1000;
+  const std::string f = validate_error(d);
+  EXPECT_HAS(f, "output.checkpoint_every");
+  EXPECT_HAS(f, "output.save_checkpoint");
+
+  Config ok;
+  ok.output.save_checkpoint = false;  // no periodic checkpoints asked for: fine
+  ok.train.lr_means_final = ok.train.lr_means;
+  EXPECT_NO_THROW(ok.validate());
+}
+
+TEST(ConfigValidate, RangesOfValuesSetInCode) {
+  // Code can bypass the file reader; validate() applies the same table ranges.
+  Config c;
+  c.data.test_every = 0;
+  EXPECT_HAS(validate_error(c), "data.test_every = 0 is below the minimum 1");
+  Config d;
+  d.train.ssim_lambda = std::nan("");
+  EXPECT_HAS(validate_error(d), "train.ssim_lambda = nan is not a finite number");
+  Config e;
+  e.train.seed = std::numeric_limits<std::uint64_t>::max();  // TOML could not hold it
+  EXPECT_HAS(validate_error(e),
+             "train.seed = 18446744073709551615 is outside [0, 9223372036854775807]");
+}
+
+TEST(ConfigEnums, RoundTrip) {
+  for (auto k : {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda})
+    EXPECT_EQ(from_string<BackendKind>(to_string(k)), k);
+  for (auto k : {InitKind::Random, InitKind::Points})
+    EXPECT_EQ(from_string<InitKind>(to_string(k)), k);
+  EXPECT_EQ(from_string<DensifyStrategy>(to_string(DensifyStrategy::None)), DensifyStrategy::None);
+  EXPECT_EQ(to_string(BackendKind::Cuda), "cuda");
+  EXPECT_EQ(to_string(InitKind::Points), "points");
+  try {
+    from_string<BackendKind>("gpu");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_HAS(std::string(e.what()), "'gpu'");
+    EXPECT_HAS(std::string(e.what()), "auto, cpu, cuda");
+  }
+  EXPECT_THROW(from_string<InitKind>("Random"), Error);  // names are case-sensitive, as in TOML
+}
+
+}  // namespace
+}  // namespace splat

@@ -1,0 +1,360 @@
+// The CPU backward against central finite differences in double (DESIGN.md section 5), stage by
+// stage and end to end, for every parameter group. RasterSettings::smooth_cutoff makes the image a
+// smooth function of the parameters (no alpha skip, no early stop, no tile-edge cutoff); the scenes
+// also stay clear of the remaining kinks: the field-of-view clamp of the Jacobian, the 0.99 alpha
+// clamp, max(0, color) and |d| in the L1 loss.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/loss.h"
+#include "cpu/pipeline.h"
+
+namespace splat {
+namespace {
+
+using Vec = std::vector<double>;
+
+constexpr double kStep = 1e-6;       // FD step, relative to max(1, |x|)
+constexpr double kSsimLambda = 0.2;  // the training loss weight (DESIGN.md section 3)
+
+// ---- Scenes -------------------------------------------------------------------------------------
+
+struct Scene {
+  GaussiansT<double> g;
+  Camera cam;
+  RasterSettings rs;
+};
+
+// A small random scene: 40x28 (not a multiple of the 16 px tile), off-center principal point, a
+// rotated camera, splats at depth 1.5..4 whose means project inside the central 80% of the image,
+// unnormalized random quaternions, scales 0.05..0.2, opacities 0.1..0.85, SH degree 3.
+Scene make_scene(std::uint32_t seed, int n, bool antialiased) {
+  std::mt19937 rng(seed);
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<>(lo, hi)(rng);
+  };
+  std::normal_distribution<> normal(0.0, 1.0);
+
+  Scene s;
+  const double q[4] = {0.95, 0.10, -0.25, 0.15};  // a camera turned about all three axes
+  const double qn = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  const Mat3<double> R = cpu::quat_to_rotmat(q[0] / qn, q[1] / qn, q[2] / qn, q[3] / qn);
+  std::array<double, 16> w2c{};
+  const double t[3] = {0.2, -0.1, 0.4};
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) w2c[r * 4 + c] = R[r][c];
+    w2c[r * 4 + 3] = t[r];
+  }
+  w2c[15] = 1;
+  s.cam = Camera::from_w2c(w2c, 40, 28, 34.0, 36.0, 18.7, 14.9);
+
+  s.g.sh_degree = 3;
+  s.g.resize(n);
+  const int K = s.g.K();
+  const Mat3<double> Rt = transpose(s.cam.R);
+  for (int i = 0; i < n; ++i) {
+    const double z = uniform(1.5, 4.0);
+    const double px = uniform(0.1, 0.9) * s.cam.width, py = uniform(0.1, 0.9) * s.cam.height;
+    const Vec3<double> p{(px - s.cam.cx) / s.cam.fx * z, (py - s.cam.cy) / s.cam.fy * z, z};
+    const Vec3<double> m = Rt * (p - s.cam.t);
+    for (int k = 0; k < 3; ++k) s.g.means[i * 3 + k] = m[k];
+    for (int k = 0; k < 3; ++k) s.g.log_scales[i * 3 + k] = std::log(uniform(0.05, 0.2));
+    double q2 = 0;
+    do {  // a random direction, but not so short that normalizing amplifies the step
+      q2 = 0;
+      for (int k = 0; k < 4; ++k) {
+        s.g.quats[i * 4 + k] = normal(rng);
+        q2 += s.g.quats[i * 4 + k] * s.g.quats[i * 4 + k];
+      }
+    } while (q2 < 0.25);
+    s.g.raw_opacity[i] = logit(uniform(0.1, 0.85));
+    for (int c = 0; c < 3; ++c) {
+      s.g.sh[(i * K) * 3 + c] = uniform(-0.2, 1.2);
+      for (int k = 1; k < K; ++k) s.g.sh[(i * K + k) * 3 + c] = uniform(-0.12, 0.12);
+    }
+  }
+
+  s.rs.sh_degree = 3;
+  s.rs.background = {0.3f, 0.5f, 0.8f};  // not white, so the background term has a gradient
+  s.rs.antialiased = antialiased;
+  s.rs.smooth_cutoff = true;
+  return s;
+}
+
+// The preconditions that make the render smooth near the scene, checked rather than assumed.
+::testing::AssertionResult is_smooth(const Scene& s) {
+  const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p.radii[i * 2] <= 0) return ::testing::AssertionFailure() << "splat " << i << " culled";
+    const double mx = p.means2d[i * 2], my = p.means2d[i * 2 + 1];
+    if (mx < 0 || mx > s.cam.width || my < 0 || my > s.cam.height)
+      return ::testing::AssertionFailure() << "splat " << i << " outside the image";
+    if (p.opacities[i] >= 0.9)
+      return ::testing::AssertionFailure() << "splat " << i << " opacity " << p.opacities[i];
+    for (int c = 0; c < 3; ++c)
+      if (p.colors[i * 3 + c] < 0.05)  // away from the max(0, .) kink
+        return ::testing::AssertionFailure() << "splat " << i << " color " << p.colors[i * 3 + c];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// ---- Finite differences and gradient comparison -------------------------------------------------
+
+// The FD loops make thousands of tiny forward calls, where OpenMP fork/join would cost more than
+// the work (milliseconds per parallel region on a loaded machine), so they run on one thread. The
+// analytic backward, outside, keeps the default thread count.
+class SingleThreaded {
+ public:
+  SingleThreaded() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SingleThreaded() { omp_set_num_threads(saved_); }
+  SingleThreaded(const SingleThreaded&) = delete;
+  SingleThreaded& operator=(const SingleThreaded&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Central difference of <w, F(x)> w.r.t. every element of x (perturbed in place, then restored).
+// The outputs are differenced before weighting so that the ones a step leaves untouched cancel
+// exactly instead of adding rounding noise.
+template <class F>
+Vec fd_gradient(Vec& x, const Vec& w, F&& outputs) {
+  const SingleThreaded serial;
+  Vec grad(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double x0 = x[i], h = kStep * std::max(1.0, std::abs(x0));
+    x[i] = x0 + h;
+    const Vec plus = outputs();
+    x[i] = x0 - h;
+    const Vec minus = outputs();
+    x[i] = x0;
+    double d = 0;
+    for (std::size_t k = 0; k < w.size(); ++k) d += w[k] * (plus[k] - minus[k]);
+    grad[i] = d / ((x0 + h) - (x0 - h));  // the step actually taken
+  }
+  return grad;
+}
+
+// Three views of one error. 1 - cos is about (angle)^2 / 2 and blind to scale, so it says whether a
+// failure is in direction or only in magnitude; it is computed to about 1e-15, which floors its
+// tolerance. The max error catches one bad element that the L2 sums would dilute.
+struct Tolerance {
+  double rel_l2;         // ||got - fd|| / ||fd||
+  double one_minus_cos;  // 1 - cos(got, fd)
+  double max_rel;        // max |got - fd| / max |fd|
+};
+
+// Fails naming the group, with every measure and the worst element.
+void expect_grad_close(const std::string& what,
+                       const Vec& got,
+                       const Vec& fd,
+                       const Tolerance& tol) {
+  ASSERT_EQ(got.size(), fd.size()) << what;
+  double diff2 = 0, fd2 = 0, got2 = 0, dot = 0, fd_max = 0, err_max = 0;
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < fd.size(); ++i) {
+    const double e = got[i] - fd[i];
+    diff2 += e * e;
+    fd2 += fd[i] * fd[i];
+    got2 += got[i] * got[i];
+    dot += got[i] * fd[i];
+    fd_max = std::max(fd_max, std::abs(fd[i]));
+    if (std::abs(e) > err_max) err_max = std::abs(e), worst = i;
+  }
+  // An all-zero gradient would pass every relative test vacuously.
+  ASSERT_GT(fd2, 0.0) << what << ": finite differences are all zero";
+  const double rel_l2 = std::sqrt(diff2 / fd2);
+  const double cosine = got2 > 0 ? dot / std::sqrt(got2 * fd2) : 0.0;
+  const double max_rel = err_max / fd_max;
+  auto vs = [](double value, double limit) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.2e (tol %.0e)", value, limit);
+    return std::string(buf);
+  };
+  EXPECT_TRUE(rel_l2 <= tol.rel_l2 && 1 - cosine <= tol.one_minus_cos && max_rel <= tol.max_rel)
+      << what << ": rel L2 " << vs(rel_l2, tol.rel_l2) << ", 1 - cos "
+      << vs(1 - cosine, tol.one_minus_cos) << ", max err / max |fd| " << vs(max_rel, tol.max_rel)
+      << " at element " << worst << ": got " << got[worst] << ", fd " << fd[worst];
+}
+
+Vec random_vec(std::mt19937& rng, std::size_t n) {
+  std::normal_distribution<> normal(0.0, 1.0);
+  Vec v(n);
+  for (double& x : v) x = normal(rng);
+  return v;
+}
+
+Vec concat(std::initializer_list<const Vec*> parts) {
+  Vec out;
+  for (const Vec* p : parts) out.insert(out.end(), p->begin(), p->end());
+  return out;
+}
+
+// FD w.r.t. every raw parameter group of g (through <w, outputs()>, outputs reading g) against the
+// analytic gradients of the same names.
+template <class F>
+void check_param_groups(const std::string& tag,
+                        GaussiansT<double>& g,
+                        const GaussiansT<double>& analytic,
+                        const Vec& w,
+                        F&& outputs,
+                        const Tolerance& tol) {
+  g.for_each_group([&](const char* name, Vec& x) {
+    const Vec fd = fd_gradient(x, w, outputs);
+    bool found = false;
+    analytic.for_each_group([&](const char* analytic_name, const Vec& a) {
+      if (std::string(analytic_name) != name) return;
+      found = true;
+      expect_grad_close(tag + name, a, fd, tol);
+    });
+    EXPECT_TRUE(found) << tag << name << ": no analytic gradient";
+  });
+}
+
+// ---- (a) projection -----------------------------------------------------------------------------
+
+// Raw parameters -> (means2d, conics, colors, opacities) through the scalar <w, outputs>.
+// Depths have no backward: they only order the splats.
+void check_project(bool antialiased) {
+  Scene s = make_scene(antialiased ? 11 : 7, 30, antialiased);
+  ASSERT_TRUE(is_smooth(s));
+  auto outputs = [&] {
+    const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
+    return concat({&p.means2d, &p.conics, &p.colors, &p.opacities});
+  };
+  const cpu::Projected<double> fwd = cpu::project_fwd(s.g, s.cam, s.rs);
+  const std::size_t n = fwd.size();
+  std::mt19937 rng(3);
+  cpu::ProjectedGrad<double> v;
+  v.means2d = random_vec(rng, n * 2);
+  v.conics = random_vec(rng, n * 3);
+  v.colors = random_vec(rng, n * 3);
+  v.opacities = random_vec(rng, n);
+  const Vec w = concat({&v.means2d, &v.conics, &v.colors, &v.opacities});
+  GaussiansT<double> grads;
+  cpu::project_bwd(s.g, s.cam, s.rs, fwd, v, grads);
+
+  // A step moves only its own splat's outputs, so the FD is nearly exact. Observed over all groups,
+  // both modes: rel L2 <= 3e-10, 1 - cos <= 3e-15, max <= 2.3e-10. Bounds ~30x above that; the
+  // subtlest mutation tried (one SH basis derivative term) gives rel L2 1.3e-3 in the means.
+  const Tolerance tol{1e-8, 1e-13, 1e-8};
+  check_param_groups(antialiased ? "project [antialiased] " : "project ", s.g, grads, w, outputs,
+                     tol);
+}
+
+TEST(Gradcheck, Project) {
+  check_project(false);
+}
+TEST(Gradcheck, ProjectAntialiased) {
+  check_project(true);
+}
+
+// ---- (b) rasterization --------------------------------------------------------------------------
+
+// Projected quantities -> (image, alpha) through random v_image and v_alpha, with the tile
+// intersections computed once and held fixed (they are piecewise constant).
+TEST(Gradcheck, Rasterize) {
+  const Scene s = make_scene(5, 30, false);
+  ASSERT_TRUE(is_smooth(s));
+  cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
+  const cpu::Intersections isect = cpu::intersect_tiles(
+      p.means2d, p.radii, p.depths, cpu::TileGrid::for_image(s.cam.width, s.cam.height));
+  const int W = s.cam.width, H = s.cam.height;
+  std::mt19937 rng(4);
+  const Vec v_image = random_vec(rng, std::size_t(W) * H * 3);
+  const Vec v_alpha = random_vec(rng, std::size_t(W) * H);
+  const Vec w = concat({&v_image, &v_alpha});
+  auto outputs = [&] {
+    const cpu::RasterOut<double> r = cpu::rasterize_fwd(p, isect, W, H, s.rs);
+    return concat({&r.image, &r.alpha});
+  };
+  const cpu::ProjectedGrad<double> v = cpu::rasterize_bwd(p, isect, W, H, s.rs, v_image, v_alpha);
+
+  // Every step moves all 4480 outputs; their rounding (~1e-16 / 1e-6 each) is the FD noise.
+  // Observed: rel L2 <= 8.2e-10, 1 - cos <= 4.4e-16, max <= 8e-10. Bounds ~25x above that; dropping
+  // one backward term (behind, background, d alpha) gives rel L2 >= 0.78.
+  const Tolerance tol{2e-8, 1e-13, 2e-8};
+  const struct {
+    const char* name;
+    Vec* x;
+    const Vec* analytic;
+  } groups[] = {{"means2d", &p.means2d, &v.means2d},
+                {"conics", &p.conics, &v.conics},
+                {"colors", &p.colors, &v.colors},
+                {"opacities", &p.opacities, &v.opacities}};
+  for (const auto& grp : groups)
+    expect_grad_close(std::string("rasterize ") + grp.name, *grp.analytic,
+                      fd_gradient(*grp.x, w, outputs), tol);
+}
+
+// ---- (c) loss -----------------------------------------------------------------------------------
+
+// (1-l) L1 + l (1 - SSIM) w.r.t. the image, with every |image - target| >= 0.02 so no step crosses
+// the L1 kink.
+TEST(Gradcheck, Loss) {
+  const int W = 27, H = 21;  // wider than the 11x11 window, and small: each FD step is a full SSIM
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<> u01(0.0, 1.0), gap(0.02, 0.3);
+  Vec image(std::size_t(W) * H * 3), target(image.size());
+  for (std::size_t i = 0; i < image.size(); ++i) {
+    image[i] = u01(rng);
+    target[i] = image[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
+  }
+  const auto r = cpu::photometric_loss(image, target, W, H, kSsimLambda, true);
+  const Vec fd = fd_gradient(image, {1.0}, [&] {
+    return Vec{cpu::photometric_loss(image, target, W, H, kSsimLambda, false).loss};
+  });
+  // One scalar (~0.2) differenced over 2e-6, against entries ~1e-4. Observed: rel L2 5.4e-8,
+  // 1 - cos 2.3e-15, max 1.7e-7. Bounds ~20x above that; scaling one SSIM partial by 1.001 gives
+  // rel L2 1.3e-4.
+  expect_grad_close("loss image", r.v_image, fd, {1e-6, 1e-13, 3e-6});
+}
+
+// ---- (d) end to end -----------------------------------------------------------------------------
+
+// Raw parameters -> render -> photometric loss, against render_bwd of the loss gradient. The
+// target is the rendered image pushed 0.05..0.3 away per element, so L1 stays smooth nearby.
+void check_end_to_end(bool antialiased) {
+  Scene s = make_scene(antialiased ? 23 : 13, 16, antialiased);
+  ASSERT_TRUE(is_smooth(s));
+  const int W = s.cam.width, H = s.cam.height;
+  const auto st = cpu::render_fwd(s.g, s.cam, s.rs);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<> u01(0.0, 1.0), gap(0.05, 0.3);
+  Vec target(st.raster.image.size());
+  for (std::size_t i = 0; i < target.size(); ++i)
+    target[i] = st.raster.image[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
+  const auto loss = cpu::photometric_loss(st.raster.image, target, W, H, kSsimLambda, true);
+  const GaussiansT<double> grads = cpu::render_bwd(s.g, s.cam, s.rs, st, loss.v_image, {});
+  auto outputs = [&] {
+    const auto r = cpu::render_fwd(s.g, s.cam, s.rs);
+    return Vec{cpu::photometric_loss(r.raster.image, target, W, H, kSsimLambda, false).loss};
+  };
+
+  // One scalar (~0.2) differenced over 2e-6, against entries of 1e-5..1e-3. Observed over all
+  // groups, both modes: rel L2 <= 4.8e-7, 1 - cos <= 1.1e-13, max <= 4.1e-7. Bounds ~20x above
+  // that; every mutation tried in project, rasterize (image path) and loss gives rel L2 >= 1.9e-3.
+  const Tolerance tol{1e-5, 3e-12, 1e-5};
+  check_param_groups(antialiased ? "end to end [antialiased] " : "end to end ", s.g, grads, {1.0},
+                     outputs, tol);
+}
+
+TEST(Gradcheck, EndToEnd) {
+  check_end_to_end(false);
+}
+TEST(Gradcheck, EndToEndAntialiased) {
+  check_end_to_end(true);
+}
+
+}  // namespace
+}  // namespace splat
