@@ -43,6 +43,7 @@ Config changed_everywhere() {
   c.train.log_every = 10;
   c.backend.type = BackendKind::Cpu;
   c.backend.threads = 2;
+  c.backend.timing = true;
   c.densify.strategy = DensifyStrategy::None;  // the only value so far
   c.output.save_renders = false;
   c.output.save_checkpoint = false;

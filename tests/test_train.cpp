@@ -50,7 +50,7 @@ double mean_of(const std::vector<double>& v, std::size_t begin, std::size_t end)
 TEST(Train, LossFallsAndPsnrRises) {
   const Dataset data = load_small();
   const Config cfg = small_config(300);
-  auto backend = make_backend(BackendKind::Cpu, 0);
+  auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
   const RasterSettings rs = final_raster_settings(cfg);
@@ -86,12 +86,12 @@ TEST(Train, ResumeMatchesUninterruptedRun) {
   const auto dir = test::temp_dir("resume");
   Config cfg = small_config(70);
   cfg.output.checkpoint_every = 30;
-  auto b1 = make_backend(BackendKind::Cpu, 0);
+  auto b1 = make_backend(cfg.backend);
   Trainer full(cfg, data, *b1);
   full.initialize();
   full.train(dir.string());
 
-  auto b2 = make_backend(BackendKind::Cpu, 0);
+  auto b2 = make_backend(cfg.backend);
   Trainer resumed(cfg, data, *b2);
   resumed.resume(read_checkpoint((dir / "checkpoint_30.ckpt").string()));
   EXPECT_EQ(resumed.iteration(), 30);

@@ -22,7 +22,7 @@ void add_render(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_config(args->config);
       const Dataset data = load_dataset(args->data, cfg);
-      auto backend = make_backend(cfg.backend.type, int(cfg.backend.threads));
+      auto backend = make_backend(cfg.backend);
       backend->set_state(load_model(args->model));
       RasterSettings rs = final_raster_settings(cfg);
       rs.sh_degree = backend->state().params.sh_degree;

@@ -22,6 +22,7 @@ void add_train(CLI::App& app, Action& action) {
   cmd->add_option("DATA", args->data, "dataset directory (NeRF-synthetic layout)")->required();
   cmd->add_option("--out", args->out, "output directory (default: out/<dataset name>)");
   cmd->add_option("--resume", args->resume, "continue from a checkpoint")->check(CLI::ExistingFile);
+  cmd->add_flag("--timing", args->config.timing, "per-stage GPU timing table at the end (backend.timing)");
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {

@@ -19,6 +19,7 @@ Config resolve_config(const ConfigArgs& args, const std::string& base_toml, cons
   if (!base_toml.empty()) apply_config_text(cfg, base_toml, base_origin);
   if (!args.config_file.empty()) apply_config_file(cfg, args.config_file);
   if (args.downscale > 0) apply_override(cfg, "data.downscale=" + std::to_string(args.downscale));
+  if (args.timing) apply_override(cfg, "backend.timing=true");
   for (const std::string& s : args.sets) apply_override(cfg, s);
   cfg.validate();
   return cfg;
@@ -58,8 +59,10 @@ std::string default_out_dir(const std::string& data_path) {
 
 namespace {
 
+using Report = std::vector<std::pair<std::string, double>>;
+
 void write_metrics(const std::string& path, const Trainer& t, const Backend& backend,
-                   const EvalResult& eval) {
+                   const Report& report, const EvalResult& eval) {
   nlohmann::json j;
   j["backend"] = backend.name();
   j["iterations"] = t.iteration();
@@ -73,7 +76,33 @@ void write_metrics(const std::string& path, const Trainer& t, const Backend& bac
   nlohmann::json views = nlohmann::json::array();
   for (const ViewMetrics& v : eval.views) views.push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
   j["test_views"] = views;
+  // Backend figures: host synchronizations (sync.*), scratch growth (alloc.*), stage times (ms.*).
+  double step_ms = 0;
+  for (const auto& [name, value] : report) {
+    j["backend_report"][name] = value;
+    if (name.rfind("ms.", 0) == 0) step_ms += value;
+  }
+  for (const auto& [name, value] : report)
+    if (name.rfind("ms.", 0) == 0)
+      j["timing"].push_back({{"stage", name.substr(3)}, {"mean_ms", value}, {"share", step_ms > 0 ? value / step_ms : 0.0}});
   std::ofstream(path) << j.dump(2) << "\n";
+}
+
+void print_report(const Report& report, std::int64_t iterations) {
+  double step_ms = 0;
+  for (const auto& [name, value] : report)
+    if (name.rfind("ms.", 0) == 0) step_ms += value;
+  if (step_ms > 0) {
+    std::fprintf(stderr, "\nper-stage GPU time (CUDA events, mean over steps)\n%-16s %9s %7s\n", "stage", "ms", "share");
+    for (const auto& [name, value] : report)
+      if (name.rfind("ms.", 0) == 0)
+        std::fprintf(stderr, "%-16s %9.4f %6.1f%%\n", name.c_str() + 3, value, 100.0 * value / step_ms);
+    std::fprintf(stderr, "%-16s %9.4f\n", "total", step_ms);
+  }
+  for (const auto& [name, value] : report)
+    if (name.rfind("sync.", 0) == 0)
+      std::fprintf(stderr, "host synchronizations %-18s %8.0f (%.2f per iteration)\n", name.c_str() + 5, value,
+                   iterations > 0 ? value / double(iterations) : 0.0);
 }
 
 }  // namespace
@@ -91,7 +120,7 @@ EvalResult run_training(const std::string& data_path, const Config& cfg, const s
                data.train.front().camera.height,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
-  auto backend = make_backend(cfg.backend.type, int(cfg.backend.threads));
+  auto backend = make_backend(cfg.backend);
   Trainer trainer(cfg, data, *backend);
   if (resume_path.empty()) {
     trainer.initialize();
@@ -102,13 +131,15 @@ EvalResult run_training(const std::string& data_path, const Config& cfg, const s
   std::fprintf(stderr, "training on %s: %zu splats, %lld iterations\n", backend->name().c_str(),
                backend->num_splats(), (long long)cfg.train.iterations);
   trainer.train(out_dir);
+  const Report report = backend->report();  // before evaluation adds renders of its own
 
   const fs::path out(out_dir);
   write_ply((out / "model.ply").string(), backend->state().params);
   if (cfg.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
   const std::string render_dir = cfg.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(cfg), render_dir);
-  write_metrics((out / "metrics.json").string(), trainer, *backend, eval);
+  print_report(report, trainer.iteration());
+  write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
   std::fprintf(stderr,
                "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n"
                "test: PSNR %.2f dB, SSIM %.4f over %zu views\nwrote %s/{model.ply, checkpoint.ckpt, metrics.json}\n",

@@ -14,6 +14,7 @@ struct ConfigArgs {
   std::string config_file;
   std::vector<std::string> sets;
   int downscale = 0;  // 0 = leave data.downscale alone
+  bool timing = false;  // --timing: backend.timing = true
 };
 
 // Config{} <- base TOML text (e.g. a checkpoint's) <- --config file <- --downscale <- --set;

@@ -6,7 +6,6 @@
 #include "cpu/adam.h"
 #include "cpu/loss.h"
 #include "cpu/pipeline.h"
-#include "io/config.h"
 #include "render/backend.h"
 
 namespace splat {
@@ -42,7 +41,7 @@ class CpuBackend final : public Backend {
   TrainState state() const override { return state_; }
   std::size_t num_splats() const override { return state_.params.size(); }
 
-  StepResult step(const Camera& cam, int image, const StepSettings& s) override {
+  void step(const Camera& cam, int image, const StepSettings& s) override {
     const Image& target = *images_.at(image);
     if (target.width != cam.width || target.height != cam.height)
       throw Error("cpu backend: image " + std::to_string(image) + " is " +
@@ -53,7 +52,12 @@ class CpuBackend final : public Backend {
                                                     cam.height, float(s.ssim_lambda), true);
     const Gaussians grads = render_bwd(state_.params, cam, s.raster, fwd, loss.v_image, {});
     adam_step(state_, grads, s.lr);
-    return {loss.loss, loss.l1, loss.ssim};
+    finished_.push_back({loss.loss, loss.l1, loss.ssim});
+  }
+
+  void collect_losses(std::vector<StepResult>& out, bool) override {
+    out.insert(out.end(), finished_.begin(), finished_.end());
+    finished_.clear();
   }
 
   Image render(const Camera& cam, const RasterSettings& rs) override {
@@ -72,21 +76,15 @@ class CpuBackend final : public Backend {
  private:
   std::vector<const Image*> images_;
   TrainState state_;
+  std::vector<StepResult> finished_;
 };
 
 }  // namespace
 }  // namespace cpu
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads) {
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
-  switch (kind) {
-    case BackendKind::Cpu:
-    case BackendKind::Auto:  // no CUDA backend is built yet
-      return std::make_unique<cpu::CpuBackend>();
-    case BackendKind::Cuda:
-      throw Error("backend.type = \"cuda\": this build has no CUDA backend yet; use backend.type = \"cpu\"");
-  }
-  throw Error("unknown backend kind");
+  return std::make_unique<cpu::CpuBackend>();
 }
 
 }  // namespace splat

@@ -350,6 +350,7 @@ const std::vector<Field>& fields() {
       train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
       backend("type", &BackendConfig::type, "auto: cuda if a GPU is found, else cpu"),
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
+      backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
       output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),

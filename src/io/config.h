@@ -61,6 +61,7 @@ struct TrainConfig {
 struct BackendConfig {
   BackendKind type = BackendKind::Auto;
   std::int64_t threads = 0;  // CPU backend: 0 = all cores
+  bool timing = false;       // per-stage GPU timing table at the end of training
 };
 
 struct DensifyConfig {

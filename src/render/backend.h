@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/camera.h"
@@ -47,16 +48,24 @@ class Backend {
   virtual TrainState state() const = 0;
   virtual std::size_t num_splats() const = 0;
 
-  // One optimization step on one view.
-  virtual StepResult step(const Camera& camera, int image, const StepSettings& settings) = 0;
+  // One optimization step on one view. It may return before the step has run (GPU backends
+  // queue it); its loss arrives later through collect_losses.
+  virtual void step(const Camera& camera, int image, const StepSettings& settings) = 0;
+  // Appends the losses of finished steps, in step order. With wait, blocks until every step
+  // submitted so far has finished.
+  virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
   // Renders the current model (RGB, background included).
   virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;
   // Peak memory the backend used, bytes (device memory for GPUs, resident set for the CPU).
   virtual std::uint64_t peak_memory_bytes() const = 0;
+  // Named figures for the end-of-run report (host synchronizations, per-stage times, ...), in
+  // display order. Empty when the backend has none.
+  virtual std::vector<std::pair<std::string, double>> report() const { return {}; }
 };
 
-enum class BackendKind;
-// threads: CPU worker threads (0 = all cores). Throws splat::Error if the kind is unavailable.
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads);
+struct BackendConfig;
+// The backend the config asks for; auto is cuda where a GPU is present, else cpu. Throws
+// splat::Error if the kind is unavailable in this build or on this machine.
+std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
 
 }  // namespace splat

@@ -99,26 +99,40 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
 void Trainer::train(const std::string& out_dir) {
   const std::int64_t total = cfg_.train.iterations;
   Progress progress(iteration_, total, cfg_.train.log_every);
+  std::vector<StepResult> finished;
+  double last_loss = 0;
+  // Losses arrive when the backend has them (a GPU queues steps); the history stays in order.
+  auto collect = [&](bool wait) {
+    finished.clear();
+    backend_.collect_losses(finished, wait);
+    for (const StepResult& r : finished) {
+      if (!std::isfinite(r.loss))
+        throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
+                    std::to_string(loss_history_.size() + 1));
+      loss_history_.push_back(r.loss);
+      last_loss = r.loss;
+    }
+  };
   const auto start = std::chrono::steady_clock::now();
+  double paused = 0;
   while (iteration_ < total) {
     const int view = next_view();
-    const StepResult r = backend_.step(data_.train[view].camera, view, settings_at(iteration_));
-    if (!std::isfinite(r.loss))
-      throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
-                  std::to_string(iteration_ + 1));
-    loss_history_.push_back(r.loss);
+    backend_.step(data_.train[view].camera, view, settings_at(iteration_));
     ++iteration_;
-    progress.update(iteration_, r.loss, backend_.num_splats());
+    collect(false);
+    progress.update(iteration_, last_loss, backend_.num_splats());
     const std::int64_t every = cfg_.output.checkpoint_every;
     if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
       const auto pause = std::chrono::steady_clock::now();
-      write_checkpoint((std::filesystem::path(out_dir) / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(),
-                       checkpoint());
-      train_seconds_ -= std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+      collect(true);
+      const auto path = std::filesystem::path(out_dir) / ("checkpoint_" + std::to_string(iteration_) + ".ckpt");
+      write_checkpoint(path.string(), checkpoint());
+      paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
     }
   }
+  collect(true);
   progress.finish();
-  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
 }
 
 EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,

@@ -1,0 +1,25 @@
+#include "render/backend.h"
+
+#include "core/error.h"
+#include "io/config.h"
+#if SPLAT_HAVE_CUDA
+#include "cuda/backend.h"
+#endif
+
+namespace splat {
+
+std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp
+
+// The one place that knows which backends this build has.
+std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
+#if SPLAT_HAVE_CUDA
+  if (cfg.type == BackendKind::Cuda || (cfg.type == BackendKind::Auto && cuda::device_available()))
+    return cuda::make_backend(cfg.timing);
+#else
+  if (cfg.type == BackendKind::Cuda)
+    throw Error("backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");
+#endif
+  return make_cpu_backend(int(cfg.threads));
+}
+
+}  // namespace splat
