@@ -31,7 +31,8 @@ struct Intrinsics {
 struct FrameRef {
   int index = 0;  // position in frames[], for error messages
   std::string name;
-  std::string path;
+  std::string file_path;  // as written in the JSON
+  std::string path;       // the image file it resolved to
   std::array<double, 16> c2w{};
 };
 
@@ -129,7 +130,7 @@ std::string resolve_image(const std::string& file,
   throw input_error(file, field, "image not found (tried " + tried + ")");
 }
 
-std::vector<FrameRef> parse_frames(const std::string& file, const json& j, const fs::path& dir) {
+std::vector<FrameRef> parse_frames(const std::string& file, const json& j) {
   const auto it = j.find("frames");
   if (it == j.end()) throw input_error(file, "frames", "missing");
   if (!it->is_array()) throw input_error(file, "frames", "expected an array");
@@ -146,9 +147,8 @@ std::vector<FrameRef> parse_frames(const std::string& file, const json& j, const
     FrameRef ref;
     ref.index = int(i);
     ref.c2w = parse_matrix(file, field + ".transform_matrix", *tm);
-    const std::string rel = fp->get<std::string>();
-    ref.path = resolve_image(file, field + ".file_path", dir, rel);
-    ref.name = fs::path(rel).stem().string();
+    ref.file_path = fp->get<std::string>();
+    ref.name = fs::path(ref.file_path).stem().string();
     frames.push_back(std::move(ref));
   }
   return frames;
@@ -224,11 +224,14 @@ std::vector<View> load_split(const fs::path& file_path,
   const json j = parse_json(file);
   if (!j.is_object()) throw input_error(file, "JSON", "top level must be an object");
   const Intrinsics in = parse_intrinsics(file, j);
-  std::vector<FrameRef> all = parse_frames(file, j, dir);
+  std::vector<FrameRef> all = parse_frames(file, j);
   std::vector<FrameRef> kept;
   for (std::size_t i = 0; i < all.size(); i += std::size_t(keep_every)) {
     if (max_count > 0 && int(kept.size()) >= max_count) break;
     kept.push_back(std::move(all[i]));
+    // Only the frames kept need their images (a subset may be all that is on disk).
+    FrameRef& f = kept.back();
+    f.path = resolve_image(file, "frames[" + std::to_string(f.index) + "].file_path", dir, f.file_path);
   }
   return decode_split(file, kept, in, opts);
 }

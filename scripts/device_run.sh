@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .carry/ from scripts/device_build.sh:
+# the GPU tests, then (unless --tests-only) the Lego device benchmark. Prints a short table last.
+# Logs and metrics go to $OUT when it is set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/splat_out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SPLAT_SHARED="$PWD/.carry/shared"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+echo "== GPU tests"
+.carry/bin/splat_gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -40
+tests_rc=${PIPESTATUS[0]}
+
+if [ "${1:-}" != "--tests-only" ] && [ -d .carry/shared/data/lego ]; then
+  echo "== Lego device subset (configs/lego.toml, every 4th test view)"
+  .carry/bin/splat train .carry/shared/data/lego --config configs/lego.toml --set data.test_every=4 \
+    --timing --out "$out/lego" "${@:2}" 2>&1 | grep -v '^\[\|^[a-z_]* = \|^$\|^#' | tee "$out/lego.log" | tail -30
+  python3 - "$out/lego/metrics.json" <<'PY' || true
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(f"| iterations | splats | train s | ms/iter | PSNR | SSIM | peak GPU MiB |")
+print(f"| {m['iterations']} | {m['num_splats']} | {m['train_seconds']:.1f} | {m['ms_per_iter']:.3f} | "
+      f"{m['psnr']:.2f} | {m['ssim']:.4f} | {m['peak_memory_bytes'] / 2**20:.0f} |")
+PY
+fi
+exit "$tests_rc"

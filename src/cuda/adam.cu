@@ -1,0 +1,159 @@
+// Adam (Kingma & Ba 2015) over every parameter group in one launch; mirrors cpu::adam_update
+// (torch.optim.Adam: bias-corrected moments, eps added after the square root). The pass is
+// memory-bound (param, grad, m, v read, param, m, v written, grad cleared: 28 bytes per element),
+// so the groups share one launch, elements move as float4 where all four arrays allow it, and the
+// gradient is cleared here instead of by a separate memset.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "cpu/adam.h"
+#include "cuda/adam.h"
+#include "cuda/check.h"
+
+namespace splat::config {
+inline constexpr int adam_block_size = 256;
+}  // namespace splat::config
+
+namespace splat::cuda {
+namespace {
+
+constexpr int kThreads = config::adam_block_size;
+// Rounded once from the double constants of the reference, (1 - beta) in double first.
+constexpr float kBeta1 = float(cpu::kAdamBeta1), kOneMinusBeta1 = float(1.0 - cpu::kAdamBeta1);
+constexpr float kBeta2 = float(cpu::kAdamBeta2), kOneMinusBeta2 = float(1.0 - cpu::kAdamBeta2);
+constexpr float kEps = float(cpu::kAdamEps);
+
+// Every group travels in the kernel parameters (constant bank). Blocks
+// [block_begin[g], block_begin[g + 1]) serve group g; one unit per thread is one element, or four
+// when the group is vectorized.
+struct AdamLaunch {
+  AdamGroup groups[kMaxAdamGroups];
+  unsigned block_begin[kMaxAdamGroups + 1];
+  bool vec4[kMaxAdamGroups];
+  int count;
+  float inv_bc1;       // 1 / (1 - beta1^t)
+  float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
+};
+
+// The bias corrections are folded into two host-computed factors:
+// m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).
+__device__ __forceinline__ void adam_element(
+    float& p, float& g, float& m, float& v, float lr, float inv_bc1, float inv_sqrt_bc2) {
+  const float gr = g;
+  m = kBeta1 * m + kOneMinusBeta1 * gr;
+  v = kBeta2 * v + kOneMinusBeta2 * (gr * gr);
+  p -= lr * (m * inv_bc1) / (sqrtf(v) * inv_sqrt_bc2 + kEps);
+  g = 0.0f;
+}
+
+// Learning rates of consecutive elements from index i: the SH array is [N, K, 3] and coefficient
+// k = (i / 3) % K = 0 is the DC term (lr), the higher bands get lr_rest. The division happens once
+// per thread; the walk to the next elements is by increments.
+struct LrWalk {
+  float lr, lr_rest;
+  int K, k, c;  // K = 0: one rate for the whole group
+  __device__ LrWalk(const AdamGroup& G, std::size_t i)
+      : lr(G.lr), lr_rest(G.lr_rest), K(G.sh_K), k(0), c(0) {
+    if (K > 0) {
+      const std::size_t q = i / 3;
+      c = int(i - q * 3);
+      k = int(q % std::size_t(K));
+    }
+  }
+  __device__ float current() const { return k == 0 ? lr : lr_rest; }
+  __device__ void next() {
+    if (K > 0 && ++c == 3) {
+      c = 0;
+      if (++k == K) k = 0;
+    }
+  }
+};
+
+__global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ AdamLaunch L) {
+  // At most kMaxAdamGroups comparisons, uniform across the block.
+  int gi = 0;
+  while (gi + 1 < L.count && blockIdx.x >= L.block_begin[gi + 1]) ++gi;
+  const AdamGroup& G = L.groups[gi];
+  const std::size_t unit = std::size_t(blockIdx.x - L.block_begin[gi]) * kThreads + threadIdx.x;
+
+  if (L.vec4[gi]) {
+    const std::size_t i0 = unit * 4;
+    if (i0 >= G.n) return;
+    LrWalk lr(G, i0);
+    if (i0 + 4 <= G.n) {
+      float4 p = reinterpret_cast<const float4*>(G.param)[unit];
+      float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
+      float4 m = reinterpret_cast<const float4*>(G.m)[unit];
+      float4 v = reinterpret_cast<const float4*>(G.v)[unit];
+      adam_element(p.x, g.x, m.x, v.x, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      lr.next();
+      adam_element(p.y, g.y, m.y, v.y, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      lr.next();
+      adam_element(p.z, g.z, m.z, v.z, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      lr.next();
+      adam_element(p.w, g.w, m.w, v.w, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      reinterpret_cast<float4*>(G.param)[unit] = p;
+      reinterpret_cast<float4*>(G.grad)[unit] = g;
+      reinterpret_cast<float4*>(G.m)[unit] = m;
+      reinterpret_cast<float4*>(G.v)[unit] = v;
+    } else {
+      for (std::size_t i = i0; i < G.n; ++i, lr.next())
+        adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), L.inv_bc1,
+                     L.inv_sqrt_bc2);
+    }
+  } else if (unit < G.n) {
+    const LrWalk lr(G, unit);
+    adam_element(G.param[unit], G.grad[unit], G.m[unit], G.v[unit], lr.current(), L.inv_bc1,
+                 L.inv_sqrt_bc2);
+  }
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream) {
+  if (count < 0 || count > kMaxAdamGroups)
+    throw Error("adam_step: " + std::to_string(count) + " parameter groups (at most " +
+                std::to_string(kMaxAdamGroups) + ")");
+  if (step < 1) throw Error("adam_step: step " + std::to_string(step) + " (the count is 1-based)");
+
+  AdamLaunch L{};
+  L.count = count;
+  std::size_t blocks = 0;
+  for (int g = 0; g < count; ++g) {
+    const AdamGroup& G = groups[g];
+    if (G.n > 0 && (!G.param || !G.grad || !G.m || !G.v))
+      throw Error("adam_step: group " + std::to_string(g) + " has " + std::to_string(G.n) +
+                  " elements but a null pointer");
+    if (G.sh_K < 0)
+      throw Error("adam_step: group " + std::to_string(g) + " has sh_K " + std::to_string(G.sh_K));
+    L.groups[g] = G;
+    L.vec4[g] = aligned16(G.param) && aligned16(G.grad) && aligned16(G.m) && aligned16(G.v);
+    const std::size_t units = L.vec4[g] ? (G.n + 3) / 4 : G.n;
+    L.block_begin[g] = unsigned(blocks);
+    blocks += (units + kThreads - 1) / kThreads;
+    if (blocks > std::size_t(std::numeric_limits<int>::max()))
+      throw Error("adam_step: " + std::to_string(blocks) + " blocks exceed the grid limit");
+  }
+  L.block_begin[count] = unsigned(blocks);
+  if (blocks == 0) return;
+
+  // Bias corrections in double on the host, as the reference computes them.
+  const double t = double(step);
+  const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
+  L.inv_bc1 = float(1.0 / bc1);
+  L.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
+
+  adam_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(L);
+  SPLAT_CUDA_CHECK_LAUNCH("adam_kernel");
+}
+
+}  // namespace splat::cuda

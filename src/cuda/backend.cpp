@@ -1,0 +1,234 @@
+// The CUDA backend: every stage of a training step on one stream. The one host wait inside a
+// step reads the intersection count (buffers are sized from it); the loss comes back
+// asynchronously through pinned memory and is collected later.
+#include "cuda/backend.h"
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <deque>
+
+#include "cuda/adam.h"
+#include "cuda/loss.h"
+#include "cuda/renderer.h"
+
+namespace splat::cuda {
+
+bool device_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+namespace {
+
+// The model's five parameter groups on the device, in Gaussians::for_each_group order.
+struct Groups {
+  std::array<DeviceBuffer<float>, 5> g;
+  void upload(const Gaussians& h) {
+    int i = 0;
+    h.for_each_group([&](const char*, const std::vector<float>& v) { g[i++].upload(v); });
+  }
+  void download(Gaussians& h) const {
+    int i = 0;
+    h.for_each_group([&](const char*, std::vector<float>& v) { v = g[i++].download(); });
+  }
+  GaussianPtrs in() const { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
+  GaussianGradPtrs out() { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(bool timing)
+      : stream_(new_stream()), timer_(timing), renderer_(stream_, syncs_, timer_), loss_host_(kLossSlots * 2) {
+    for (auto& e : loss_events_) SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    for (auto& e : loss_events_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
+  }
+
+  static cudaStream_t new_stream() {
+    cudaStream_t s;
+    SPLAT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  }
+
+  std::string name() const override { return "cuda"; }
+
+  // Training images stay on the device: 8-bit when every value is exactly k/255, float otherwise.
+  void set_images(const std::vector<const Image*>& images) override {
+    images_.clear();
+    for (const Image* img : images) {
+      if (img->channels != 3) throw Error("cuda backend: training images must be RGB");
+      DeviceImage d;
+      d.width = img->width;
+      d.height = img->height;
+      std::vector<std::uint8_t> bytes(img->data.size());
+      bool exact = true;
+      for (std::size_t i = 0; i < bytes.size() && exact; ++i) {
+        const float v = img->data[i] * 255.0f;
+        bytes[i] = std::uint8_t(std::lround(v));
+        exact = float(bytes[i]) / 255.0f == img->data[i];
+      }
+      if (exact)
+        d.u8.upload(bytes);
+      else
+        d.f32.upload(img->data);
+      images_.push_back(std::move(d));
+    }
+  }
+
+  void set_state(const TrainState& s) override {
+    drain();
+    n_ = int(s.params.size());
+    sh_degree_ = s.params.sh_degree;
+    params_.upload(s.params);
+    m_.upload(s.adam_m);
+    v_.upload(s.adam_v);
+    grads_.upload(s.adam_m);  // zero-valued shapes; Adam clears them after every use
+    for (auto& g : grads_.g) g.zero(stream_);
+    adam_step_ = s.adam_step;
+  }
+
+  TrainState state() const override {
+    const_cast<CudaBackend*>(this)->drain();
+    TrainState s;
+    for (Gaussians* g : {&s.params, &s.adam_m, &s.adam_v}) g->sh_degree = sh_degree_;
+    params_.download(s.params);
+    m_.download(s.adam_m);
+    v_.download(s.adam_v);
+    s.adam_step = adam_step_;
+    return s;
+  }
+
+  std::size_t num_splats() const override { return std::size_t(n_); }
+
+  void step(const Camera& cam, int image, const StepSettings& s) override {
+    const DeviceImage& target = images_.at(image);
+    if (target.width != cam.width || target.height != cam.height)
+      throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
+    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
+
+    // Loss and its gradient, then the sums go home asynchronously.
+    PerPixel& px = renderer_.pixels();
+    const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+    timer_.begin("loss", stream_);
+    if (target.u8.size())
+      photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    else
+      photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    timer_.end(stream_);
+    queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda);
+
+    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
+
+    timer_.begin("adam", stream_);
+    const int K = sh_coeffs(sh_degree_);
+    std::array<AdamGroup, 5> groups;
+    const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats), float(s.lr.opacity),
+                          float(s.lr.sh0)};
+    for (int i = 0; i < 5; ++i)
+      groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
+                   params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
+    adam_step(groups.data(), 5, ++adam_step_, stream_);
+    timer_.end(stream_);
+    timer_.end_step();
+  }
+
+  void collect_losses(std::vector<StepResult>& out, bool wait) override {
+    if (wait) {
+      drain();
+      timer_.harvest_all();
+    }
+    out.insert(out.end(), ready_.begin(), ready_.end());
+    ready_.clear();
+    while (!pending_.empty() && cudaEventQuery(loss_events_[pending_.front().slot]) == cudaSuccess)
+      out.push_back(take_oldest_loss());
+  }
+
+  Image render(const Camera& cam, const RasterSettings& rs) override {
+    drain();
+    timer_.set_active(false);  // renders are not training steps
+    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, rs);
+    timer_.set_active(true);
+    Image out(cam.width, cam.height, 3);
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image, out.data.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream_));
+    syncs_.stream(stream_, "render_download");
+    return out;
+  }
+
+  std::uint64_t peak_memory_bytes() const override { return memory_stats().peak; }
+
+  std::vector<std::pair<std::string, double>> report() const override {
+    std::vector<std::pair<std::string, double>> r;
+    for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
+    r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
+    for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
+    return r;
+  }
+
+ private:
+  struct DeviceImage {
+    int width = 0, height = 0;
+    DeviceBuffer<std::uint8_t> u8;
+    DeviceBuffer<float> f32;
+  };
+  struct PendingLoss {
+    int slot;
+    double elements, lambda;
+  };
+  static constexpr int kLossSlots = 4;
+
+  void queue_loss_readback(double elements, double lambda) {
+    if (int(pending_.size()) == kLossSlots) {  // ring full (not with one wait per step): make room
+      syncs_.event(loss_events_[pending_.front().slot], "loss_ring_full");
+      ready_.push_back(take_oldest_loss());
+    }
+    const int slot = next_slot_;
+    next_slot_ = (next_slot_ + 1) % kLossSlots;
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(loss_host_.get() + slot * 2, renderer_.pixels().sums, 2 * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream_));
+    SPLAT_CUDA_CHECK(cudaEventRecord(loss_events_[slot], stream_));
+    pending_.push_back({slot, elements, lambda});
+  }
+
+  // The oldest pending loss, whose readback has completed.
+  StepResult take_oldest_loss() {
+    const PendingLoss p = pending_.front();
+    pending_.pop_front();
+    const float* sums = loss_host_.get() + p.slot * 2;
+    StepResult r;
+    r.l1 = double(sums[0]) / p.elements;
+    r.ssim = double(sums[1]) / p.elements;
+    r.loss = (1.0 - p.lambda) * r.l1 + p.lambda * (1.0 - r.ssim);
+    return r;
+  }
+
+  // Nothing in flight afterwards.
+  void drain() { syncs_.stream(stream_, "drain"); }
+
+  cudaStream_t stream_ = nullptr;
+  SyncLog syncs_;
+  StageTimer timer_;
+  Renderer renderer_;
+  int n_ = 0, sh_degree_ = 0;
+  std::int64_t adam_step_ = 0;
+  Groups params_, grads_, m_, v_;
+  std::vector<DeviceImage> images_;
+  Pinned<float> loss_host_;
+  std::array<cudaEvent_t, kLossSlots> loss_events_{};
+  std::deque<PendingLoss> pending_;
+  std::vector<StepResult> ready_;
+  int next_slot_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(bool timing) {
+  if (!device_available()) throw Error("backend.type = \"cuda\": no CUDA device is available");
+  return std::make_unique<CudaBackend>(timing);
+}
+
+}  // namespace splat::cuda

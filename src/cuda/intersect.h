@@ -1,0 +1,43 @@
+#pragma once
+// Tile intersection on the GPU: mirrors cpu/intersect.h. Count tiles per splat, inclusive prefix
+// sum (CUB), emit (tile << 32 | depth bits, gaussian) pairs, radix sort (CUB) over only the key bits
+// needed, and the [start, end) range of each tile.
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/types.h"
+
+namespace splat::cuda {
+
+struct TileGridParams {
+  int tiles_x = 0, tiles_y = 0;
+  int count() const { return tiles_x * tiles_y; }
+};
+
+// tiles_per_splat[i] = number of tiles splat i touches (0 when culled), then
+// offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count.
+void intersect_count(int n, const float* means2d, const int* radii, TileGridParams grid,
+                     std::int32_t* tiles_per_splat, cudaStream_t stream);
+std::size_t scan_temp_bytes(int n);
+void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
+                    std::size_t temp_bytes, cudaStream_t stream);
+
+// Writes keys / gaussian ids for every intersection, splat i at [offsets[i-1], offsets[i]),
+// tiles in row-major order of its box (the CPU order).
+void intersect_emit(int n, const float* means2d, const int* radii, const float* depths,
+                    const std::int32_t* offsets, TileGridParams grid, std::uint64_t* keys,
+                    std::uint32_t* gaussian_ids, cudaStream_t stream);
+
+// Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit). Double-buffered: the result
+// lands in the *_out arrays.
+std::size_t sort_temp_bytes(int m);
+void sort_intersections(int m, int end_bit, const std::uint64_t* keys_in, std::uint64_t* keys_out,
+                        const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,
+                        std::size_t temp_bytes, cudaStream_t stream);
+
+// ranges[tile] = {start, end} into the sorted arrays; tiles without intersections get {0, 0}.
+// Zeroes ranges itself.
+void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::uint32_t* ranges,
+                 cudaStream_t stream);
+
+}  // namespace splat::cuda

@@ -1,0 +1,107 @@
+// Projection forward: 3D Gaussians -> 2D conics, depths, screen radii and view-dependent colors,
+// one thread per splat. EWA splatting (Zwicker et al. 2002) as in 3DGS (Kerbl et al. 2023); the
+// specification is cpu/project.h (project_fwd), conventions in ../shared/golden/README.md.
+#include <cuda_runtime.h>
+
+#include "cuda/check.h"
+#include "cuda/project.h"
+#include "cuda/project_math.cuh"
+
+namespace splat::cuda {
+
+namespace {
+
+__global__ void __launch_bounds__(config::project_fwd_block_size)
+    project_fwd_kernel(const ProjectParams p,
+                       const float* __restrict__ means,        // [N, 3]
+                       const float* __restrict__ log_scales,   // [N, 3]
+                       const float* __restrict__ quats,        // [N, 4]
+                       const float* __restrict__ raw_opacity,  // [N]
+                       const float* __restrict__ sh,           // [N, K, 3]
+                       float* __restrict__ means2d,            // [N, 2]
+                       float* __restrict__ depths,             // [N]
+                       float* __restrict__ conics,             // [N, 3]
+                       int* __restrict__ radii,                // [N, 2]
+                       float* __restrict__ colors,             // [N, 3]
+                       float* __restrict__ opacities) {        // [N]
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= p.n) return;
+  const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3;
+  const CameraParams& cam = p.cam;
+
+  const detail::SplatGeometry g =
+      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4);
+
+  // Culled unless every test below passes; a culled splat still gets every output written.
+  bool keep = g.valid;
+  float opacity = 1.f / (1.f + expf(-raw_opacity[i]));
+  if (p.antialiased) opacity *= g.compensation;  // Mip-Splatting (Yu et al. 2024)
+  keep = keep && !(opacity < config::alpha_min);
+  // Screen extent per axis out to where alpha falls to 1/255 (at most 3.33 sigma), so tile
+  // binning never drops a contribution the rasterizer would keep.
+  const float extent =
+      fminf(config::max_extent_sigma, sqrtf(2.f * logf(opacity / config::alpha_min)));
+  const float z = g.p[2];
+  const float mx = cam.fx * g.p[0] / z + cam.cx, my = cam.fy * g.p[1] / z + cam.cy;
+  int rx = 0, ry = 0;
+  if (keep) {
+    rx = int(ceilf(extent * sqrtf(g.cov2d[0])));
+    ry = int(ceilf(extent * sqrtf(g.cov2d[2])));
+    keep = !(rx <= 0 && ry <= 0) && !(mx + rx <= 0.f || mx - rx >= float(cam.width) ||
+                                      my + ry <= 0.f || my - ry >= float(cam.height));
+  }
+
+  if (!keep) {
+    means2d[i2] = means2d[i2 + 1] = 0.f;
+    depths[i] = 0.f;
+    conics[i3] = conics[i3 + 1] = conics[i3 + 2] = 0.f;
+    radii[i2] = radii[i2 + 1] = 0;
+    colors[i3] = colors[i3 + 1] = colors[i3 + 2] = 0.f;
+    opacities[i] = 0.f;
+    return;
+  }
+
+  means2d[i2] = mx;
+  means2d[i2 + 1] = my;
+  depths[i] = z;
+  const float idet = 1.f / g.det;
+  conics[i3] = g.cov2d[2] * idet;
+  conics[i3 + 1] = -g.cov2d[1] * idet;
+  conics[i3 + 2] = g.cov2d[0] * idet;
+  radii[i2] = rx;
+  radii[i2 + 1] = ry;
+  opacities[i] = opacity;
+
+  // View-dependent color: SH along the unit direction from the camera center to the mean.
+  const float d[3] = {means[i3] - cam.campos[0], means[i3 + 1] - cam.campos[1],
+                      means[i3 + 2] - cam.campos[2]};
+  const float idn = 1.f / sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  float b[16];
+  detail::sh_basis(p.sh_degree, d[0] * idn, d[1] * idn, d[2] * idn, b);
+  const int active = sh_coeffs(p.sh_degree);
+  const float* coef = sh + std::size_t(i) * p.K * 3;
+  float col[3] = {0.5f, 0.5f, 0.5f};
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    if (k < active) {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) col[c] += b[k] * coef[k * 3 + c];
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < 3; ++c) colors[i3 + c] = fmaxf(0.f, col[c]);
+}
+
+}  // namespace
+
+void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cudaStream_t stream) {
+  detail::check_project_params(p, "project_fwd");
+  if (p.n <= 0) return;
+  const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
+  project_fwd_kernel<<<blocks, config::project_fwd_block_size, 0, stream>>>(
+      p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, out.means2d, out.depths,
+      out.conics, out.radii, out.colors, out.opacities);
+  SPLAT_CUDA_CHECK_LAUNCH("project_fwd_kernel");
+}
+
+}  // namespace splat::cuda

@@ -1,0 +1,98 @@
+#include "cuda/renderer.h"
+
+#include "cpu/intersect.h"
+#include "cuda/intersect.h"
+#include "cuda/loss.h"
+
+namespace splat::cuda {
+
+void PerSplat::carve(Carver& c, int n) {
+  proj = {c.take<float>(n * 2), c.take<float>(n), c.take<float>(n * 3), c.take<int>(n * 2),
+          c.take<float>(n * 3), c.take<float>(n)};
+  v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
+  tiles_per_splat = c.take<std::int32_t>(n);
+  offsets = c.take<std::int32_t>(n);
+  scan_bytes = scan_temp_bytes(n);
+  scan_temp = c.take<char>(scan_bytes);
+}
+
+void PerIsect::carve(Carver& c, int m) {
+  keys = c.take<std::uint64_t>(m);
+  keys_sorted = c.take<std::uint64_t>(m);
+  ids = c.take<std::uint32_t>(m);
+  ids_sorted = c.take<std::uint32_t>(m);
+  sort_bytes = sort_temp_bytes(m);
+  sort_temp = c.take<char>(sort_bytes);
+}
+
+void PerTile::carve(Carver& c, int tiles) { ranges = c.take<std::uint32_t>(std::size_t(tiles) * 2); }
+
+void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
+  const std::size_t px = std::size_t(wh.first) * wh.second;
+  image = c.take<float>(px * 3);
+  alpha = c.take<float>(px);
+  v_image = c.take<float>(px * 3);
+  last = c.take<std::uint32_t>(px);
+  loss_scratch = c.take<float>(loss_scratch_floats(wh.first, wh.second));
+  sums = c.take<float>(2);
+}
+
+void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs) {
+  n_ = n;
+  PerSplat& sp = splats_.ensure(n);
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(cam.width, cam.height);
+  const TileGridParams tg{grid.width, grid.height};
+  project_params_ = {n, K, rs.sh_degree, rs.antialiased, CameraParams::from(cam)};
+
+  timer_.begin("project", stream_);
+  project_fwd(project_params_, params, sp.proj, stream_);
+  timer_.end(stream_);
+
+  timer_.begin("intersect", stream_);
+  intersect_count(n, sp.proj.means2d, sp.proj.radii, tg, sp.tiles_per_splat, stream_);
+  intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
+  m_ = 0;
+  if (n > 0) {
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), sp.offsets + (n - 1), sizeof(std::int32_t),
+                                     cudaMemcpyDeviceToHost, stream_));
+    syncs_.stream(stream_, "isect_count");  // the step's one wait: buffers below are sized by it
+    m_ = count_host_.get()[0];
+  }
+  timer_.harvest();  // the previous step's events are complete now
+  PerIsect& is = isects_.ensure(m_);
+  intersect_emit(n, sp.proj.means2d, sp.proj.radii, sp.proj.depths, sp.offsets, tg, is.keys, is.ids, stream_);
+  timer_.end(stream_);
+
+  timer_.begin("sort", stream_);
+  sort_intersections(m_, cpu::sort_end_bit(grid.count()), is.keys, is.keys_sorted, is.ids, is.ids_sorted,
+                     is.sort_temp, is.sort_bytes, stream_);
+  PerTile& tl = tiles_.ensure(grid.count());
+  tile_ranges(m_, is.keys_sorted, grid.count(), tl.ranges, stream_);
+  timer_.end(stream_);
+
+  timer_.begin("rasterize", stream_);
+  PerPixel& px = pixels_.ensure({cam.width, cam.height});
+  raster_params_ = {cam.width, cam.height, grid.width, grid.height,
+                    {rs.background[0], rs.background[1], rs.background[2]}};
+  lists_ = {is.ids_sorted, tl.ranges};
+  rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, stream_);
+  timer_.end(stream_);
+}
+
+void Renderer::backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads) {
+  PerSplat& sp = splats_.get();
+  PerPixel& px = pixels_.get();
+  const std::size_t n = std::size_t(n_);
+  timer_.begin("rasterize_bwd", stream_);
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
+  rasterize_bwd(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, sp.v, stream_);
+  timer_.end(stream_);
+  timer_.begin("project_bwd", stream_);
+  project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_);
+  timer_.end(stream_);
+}
+
+}  // namespace splat::cuda

@@ -1,0 +1,28 @@
+#pragma once
+// Host synchronizations are named, counted functions, never hidden inside a helper.
+#include <cuda_runtime.h>
+
+#include <map>
+#include <string>
+
+#include "cuda/check.h"
+
+namespace splat::cuda {
+
+class SyncLog {
+ public:
+  void stream(cudaStream_t s, const char* why) {
+    SPLAT_CUDA_CHECK(cudaStreamSynchronize(s));
+    ++counts_[why];
+  }
+  void event(cudaEvent_t e, const char* why) {
+    SPLAT_CUDA_CHECK(cudaEventSynchronize(e));
+    ++counts_[why];
+  }
+  const std::map<std::string, long>& counts() const { return counts_; }
+
+ private:
+  std::map<std::string, long> counts_;
+};
+
+}  // namespace splat::cuda

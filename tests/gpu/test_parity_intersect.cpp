@@ -1,0 +1,277 @@
+// GPU tile intersection (count, scan, emit, radix sort, tile ranges) against cpu::intersect_tiles.
+// Everything here is integer or bit-pattern data, so every comparison is exact: the GPU must emit
+// the same keys in the same order as the CPU's three passes and sort them into the same order.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <ios>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu/intersect.h"
+#include "cpu/project.h"
+#include "cuda/buffer.h"
+#include "cuda/intersect.h"
+#include "parity_util.h"
+#include "render/settings.h"
+
+namespace splat {
+namespace {
+
+// Screen-space inputs of the intersection stage, [N, 2], [N, 2], [N].
+struct SplatInputs {
+  std::vector<float> means2d;
+  std::vector<int> radii;
+  std::vector<float> depths;
+  int n() const { return int(depths.size()); }
+};
+
+SplatInputs projected(int n, int width, int height, std::uint32_t seed) {
+  const test::Scene s = test::random_scene(n, width, height, seed);
+  cpu::Projected<float> p = cpu::project_fwd<float>(s.gaussians, s.camera, RasterSettings{});
+  return {std::move(p.means2d), std::move(p.radii), std::move(p.depths)};
+}
+
+// The CPU's count and emit passes before the sort (cpu::intersect_tiles keeps them internal):
+// tiles per splat, their inclusive prefix sum, and (key, gaussian) in gaussian order with each
+// splat's box in row-major order.
+struct Emitted {
+  std::vector<std::int32_t> counts, offsets;
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint32_t> ids;
+};
+
+Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
+  Emitted e;
+  std::int32_t total = 0;
+  for (int i = 0; i < s.n(); ++i) {
+    std::int32_t count = 0;
+    if (s.radii[i * 2] > 0 || s.radii[i * 2 + 1] > 0) {
+      const cpu::TileBox b = cpu::tile_box(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2],
+                                           s.radii[i * 2 + 1], grid);
+      for (int ty = b.y0; ty < b.y1; ++ty)
+        for (int tx = b.x0; tx < b.x1; ++tx, ++count) {
+          e.keys.push_back(cpu::isect_key(std::uint32_t(ty * grid.width + tx), s.depths[i]));
+          e.ids.push_back(std::uint32_t(i));
+        }
+    }
+    total += count;
+    e.counts.push_back(count);
+    e.offsets.push_back(total);
+  }
+  return e;
+}
+
+struct GpuResult {
+  int m = 0;
+  std::vector<std::int32_t> counts, offsets;
+  std::vector<std::uint64_t> keys, sorted_keys;
+  std::vector<std::uint32_t> ids, sorted_ids, ranges;
+};
+
+// Downloads the first `size` elements of a buffer allocated with at least one element.
+template <class T>
+std::vector<T> download(const cuda::DeviceBuffer<T>& b, std::size_t size) {
+  std::vector<T> v = b.download();
+  v.resize(size);
+  return v;
+}
+
+// The whole stage as a training step runs it, with every output poisoned first. end_bit = 0
+// means cpu::sort_end_bit(tile count), the value the pipeline passes.
+GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit = 0) {
+  const int n = s.n();
+  const std::size_t n1 = std::size_t(n > 0 ? n : 1);  // never allocate zero elements
+  const cuda::TileGridParams g{grid.width, grid.height};
+  const auto means2d = test::to_device(s.means2d);
+  const auto radii = test::to_device(s.radii);
+  const auto depths = test::to_device(s.depths);
+  auto counts = test::poisoned<std::int32_t>(n1);
+  auto offsets = test::poisoned<std::int32_t>(n1);
+
+  GpuResult r;
+  cuda::intersect_count(n, means2d.data(), radii.data(), g, counts.data(), nullptr);
+  cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
+  cuda::intersect_scan(n, counts.data(), offsets.data(), scan_temp.data(), scan_temp.size(), nullptr);
+  r.counts = download(counts, std::size_t(n));
+  r.offsets = download(offsets, std::size_t(n));
+  r.m = n > 0 ? r.offsets.back() : 0;
+
+  const std::size_t m1 = std::size_t(r.m > 0 ? r.m : 1);
+  auto keys = test::poisoned<std::uint64_t>(m1);
+  auto ids = test::poisoned<std::uint32_t>(m1);
+  auto sorted_keys = test::poisoned<std::uint64_t>(m1);
+  auto sorted_ids = test::poisoned<std::uint32_t>(m1);
+  auto ranges = test::poisoned<std::uint32_t>(std::size_t(grid.count()) * 2);
+  cuda::intersect_emit(n, means2d.data(), radii.data(), depths.data(), offsets.data(), g,
+                       keys.data(), ids.data(), nullptr);
+  cuda::DeviceBuffer<std::byte> sort_temp(std::max<std::size_t>(cuda::sort_temp_bytes(r.m), 1));
+  cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cpu::sort_end_bit(grid.count()),
+                           keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
+                           sort_temp.data(), sort_temp.size(), nullptr);
+  cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
+  SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+
+  r.keys = download(keys, std::size_t(r.m));
+  r.ids = download(ids, std::size_t(r.m));
+  r.sorted_keys = download(sorted_keys, std::size_t(r.m));
+  r.sorted_ids = download(sorted_ids, std::size_t(r.m));
+  r.ranges = ranges.download();
+  return r;
+}
+
+// Exact equality, reporting the number of differences and the first one (not the whole array).
+template <class T>
+void expect_same(const std::string& what, const std::vector<T>& got, const std::vector<T>& want) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  if (bad == 0) return;
+  // Keys read best in hex (tile in the high word, depth bits in the low), the rest in decimal.
+  const bool hex = sizeof(T) == 8;
+  ADD_FAILURE() << what << ": " << bad << " of " << got.size() << " differ, first at " << first
+                << ": got " << (hex ? std::hex : std::dec) << std::showbase << got[first]
+                << ", want " << want[first] << std::dec << std::noshowbase;
+}
+
+// Every key must lie below the end bit handed to the sort, else the truncated sort would ignore
+// tile bits; and every tile id must be inside the grid.
+void expect_keys_fit(const std::vector<std::uint64_t>& keys, int tile_count) {
+  const int end_bit = cpu::sort_end_bit(tile_count);
+  std::size_t above = 0, outside = 0;
+  for (const std::uint64_t k : keys) {
+    above += (k >> end_bit) != 0;
+    outside += cpu::key_tile(k) >= std::uint32_t(tile_count);
+  }
+  EXPECT_EQ(above, 0u) << "keys with bits at or above end bit " << end_bit;
+  EXPECT_EQ(outside, 0u) << "keys whose tile id is outside the " << tile_count << "-tile grid";
+}
+
+// All outputs against the CPU: the pre-sort passes against cpu_emit, the sorted arrays and
+// ranges against cpu::intersect_tiles itself.
+void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const GpuResult& r) {
+  const Emitted e = cpu_emit(s, grid);
+  const cpu::Intersections want = cpu::intersect_tiles(s.means2d, s.radii, s.depths, grid);
+  ASSERT_EQ(e.keys.size(), want.keys.size()) << "test's emit disagrees with cpu::intersect_tiles";
+  ASSERT_EQ(std::size_t(r.m), want.keys.size()) << "intersection count offsets[n-1]";
+  expect_same("tiles_per_splat", r.counts, e.counts);
+  expect_same("offsets", r.offsets, e.offsets);
+  expect_same("emitted keys", r.keys, e.keys);
+  expect_same("emitted gaussian ids", r.ids, e.ids);
+  expect_same("sorted keys", r.sorted_keys, want.keys);
+  expect_same("gaussian_from_isect", r.sorted_ids, want.gaussian_from_isect);
+  expect_same("tile_ranges", r.ranges, want.tile_ranges);
+  expect_keys_fit(r.sorted_keys, grid.count());
+}
+
+struct Case {
+  int n, width, height;
+  std::uint32_t seed;
+};
+
+TEST(IntersectParity, MatchesCpuOnProjectedScenes) {
+  for (const Case c : {Case{400, 64, 48, 1}, Case{2000, 97, 61, 2}, Case{3000, 160, 120, 3},
+                       Case{3000, 250, 170, 4}, Case{1500, 800, 600, 5}}) {
+    SCOPED_TRACE(std::to_string(c.n) + " splats, " + std::to_string(c.width) + "x" +
+                 std::to_string(c.height));
+    const SplatInputs s = projected(c.n, c.width, c.height, c.seed);
+    const cpu::TileGrid grid = cpu::TileGrid::for_image(c.width, c.height);
+    const GpuResult r = run_gpu(s, grid);
+    // Coverage: culled splats, multi-tile boxes, and several intersections per tile all occur,
+    // so the test exercises every path it claims to.
+    const Emitted e = cpu_emit(s, grid);
+    EXPECT_GT(std::count(e.counts.begin(), e.counts.end(), 0), 0) << "no culled splat";
+    EXPECT_GT(*std::max_element(e.counts.begin(), e.counts.end()), 1) << "no multi-tile splat";
+    EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
+    expect_matches_cpu(s, grid, r);
+  }
+}
+
+// Duplicated splats give runs of identical keys (same tile, same depth bits): the stable radix
+// sort of keys emitted in gaussian order must order them by gaussian index like the CPU does.
+TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
+  SplatInputs s = projected(1200, 97, 61, 11);
+  for (int i = 0; i < s.n(); ++i) {
+    const int src = i - i % 3;  // splats 3k+1 and 3k+2 copy splat 3k
+    s.means2d[i * 2] = s.means2d[src * 2];
+    s.means2d[i * 2 + 1] = s.means2d[src * 2 + 1];
+    s.radii[i * 2] = s.radii[src * 2];
+    s.radii[i * 2 + 1] = s.radii[src * 2 + 1];
+    s.depths[i] = s.depths[src];
+  }
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(97, 61);
+  const GpuResult r = run_gpu(s, grid);
+  std::size_t ties = 0;
+  for (std::size_t k = 1; k < r.sorted_keys.size(); ++k) ties += r.sorted_keys[k] == r.sorted_keys[k - 1];
+  EXPECT_GT(ties, 100u) << "the scene should produce many equal keys";
+  expect_matches_cpu(s, grid, r);
+}
+
+// Boxes at the grid's edges and corners, on tile boundaries, larger than the image, off screen,
+// with one radius zero (still binned) and both zero or negative (culled); 40x28 is a 3x2 grid
+// whose last column and row are partial.
+TEST(IntersectParity, HandMadeBoxes) {
+  const SplatInputs s = {
+      {20, 14, 8, 8, 8, 8, 24, 8, 32, 16, 39, 27, 20, 14, -10, 40, 0, 0, 20, 14, 32, 14, 17, 3,
+       17, 3, 8, 8},
+      {5, 5, 0, 0, 8, 8, 8, 8, 16, 16, 2, 2, 100, 100, 4, 4, 6, 4, 5, 0, 0, 5, 0, 7, 0, 0, -3, -1},
+      {1.0f, 0.1f, 2.0f, 0.5f, 3.0f, 0.25f, 7.0f, 1.5f, 0.75f, 1.0f, 1.0f, 2.5f, 2.5f, 0.5f}};
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(40, 28);
+  const GpuResult r = run_gpu(s, grid);
+  // Pinned by hand (tests/test_intersect.cpp has the box arithmetic): radius-8 boxes on tile
+  // boundaries touch one tile, radius 100 all six, off screen none. One zero radius still bins:
+  // radii (5, 0) at (20, 14) give x [0.94, 1.56] -> 2 tiles, y [0.875, 0.875] -> floor 0, ceil 1
+  // -> 1 tile; radii (0, 5) at (32, 14) give x [2, 2] on a tile edge -> empty box, 0 tiles;
+  // (0, 7) at (17, 3) give x [1.06, 1.06] -> 1 tile, y [-0.25, 0.63] -> 1 tile.
+  EXPECT_EQ(r.counts, (std::vector<std::int32_t>{4, 0, 1, 1, 4, 1, 6, 0, 1, 2, 0, 1, 0, 0}));
+  expect_matches_cpu(s, grid, r);
+}
+
+// The sort looks only at bits [0, sort_end_bit(tiles)); that must give exactly the order of a
+// full 64-bit sort, and one bit fewer must not (else this comparison could never fail).
+TEST(IntersectParity, EndBitTruncationKeepsOrder) {
+  const int width = 250, height = 170;  // 16 x 11 = 176 tiles: end bit 40, tile ids up to 175
+  const SplatInputs s = projected(3000, width, height, 21);
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(width, height);
+  const int end_bit = cpu::sort_end_bit(grid.count());
+  ASSERT_EQ(end_bit, 40);
+  const GpuResult tight = run_gpu(s, grid, end_bit);
+  const GpuResult full = run_gpu(s, grid, 64);
+  expect_keys_fit(tight.keys, grid.count());
+  expect_same("keys, end bit 40 vs 64", tight.sorted_keys, full.sorted_keys);
+  expect_same("gaussian ids, end bit 40 vs 64", tight.sorted_ids, full.sorted_ids);
+  expect_same("tile ranges, end bit 40 vs 64", tight.ranges, full.ranges);
+  expect_matches_cpu(s, grid, full);
+
+  // Tiles 128..175 need bit 39; without it they sort among tiles 0..47 by depth.
+  std::size_t high_tiles = 0;
+  for (const std::uint64_t k : tight.keys) high_tiles += cpu::key_tile(k) >= 128;
+  ASSERT_GT(high_tiles, 0u) << "no intersection uses the top tile bit";
+  const GpuResult short_by_one = run_gpu(s, grid, end_bit - 1);
+  EXPECT_NE(short_by_one.sorted_keys, full.sorted_keys) << "a sort missing the top tile bit agreed";
+}
+
+// Everything culled: no intersections, and every range {0, 0} although the ranges buffer started
+// poisoned (tile_ranges zeroes it itself). Then no splats at all.
+TEST(IntersectParity, EmptyWhenAllCulled) {
+  SplatInputs s = projected(500, 64, 48, 31);
+  std::fill(s.radii.begin(), s.radii.end(), 0);
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(64, 48);
+  const GpuResult r = run_gpu(s, grid);
+  EXPECT_EQ(r.m, 0);
+  expect_same("tiles_per_splat", r.counts, std::vector<std::int32_t>(std::size_t(s.n()), 0));
+  expect_same("offsets", r.offsets, std::vector<std::int32_t>(std::size_t(s.n()), 0));
+  expect_same("tile_ranges", r.ranges, std::vector<std::uint32_t>(std::size_t(grid.count()) * 2, 0));
+  expect_matches_cpu(s, grid, r);
+
+  const GpuResult none = run_gpu(SplatInputs{}, grid);
+  EXPECT_EQ(none.m, 0);
+  EXPECT_TRUE(none.counts.empty());
+  expect_same("tile_ranges, no splats", none.ranges,
+              std::vector<std::uint32_t>(std::size_t(grid.count()) * 2, 0));
+}
+
+}  // namespace
+}  // namespace splat
