@@ -13,11 +13,11 @@ namespace {
 // The demo's settings on top of the defaults: sized to finish in about two minutes on two CPU cores.
 constexpr const char* kDemoConfig = R"(
 [model]
-init_points = 20000
+init_points = 8000
 init_extent = 1.1
 
 [train]
-iterations = 3000
+iterations = 3500
 )";
 }  // namespace
 
