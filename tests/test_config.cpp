@@ -24,11 +24,13 @@ Config changed_everywhere() {
   c.data.downscale = 4;
   c.data.test_every = 8;
   c.data.max_train_views = 50;
+  c.data.holdout_every = 5;
   c.model.sh_degree = 1;
   c.model.init = InitKind::Points;
   c.model.init_points = 123457;
   c.model.init_extent = 2.0 / 3.0;
   c.model.init_opacity = 0.123456789012345678;
+  c.model.init_scale = 0.25;
   c.train.iterations = 7;
   c.train.seed = 9007199254740993ull;  // 2^53 + 1: would be rounded if it went through a double
   c.train.ssim_lambda = 1.0 / 7.0;
@@ -44,7 +46,16 @@ Config changed_everywhere() {
   c.backend.type = BackendKind::Cpu;
   c.backend.threads = 2;
   c.backend.timing = true;
-  c.densify.strategy = DensifyStrategy::None;  // the only value so far
+  c.densify.strategy = DensifyStrategy::Mcmc;
+  c.densify.refine_every = 77;
+  c.densify.refine_start = 333;
+  c.densify.refine_stop = 4444;
+  c.densify.min_opacity = 0.0123;
+  c.densify.cap_max = 234567;
+  c.densify.growth = 0.07;
+  c.densify.noise_lr = 4.5e5;
+  c.densify.opacity_reg = 0.015;
+  c.densify.scale_reg = 0.025;
   c.output.save_renders = false;
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
@@ -137,13 +148,10 @@ TEST(Config, ToTomlRoundTripsEveryField) {
   const auto changed = value_lines(c.to_toml());
   const auto defaults = value_lines(Config{}.to_toml());
   ASSERT_EQ(changed.size(), defaults.size());
-  // Every field must move, or this test would not cover it; densify.strategy has one value yet.
+  // Every field must move, or this test would not cover it.
   for (std::size_t i = 0; i < changed.size(); ++i) {
     const std::string key = changed[i].substr(0, changed[i].find(" = "));
-    if (key != "strategy") {
-      EXPECT_NE(changed[i], defaults[i])
-          << "changed_everywhere() leaves " << key << " at its default";
-    }
+    EXPECT_NE(changed[i], defaults[i]) << "changed_everywhere() leaves " << key << " at its default";
   }
 
   Config back;
@@ -216,7 +224,8 @@ TEST(Config, LegoProtocol) {
   EXPECT_EQ(c.model.init_extent, 1.3);
   EXPECT_EQ(c.model.sh_degree, 3);
   EXPECT_EQ(c.data.background, (std::array<double, 3>{1.0, 1.0, 1.0}));
-  EXPECT_EQ(c.densify.strategy, DensifyStrategy::None);
+  EXPECT_EQ(c.densify.strategy, DensifyStrategy::Mcmc);
+  EXPECT_EQ(c.densify.cap_max, 400000);
 }
 
 TEST(ConfigErrors, UnknownSection) {
@@ -270,7 +279,7 @@ TEST(ConfigErrors, BadEnumName) {
   const std::string e = file_error("[backend]\ntype = \"gpu\"\n");
   EXPECT_HAS(e, "x.toml:2: backend.type: \"gpu\" is not one of auto, cpu, cuda");
   EXPECT_HAS(file_error("[model]\ninit = 3\n"),
-             "x.toml:2: model.init: expected a string (one of random, points), got integer");
+             "x.toml:2: model.init: expected a string (one of auto, random, points), got integer");
 }
 
 TEST(ConfigErrors, ArrayLength) {
@@ -385,7 +394,7 @@ TEST(ConfigValidate, RangesOfValuesSetInCode) {
 TEST(ConfigEnums, RoundTrip) {
   for (auto k : {BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda})
     EXPECT_EQ(from_string<BackendKind>(to_string(k)), k);
-  for (auto k : {InitKind::Random, InitKind::Points})
+  for (auto k : {InitKind::Auto, InitKind::Random, InitKind::Points})
     EXPECT_EQ(from_string<InitKind>(to_string(k)), k);
   EXPECT_EQ(from_string<DensifyStrategy>(to_string(DensifyStrategy::None)), DensifyStrategy::None);
   EXPECT_EQ(to_string(BackendKind::Cuda), "cuda");

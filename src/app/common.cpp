@@ -32,8 +32,18 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.downscale = int(cfg.data.downscale);
   opts.test_every = int(cfg.data.test_every);
   opts.max_train = int(cfg.data.max_train_views);
-  if (fs::exists(fs::path(path) / "transforms_train.json")) return load_blender(path, opts);
-  throw Error(path + ": unrecognized dataset layout (expected transforms_train.json of the NeRF-synthetic format)");
+  opts.holdout_every = int(cfg.data.holdout_every);
+  const fs::path dir(path);
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);
+  if (fs::is_regular_file(dir / "transforms.json", ec)) return load_transforms(path, opts);
+  for (const char* sparse : {"sparse/0", "sparse"})
+    for (const char* f : {"cameras.bin", "cameras.txt"})
+      if (fs::is_regular_file(dir / sparse / f, ec)) return load_colmap(path, opts);
+  throw Error(path +
+              ": unrecognized dataset layout; looked for transforms_train.json (NeRF-synthetic), "
+              "transforms.json (instant-ngp / nerfstudio) and sparse/0/cameras.{bin,txt} or "
+              "sparse/cameras.{bin,txt} (COLMAP, with the images in images/)");
 }
 
 TrainState load_model(const std::string& path) {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "cpu/adam.h"
 #include "cpu/loss.h"
+#include "cpu/mcmc.h"
 #include "cpu/pipeline.h"
 #include "render/backend.h"
 
@@ -50,8 +51,10 @@ class CpuBackend final : public Backend {
     const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
     const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
                                                     cam.height, float(s.ssim_lambda), true);
-    const Gaussians grads = render_bwd(state_.params, cam, s.raster, fwd, loss.v_image, {});
+    Gaussians grads = render_bwd(state_.params, cam, s.raster, fwd, loss.v_image, {});
+    add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
     adam_step(state_, grads, s.lr);
+    if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
     finished_.push_back({loss.loss, loss.l1, loss.ssim});
   }
 
@@ -59,6 +62,8 @@ class CpuBackend final : public Backend {
     out.insert(out.end(), finished_.begin(), finished_.end());
     finished_.clear();
   }
+
+  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return cpu::mcmc_refine(state_, s); }
 
   Image render(const Camera& cam, const RasterSettings& rs) override {
     const RenderState<float> fwd = render_fwd(state_.params, cam, rs);

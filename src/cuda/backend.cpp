@@ -5,11 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 
 #include "cuda/adam.h"
 #include "cuda/loss.h"
+#include "cuda/mcmc.h"
 #include "cuda/renderer.h"
 
 namespace splat::cuda {
@@ -34,6 +37,10 @@ struct Groups {
   }
   GaussianPtrs in() const { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
   GaussianGradPtrs out() { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
+  // Slots past the live count read zero (set_state and mcmc_refine keep it so).
+  void zero_tails(cudaStream_t stream) {
+    for (auto& b : g) b.zero_tail(stream);
+  }
 };
 
 class CudaBackend final : public Backend {
@@ -77,6 +84,7 @@ class CudaBackend final : public Backend {
         d.f32.upload(img->data);
       images_.push_back(std::move(d));
     }
+    uploaded();
   }
 
   void set_state(const TrainState& s) override {
@@ -88,8 +96,14 @@ class CudaBackend final : public Backend {
     v_.upload(s.adam_v);
     grads_.upload(s.adam_m);  // zero-valued shapes; Adam clears them after every use
     for (auto& g : grads_.g) g.zero(stream_);
+    for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
     adam_step_ = s.adam_step;
+    uploaded();
   }
+
+  // cudaMemcpy from pageable memory may return before the copy lands; kernels on stream_ must
+  // not overtake it.
+  void uploaded() { syncs_.device("upload"); }
 
   TrainState state() const override {
     const_cast<CudaBackend*>(this)->drain();
@@ -123,6 +137,13 @@ class CudaBackend final : public Backend {
 
     renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
 
+    if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
+      timer_.begin("regularize", stream_);
+      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), s.opacity_reg, s.scale_reg,
+                             grads_.g[3].data(), grads_.g[1].data(), stream_);
+      timer_.end(stream_);
+    }
+
     timer_.begin("adam", stream_);
     const int K = sh_coeffs(sh_degree_);
     std::array<AdamGroup, 5> groups;
@@ -133,6 +154,13 @@ class CudaBackend final : public Backend {
                    params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
     adam_step(groups.data(), 5, ++adam_step_, stream_);
     timer_.end(stream_);
+
+    if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
+      timer_.begin("noise", stream_);
+      mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(), float(s.noise_scale),
+                        s.noise_seed, params_.g[0].data(), stream_);
+      timer_.end(stream_);
+    }
     timer_.end_step();
   }
 
@@ -145,6 +173,59 @@ class CudaBackend final : public Backend {
     ready_.clear();
     while (!pending_.empty() && cudaEventQuery(loss_events_[pending_.front().slot]) == cudaSuccess)
       out.push_back(take_oldest_loss());
+  }
+
+  // One MCMC tick (cpu::mcmc_refine). Host waits: the drain, then one for the dead count, which
+  // sizes the relocation and is part of the returned stats. Growth reallocates the model arrays
+  // geometrically, keeping their contents; the old storage lives until that wait has passed the
+  // copies out of it.
+  RefineStats mcmc_refine(const McmcRefineSettings& s) override {
+    drain();
+    if (cudaStreamQuery(stream_) != cudaSuccess)
+      throw Error("cuda backend: work still in flight after the drain before an MCMC refine");
+    const int n = n_;
+    if (n == 0) return {};
+    const std::size_t target = std::max(s.target_count, std::size_t(n));
+    if (target > std::size_t(std::numeric_limits<int>::max()))
+      throw Error("cuda backend: MCMC target of " + std::to_string(target) + " splats exceeds the int index range");
+    const int add = int(target) - n;
+
+    const McmcSlots slots0 = slots();  // widths; pointers refreshed after growth
+    std::vector<DeviceBuffer<float>> old_storage;
+    if (add > 0)
+      for (Groups* G : {&params_, &grads_, &m_, &v_})
+        for (int g = 0; g < 5; ++g) {
+          DeviceBuffer<float> old = G->g[g].grow_keep(target * std::size_t(slots0.width[g]), stream_);
+          if (old.data()) old_storage.push_back(std::move(old));
+        }
+
+    const McmcScratch& scratch = mcmc_scratch_.ensure({n, std::max(n, add)});
+    mcmc_find_dead(n, params_.g[3].data(), s.min_opacity, scratch, dead_host_.get(), stream_);
+    syncs_.stream(stream_, "mcmc_dead_count");
+    old_storage.clear();  // the copies out of it are done
+    const int dead = *dead_host_.get();
+
+    RefineStats stats;
+    const McmcSlots sl = slots();
+    if (dead > 0 && dead < n) {
+      mcmc_relocate(sl, n, dead, s.seed, s.min_opacity, scratch, stream_);
+      stats.dead = std::size_t(dead);
+    }
+    if (add > 0) {
+      mcmc_grow(sl, n, add, s.seed, s.min_opacity, scratch, stream_);
+      stats.added = std::size_t(add);
+    }
+    n_ = int(target);
+    stats.count = target;
+    return stats;
+  }
+
+  // Test hook (model_arrays in cuda/backend.h).
+  std::vector<DeviceArrayView> arrays() const {
+    std::vector<DeviceArrayView> out;
+    for (const Groups* G : {&params_, &grads_, &m_, &v_})
+      for (const auto& b : G->g) out.push_back({b.data(), b.size(), b.capacity()});
+    return out;
   }
 
   Image render(const Camera& cam, const RasterSettings& rs) override {
@@ -209,6 +290,18 @@ class CudaBackend final : public Backend {
   // Nothing in flight afterwards.
   void drain() { syncs_.stream(stream_, "drain"); }
 
+  McmcSlots slots() {
+    McmcSlots sl{};
+    const int widths[5] = {3, 3, 4, 1, 3 * sh_coeffs(sh_degree_)};
+    for (int g = 0; g < 5; ++g) {
+      sl.params[g] = params_.g[g].data();
+      sl.m[g] = m_.g[g].data();
+      sl.v[g] = v_.g[g].data();
+      sl.width[g] = widths[g];
+    }
+    return sl;
+  }
+
   cudaStream_t stream_ = nullptr;
   SyncLog syncs_;
   StageTimer timer_;
@@ -216,6 +309,8 @@ class CudaBackend final : public Backend {
   int n_ = 0, sh_degree_ = 0;
   std::int64_t adam_step_ = 0;
   Groups params_, grads_, m_, v_;
+  ScratchGroup<McmcScratch, McmcSize> mcmc_scratch_;
+  Pinned<std::int32_t> dead_host_{1};
   std::vector<DeviceImage> images_;
   Pinned<float> loss_host_;
   std::array<cudaEvent_t, kLossSlots> loss_events_{};
@@ -225,6 +320,12 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
+
+std::vector<DeviceArrayView> model_arrays(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (!cuda) throw Error("model_arrays: the backend is " + backend.name() + ", not cuda");
+  return cuda->arrays();
+}
 
 std::unique_ptr<Backend> make_backend(bool timing) {
   if (!device_available()) throw Error("backend.type = \"cuda\": no CUDA device is available");

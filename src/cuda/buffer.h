@@ -46,13 +46,33 @@ class DeviceBuffer {
     if (n > capacity_) {
       const std::size_t cap = std::max(n, capacity_ + capacity_ / 2);
       release();
-      SPLAT_CUDA_CHECK(cudaMalloc(&ptr_, cap * sizeof(T)));
-      capacity_ = cap;
-      MemoryStats& m = memory_stats();
-      m.current += cap * sizeof(T);
-      m.peak = std::max(m.peak, m.current);
+      allocate(cap);
     }
     size_ = n;
+  }
+  // Grows to n elements keeping the contents: when the storage moves, [0, size()) is copied on
+  // `stream`. Afterwards every element from the old size up to the capacity reads zero (the model's
+  // slots past the live count stay zero). Returns the previous storage when it moved, else an empty
+  // buffer: keep it alive until a host wait has passed `stream`, since the queued copy reads it
+  // (cudaFree promises no synchronization). Never shrinks: n below size() keeps size().
+  [[nodiscard]] DeviceBuffer grow_keep(std::size_t n, cudaStream_t stream) {
+    DeviceBuffer old;
+    if (n > capacity_) {
+      DeviceBuffer fresh;
+      fresh.allocate(std::max(n, capacity_ + capacity_ / 2));
+      if (size_)
+        SPLAT_CUDA_CHECK(cudaMemcpyAsync(fresh.ptr_, ptr_, size_ * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      fresh.size_ = size_;
+      old = std::exchange(*this, std::move(fresh));
+    }
+    zero_tail(stream);
+    size_ = std::max(n, size_);
+    return old;
+  }
+  // Zeroes [size(), capacity()).
+  void zero_tail(cudaStream_t stream) {
+    if (capacity_ > size_)
+      SPLAT_CUDA_CHECK(cudaMemsetAsync(ptr_ + size_, 0, (capacity_ - size_) * sizeof(T), stream));
   }
   void upload(const std::vector<T>& host) {
     resize(host.size());
@@ -70,9 +90,20 @@ class DeviceBuffer {
   T* data() { return ptr_; }
   const T* data() const { return ptr_; }
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
   std::size_t bytes() const { return size_ * sizeof(T); }
 
  private:
+  // On an empty buffer: cap elements of uninitialized storage, size 0.
+  void allocate(std::size_t cap) {
+    T* p = nullptr;  // ptr_ stays null if the allocation fails
+    SPLAT_CUDA_CHECK(cudaMalloc(&p, cap * sizeof(T)));
+    ptr_ = p;
+    capacity_ = cap;
+    MemoryStats& m = memory_stats();
+    m.current += cap * sizeof(T);
+    m.peak = std::max(m.peak, m.current);
+  }
   void release() {
     if (ptr_) {
       cudaFree(ptr_);

@@ -10,24 +10,14 @@
 #include "core/error.h"
 #include "cuda/check.h"
 #include "cuda/rasterize.h"
+#include "cuda/rasterize_common.cuh"
 #include "render/settings.h"
 
 namespace splat::cuda {
 namespace {
 
-constexpr int kBlock = config::tile_size * config::tile_size;
+constexpr int kBlock = kRasterBlock;
 constexpr unsigned kFullWarp = 0xffffffffu;
-
-// cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.
-constexpr float kMinPower = float(-5.5412635451584258);
-
-// Exponent of the 2D Gaussian at d = mean2d - pixel. Must stay identical to the copy in
-// rasterize_fwd.cu (_rn: no FMA contraction), so that this pass skips exactly the splats the
-// forward skipped and the division chain below undoes exactly the forward's products.
-__device__ __forceinline__ float gaussian_power(float a, float b, float c, float dx, float dy) {
-  const float quad = __fadd_rn(__fmul_rn(__fmul_rn(a, dx), dx), __fmul_rn(__fmul_rn(c, dy), dy));
-  return -__fadd_rn(__fmul_rn(0.5f, quad), __fmul_rn(__fmul_rn(b, dx), dy));
-}
 
 // Tree sum over the 32 lanes; the result is complete in lane 0. Every lane must call it.
 __device__ __forceinline__ float warp_sum(float v) {

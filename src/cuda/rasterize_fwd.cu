@@ -8,25 +8,13 @@
 #include "core/error.h"
 #include "cuda/check.h"
 #include "cuda/rasterize.h"
+#include "cuda/rasterize_common.cuh"
 #include "render/settings.h"
 
 namespace splat::cuda {
 namespace {
 
-// One thread per pixel of a tile; a batch holds one splat per thread so all threads load.
-constexpr int kBlock = config::tile_size * config::tile_size;
-
-// cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.
-constexpr float kMinPower = float(-5.5412635451584258);
-
-// Exponent of the 2D Gaussian at d = mean2d - pixel: -(a dx^2 / 2 + b dx dy + c dy^2 / 2), the
-// operations of cpu::blend_pixel in the same order. Written with _rn so that no FMA contraction
-// changes the rounding: the backward recomputes this and must take the same skip decisions.
-// Keep identical to the copy in rasterize_bwd.cu.
-__device__ __forceinline__ float gaussian_power(float a, float b, float c, float dx, float dy) {
-  const float quad = __fadd_rn(__fmul_rn(__fmul_rn(a, dx), dx), __fmul_rn(__fmul_rn(c, dy), dy));
-  return -__fadd_rn(__fmul_rn(0.5f, quad), __fmul_rn(__fmul_rn(b, dx), dy));
-}
+constexpr int kBlock = kRasterBlock;
 
 __global__ void __launch_bounds__(kBlock)
     rasterize_fwd_kernel(RasterParams p,

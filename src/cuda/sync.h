@@ -19,6 +19,10 @@ class SyncLog {
     SPLAT_CUDA_CHECK(cudaEventSynchronize(e));
     ++counts_[why];
   }
+  void device(const char* why) {
+    SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+    ++counts_[why];
+  }
   const std::map<std::string, long>& counts() const { return counts_; }
 
  private:

@@ -1,17 +1,22 @@
-// NeRF-synthetic ("Blender") datasets: transforms_{train,val,test}.json beside the images.
+// Datasets described by transforms JSON: NeRF-synthetic ("Blender",
+// transforms_{train,val,test}.json) and instant-ngp / nerfstudio (one transforms.json). They share
+// the frame, pose and intrinsics parsing below and differ in how splits form, whether a missing
+// image is fatal, and scene bounds.
 #include <algorithm>
 #include <cmath>
-#include <exception>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "io/dataset.h"
-#include "io/image_io.h"
+#include "io/loader_util.h"
+#include "io/undistort.h"
 
 namespace splat {
 namespace {
@@ -23,9 +28,26 @@ using nlohmann::json;
 // shared Lego copy stores lossless WebP where the original JSON would say .png).
 constexpr const char* kImageExtensions[] = {".png", ".webp", ".jpg", ".jpeg"};
 
+// Camera fields, at the top level or in a frame (nerfstudio allows per-frame intrinsics).
 struct Intrinsics {
   std::optional<double> angle_x, fl_x, fl_y, cx, cy, w, h;
+  std::optional<double> k1, k2, k3, k4, p1, p2;
 };
+
+constexpr std::pair<const char*, std::optional<double> Intrinsics::*> kIntrinsicKeys[] = {
+    {"camera_angle_x", &Intrinsics::angle_x},
+    {"fl_x", &Intrinsics::fl_x},
+    {"fl_y", &Intrinsics::fl_y},
+    {"cx", &Intrinsics::cx},
+    {"cy", &Intrinsics::cy},
+    {"w", &Intrinsics::w},
+    {"h", &Intrinsics::h},
+    {"k1", &Intrinsics::k1},
+    {"k2", &Intrinsics::k2},
+    {"k3", &Intrinsics::k3},
+    {"k4", &Intrinsics::k4},
+    {"p1", &Intrinsics::p1},
+    {"p2", &Intrinsics::p2}};
 
 // One frame resolved to a file, before decoding.
 struct FrameRef {
@@ -34,7 +56,12 @@ struct FrameRef {
   std::string file_path;  // as written in the JSON
   std::string path;       // the image file it resolved to
   std::array<double, 16> c2w{};
+  Intrinsics in;  // the top-level fields, overridden by the frame's own
 };
+
+std::string frame_field(int index) {
+  return "frames[" + std::to_string(index) + "]";
+}
 
 json parse_json(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
@@ -49,31 +76,70 @@ json parse_json(const std::string& file) {
   }
 }
 
-std::optional<double> optional_number(const std::string& file, const json& j, const char* key) {
+// `prefix` says where `j` is: "" for the top level, "frames[3]." for a frame.
+std::optional<double> optional_number(const std::string& file,
+                                      const json& j,
+                                      const char* key,
+                                      const std::string& prefix = "") {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number()) throw input_error(file, key, "expected a number, got " + it->dump());
+  if (!it->is_number()) {
+    throw input_error(file, prefix + key, "expected a number, got " + it->dump());
+  }
   const double v = it->get<double>();
-  if (!std::isfinite(v)) throw input_error(file, key, "not finite");
+  if (!std::isfinite(v)) throw input_error(file, prefix + key, "not finite");
   return v;
 }
 
-Intrinsics parse_intrinsics(const std::string& file, const json& j) {
+Intrinsics parse_intrinsics(const std::string& file, const json& j, const std::string& prefix) {
   Intrinsics in;
-  in.angle_x = optional_number(file, j, "camera_angle_x");
-  in.fl_x = optional_number(file, j, "fl_x");
-  in.fl_y = optional_number(file, j, "fl_y");
-  in.cx = optional_number(file, j, "cx");
-  in.cy = optional_number(file, j, "cy");
-  in.w = optional_number(file, j, "w");
-  in.h = optional_number(file, j, "h");
-  if (!in.angle_x && !in.fl_x) throw input_error(file, "camera_angle_x", "missing (and no fl_x)");
+  for (const auto& [key, member] : kIntrinsicKeys)
+    in.*member = optional_number(file, j, key, prefix);
+  for (const auto& [key, member] :
+       {std::pair{"fl_x", in.fl_x}, {"fl_y", in.fl_y}, {"w", in.w}, {"h", in.h}}) {
+    if (member && *member <= 0) throw input_error(file, prefix + key, "must be > 0");
+  }
+  return in;
+}
+
+Intrinsics merged(Intrinsics top, const Intrinsics& frame) {
+  for (const auto& [key, member] : kIntrinsicKeys) {
+    if (frame.*member) top.*member = frame.*member;
+  }
+  return top;
+}
+
+// The focal length comes from fl_x, or from camera_angle_x and the image width.
+void require_focal(const std::string& file, const std::string& prefix, const Intrinsics& in) {
+  if (!in.angle_x && !in.fl_x) {
+    throw input_error(file, prefix + "camera_angle_x", "missing (and no fl_x)");
+  }
   if (in.angle_x && !in.fl_x && !(*in.angle_x > 0 && *in.angle_x < std::numbers::pi)) {
-    throw input_error(file, "camera_angle_x",
+    throw input_error(file, prefix + "camera_angle_x",
                       "must lie in (0, pi), got " + std::to_string(*in.angle_x));
   }
-  if ((in.w && *in.w <= 0) || (in.h && *in.h <= 0)) throw input_error(file, "w/h", "must be > 0");
-  return in;
+}
+
+struct Pinhole {
+  double fx, fy, cx, cy;
+};
+
+// Intrinsics for the image as found on disk: fl_x, cx, ... are in the pixel units of w/h when
+// those are given, and the file may have another size.
+Pinhole pinhole_for(const Intrinsics& in, int width, int height) {
+  const double W = width, H = height;
+  const double sx = in.w ? W / *in.w : 1.0, sy = in.h ? H / *in.h : sx;
+  Pinhole p;
+  p.fx = in.fl_x ? *in.fl_x * sx : 0.5 * W / std::tan(0.5 * *in.angle_x);
+  p.fy = in.fl_y ? *in.fl_y * sy : (in.fl_x ? *in.fl_x * sy : p.fx);
+  p.cx = in.cx ? *in.cx * sx : 0.5 * W;
+  p.cy = in.cy ? *in.cy * sy : 0.5 * H;
+  return p;
+}
+
+LensDistortion lens_of(const Intrinsics& in) {
+  return {in.k1.value_or(0), in.k2.value_or(0), in.k3.value_or(0),
+          in.k4.value_or(0), in.p1.value_or(0), in.p2.value_or(0)};
 }
 
 std::array<double, 16> parse_matrix(const std::string& file,
@@ -104,14 +170,14 @@ std::array<double, 16> parse_matrix(const std::string& file,
   return out;
 }
 
-std::string resolve_image(const std::string& file,
-                          const std::string& field,
-                          const fs::path& dir,
-                          const std::string& rel) {
+// The image a `file_path` names; nullopt with the candidates in `tried` when none exists.
+std::optional<std::string> resolve_image(const fs::path& dir,
+                                         const std::string& rel,
+                                         std::string& tried) {
   const fs::path base = (dir / rel).lexically_normal();
   std::error_code ec;
   if (fs::is_regular_file(base, ec)) return base.string();
-  std::string tried = base.string();
+  tried = base.string();
   const std::string ext = base.extension().string();
   const bool known_ext =
       std::find_if(std::begin(kImageExtensions), std::end(kImageExtensions),
@@ -127,17 +193,17 @@ std::string resolve_image(const std::string& file,
     if (fs::is_regular_file(p, ec)) return p.string();
     tried += ", " + p.string();
   }
-  throw input_error(file, field, "image not found (tried " + tried + ")");
+  return std::nullopt;
 }
 
-std::vector<FrameRef> parse_frames(const std::string& file, const json& j) {
+std::vector<FrameRef> parse_frames(const std::string& file, const json& j, const Intrinsics& top) {
   const auto it = j.find("frames");
   if (it == j.end()) throw input_error(file, "frames", "missing");
   if (!it->is_array()) throw input_error(file, "frames", "expected an array");
   std::vector<FrameRef> frames;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& f = (*it)[i];
-    const std::string field = "frames[" + std::to_string(i) + "]";
+    const std::string field = frame_field(int(i));
     if (!f.is_object()) throw input_error(file, field, "expected an object");
     const auto fp = f.find("file_path");
     if (fp == f.end()) throw input_error(file, field + ".file_path", "missing");
@@ -149,70 +215,48 @@ std::vector<FrameRef> parse_frames(const std::string& file, const json& j) {
     ref.c2w = parse_matrix(file, field + ".transform_matrix", *tm);
     ref.file_path = fp->get<std::string>();
     ref.name = fs::path(ref.file_path).stem().string();
+    ref.in = merged(top, parse_intrinsics(file, f, field + "."));
     frames.push_back(std::move(ref));
   }
   return frames;
 }
 
-// Decodes, composites and downscales every frame. Errors are collected per frame and the one
-// with the lowest index is rethrown, so the report does not depend on thread timing.
-std::vector<View> decode_split(const std::string& file,
-                               const std::vector<FrameRef>& frames,
-                               const Intrinsics& in,
-                               const LoadOptions& opts) {
-  const int n = int(frames.size());
-  std::vector<View> views(n);
-  std::vector<std::array<int, 2>> sizes(n);
-  std::vector<std::exception_ptr> errors(n);
-#pragma omp parallel for schedule(dynamic)
-  for (int i = 0; i < n; ++i) {
-    const std::string field = "frames[" + std::to_string(frames[i].index) + "]";
-    try {
-      Image full = read_image(frames[i].path);
-      sizes[i] = {full.width, full.height};
-      if (full.width / opts.downscale == 0 || full.height / opts.downscale == 0) {
-        throw input_error(
-            frames[i].path, "image",
-            "downscale factor " + std::to_string(opts.downscale) + " is larger than the image");
-      }
-      // composite_on and downscale copy when there is nothing to do; full-size frames are large.
-      Image rgb = full.channels == 4 ? composite_on(full, opts.background) : std::move(full);
-      views[i].image = opts.downscale > 1 ? downscale(rgb, opts.downscale) : std::move(rgb);
-    } catch (const Error& e) {
-      // The decoder names the image; prefix the JSON file and frame that referenced it.
-      errors[i] = std::make_exception_ptr(input_error(file, field, e.what()));
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-
-  const auto size_str = [](const std::array<int, 2>& s) {
-    return std::to_string(s[0]) + "x" + std::to_string(s[1]);
-  };
-  for (int i = 0; i < n; ++i) {
-    const FrameRef& f = frames[i];
-    if (sizes[i] != sizes[0]) {
-      throw input_error(file, "frames[" + std::to_string(f.index) + "]",
-                        f.path + " is " + size_str(sizes[i]) + " but " + frames[0].path + " is " +
-                            size_str(sizes[0]) + "; all images of a split must have one size");
-    }
-    const double W = sizes[i][0], H = sizes[i][1];
-    // fl_x/cx/... are in the pixel units of w/h when given; the image on disk may differ.
-    const double sx = in.w ? W / *in.w : 1.0, sy = in.h ? H / *in.h : sx;
-    const double fx = in.fl_x ? *in.fl_x * sx : 0.5 * W / std::tan(0.5 * *in.angle_x);
-    const double fy = in.fl_y ? *in.fl_y * sy : (in.fl_x ? *in.fl_x * sy : fx);
-    const double cx = in.cx ? *in.cx * sx : 0.5 * W;
-    const double cy = in.cy ? *in.cy * sy : 0.5 * H;
-    views[i].name = f.name;
-    views[i].path = f.path;
-    views[i].camera = Camera::from_c2w_opengl(f.c2w, sizes[i][0], sizes[i][1], fx, fy, cx, cy)
+// Decodes (in parallel), undistorts where the lens says so, downscales, and poses every frame.
+// `full_sizes` receives the decoded sizes.
+std::vector<View> make_views(const std::string& file,
+                             const std::vector<FrameRef>& frames,
+                             const LoadOptions& opts,
+                             std::vector<std::array<int, 2>>* full_sizes = nullptr) {
+  std::vector<ImageJob> jobs;
+  for (const FrameRef& f : frames) jobs.push_back({f.path, file, frame_field(f.index)});
+  DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
+    const LensDistortion lens = lens_of(frames[i].in);
+    if (lens.is_zero()) return full;
+    const Pinhole p = pinhole_for(frames[i].in, full.width, full.height);
+    return undistort(full, p.fx, p.fy, p.cx, p.cy, lens);
+  });
+  std::vector<View> views(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const auto [W, H] = decoded.full_sizes[i];
+    const Pinhole p = pinhole_for(frames[i].in, W, H);
+    views[i].name = frames[i].name;
+    views[i].path = frames[i].path;
+    views[i].camera = Camera::from_c2w_opengl(frames[i].c2w, W, H, p.fx, p.fy, p.cx, p.cy)
                           .downscaled(opts.downscale);
+    views[i].image = std::move(decoded.images[i]);
   }
+  if (full_sizes) *full_sizes = decoded.full_sizes;
   return views;
 }
+
+json parse_object(const fs::path& file_path) {
+  const std::string file = file_path.string();
+  json j = parse_json(file);
+  if (!j.is_object()) throw input_error(file, "JSON", "top level must be an object");
+  return j;
+}
+
+// ---- NeRF-synthetic ------------------------------------------------------------------------
 
 // keep_every: keep frames 0, k, 2k, ...; max_count: keep the first m (0 = all).
 std::vector<View> load_split(const fs::path& file_path,
@@ -221,35 +265,90 @@ std::vector<View> load_split(const fs::path& file_path,
                              int keep_every,
                              int max_count) {
   const std::string file = file_path.string();
-  const json j = parse_json(file);
-  if (!j.is_object()) throw input_error(file, "JSON", "top level must be an object");
-  const Intrinsics in = parse_intrinsics(file, j);
-  std::vector<FrameRef> all = parse_frames(file, j);
+  const json j = parse_object(file_path);
+  const Intrinsics top = parse_intrinsics(file, j, "");
+  require_focal(file, "", top);
+  std::vector<FrameRef> all = parse_frames(file, j, top);
   std::vector<FrameRef> kept;
   for (std::size_t i = 0; i < all.size(); i += std::size_t(keep_every)) {
     if (max_count > 0 && int(kept.size()) >= max_count) break;
     kept.push_back(std::move(all[i]));
     // Only the frames kept need their images (a subset may be all that is on disk).
     FrameRef& f = kept.back();
-    f.path = resolve_image(file, "frames[" + std::to_string(f.index) + "].file_path", dir, f.file_path);
+    std::string tried;
+    const auto path = resolve_image(dir, f.file_path, tried);
+    if (!path) {
+      throw input_error(file, frame_field(f.index) + ".file_path",
+                        "image not found (tried " + tried + ")");
+    }
+    f.path = *path;
   }
-  return decode_split(file, kept, in, opts);
+  std::vector<std::array<int, 2>> sizes;
+  std::vector<View> views = make_views(file, kept, opts, &sizes);
+  const auto size_str = [](const std::array<int, 2>& s) {
+    return std::to_string(s[0]) + "x" + std::to_string(s[1]);
+  };
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (sizes[i] != sizes[0]) {
+      throw input_error(file, frame_field(kept[i].index),
+                        kept[i].path + " is " + size_str(sizes[i]) + " but " + kept[0].path +
+                            " is " + size_str(sizes[0]) +
+                            "; all images of a split must have one size");
+    }
+  }
+  return views;
+}
+
+// ---- instant-ngp / nerfstudio --------------------------------------------------------------
+
+// The renderer is a pinhole camera; these projections cannot be resampled into one here.
+void reject_non_pinhole(const std::string& file, const json& j) {
+  const auto model = j.find("camera_model");
+  if (model != j.end()) {
+    if (!model->is_string()) throw input_error(file, "camera_model", "expected a string");
+    const std::string m = model->get<std::string>();
+    if (m != "OPENCV" && m != "PINHOLE" && m != "SIMPLE_PINHOLE") {
+      throw input_error(file, "camera_model",
+                        "'" + m + "' is not supported (only pinhole cameras, with optional " +
+                            "OPENCV distortion); undistort the images first");
+    }
+  }
+  const auto fisheye = j.find("is_fisheye");
+  if (fisheye != j.end() && fisheye->is_boolean() && fisheye->get<bool>()) {
+    throw input_error(file, "is_fisheye",
+                      "fisheye captures are not supported; undistort the images first");
+  }
+}
+
+// instant-ngp maps world p to p * scale + offset and models the cube [0.5 - a/2, 0.5 + a/2]^3,
+// a = aabb_scale (defaults: scale 0.33, offset 0.5; testbed/nerf_loader.cu).
+std::optional<SceneBounds> ngp_bounds(const std::string& file, const json& j) {
+  const auto aabb = optional_number(file, j, "aabb_scale");
+  if (!aabb) return std::nullopt;
+  if (*aabb <= 0) throw input_error(file, "aabb_scale", "must be > 0");
+  const double scale = optional_number(file, j, "scale").value_or(0.33);
+  if (scale <= 0) throw input_error(file, "scale", "must be > 0");
+  std::array<double, 3> offset{0.5, 0.5, 0.5};
+  if (const auto it = j.find("offset"); it != j.end()) {
+    if (!it->is_array() || it->size() != 3 ||
+        !std::all_of(it->begin(), it->end(), [](const json& v) {
+          return v.is_number() && std::isfinite(v.get<double>());
+        })) {
+      throw input_error(file, "offset", "expected an array of 3 numbers");
+    }
+    for (int k = 0; k < 3; ++k) offset[k] = (*it)[k].get<double>();
+  }
+  SceneBounds b;
+  for (int k = 0; k < 3; ++k) b.center[k] = (0.5 - offset[k]) / scale;
+  b.half_size = 0.5 * *aabb / scale;
+  return b;
 }
 
 }  // namespace
 
 Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
+  check_load_options(dir_str, opts);
   const fs::path dir(dir_str);
-  if (opts.downscale < 1) {
-    throw input_error(dir_str, "downscale", "must be >= 1, got " + std::to_string(opts.downscale));
-  }
-  if (opts.test_every < 1) {
-    throw input_error(dir_str, "test_every",
-                      "must be >= 1, got " + std::to_string(opts.test_every));
-  }
-  if (opts.max_train < 0) {
-    throw input_error(dir_str, "max_train", "must be >= 0, got " + std::to_string(opts.max_train));
-  }
   const fs::path train_json = dir / "transforms_train.json";
   std::error_code ec;
   if (!fs::is_regular_file(train_json, ec)) {
@@ -266,19 +365,70 @@ Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
       break;
     }
   }
+  // The objects lie in about the unit cube around the origin; model.init_extent is in its units.
+  data.bounds = SceneBounds{};
   return data;
 }
 
-double scene_extent(const Dataset& data) {
-  const std::size_t n = data.train.size();
-  Vec3<double> mean{};
-  for (const View& v : data.train) mean += v.camera.center();
-  if (n > 0) mean = mean * (1.0 / double(n));
-  double max_dist = 0;
-  for (const View& v : data.train) max_dist = std::max(max_dist, norm(v.camera.center() - mean));
-  // One camera (or all at one spot) gives no scale; 1 keeps learning rates at their defaults
-  // rather than zero.
-  return max_dist > 0 ? 1.1 * max_dist : 1.0;
+Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
+  check_load_options(dir_str, opts);
+  const fs::path dir(dir_str);
+  const fs::path file_path = dir / "transforms.json";
+  const std::string file = file_path.string();
+  std::error_code ec;
+  if (!fs::is_regular_file(file_path, ec)) {
+    throw input_error(file, "file", "not found (an instant-ngp dataset needs transforms.json)");
+  }
+  const json j = parse_object(file_path);
+  reject_non_pinhole(file, j);
+  const Intrinsics top = parse_intrinsics(file, j, "");
+  std::vector<FrameRef> frames;
+  std::size_t total = 0, missing = 0;
+  std::string first_missing;
+  const ImageFinder finder(dir);
+  for (FrameRef& f : parse_frames(file, j, top)) {
+    ++total;
+    require_focal(file, frame_field(f.index) + ".", f.in);
+    std::string tried;
+    if (const auto path = resolve_image(dir, f.file_path, tried)) {
+      f.path = *path;
+      frames.push_back(std::move(f));
+    } else if (missing++ == 0) {
+      first_missing = finder.describe_missing(f.file_path);
+    }
+  }
+  // Captures are often pruned (blurry frames deleted) without editing transforms.json.
+  if (missing > 0 && !frames.empty()) {
+    std::fprintf(stderr,
+                 "warning: %s: skipped %zu of %zu frames whose image is missing (first: %s)\n",
+                 file.c_str(), missing, total, first_missing.c_str());
+  }
+  if (frames.empty()) {
+    throw input_error(
+        file, "frames",
+        total == 0 ? "no frames" : "no frame has its image (first: " + first_missing + ")");
+  }
+  std::stable_sort(frames.begin(), frames.end(),
+                   [](const FrameRef& a, const FrameRef& b) { return a.file_path < b.file_path; });
+  if (std::any_of(frames.begin(), frames.end(),
+                  [](const FrameRef& f) { return !lens_of(f.in).is_zero(); })) {
+    std::fprintf(stderr, "%s: undistorting the images (nonzero k1 k2 k3 k4 p1 p2)\n", file.c_str());
+  }
+
+  const SplitIndices split = holdout_split(frames.size(), opts);
+  std::vector<FrameRef> ordered;  // train then test: one parallel decode for both
+  for (const auto* indices : {&split.train, &split.test}) {
+    for (std::size_t i : *indices) ordered.push_back(frames[i]);
+  }
+  std::vector<View> views = make_views(file, ordered, opts);
+  Dataset data;
+  data.train.assign(std::make_move_iterator(views.begin()),
+                    std::make_move_iterator(views.begin() + std::ptrdiff_t(split.train.size())));
+  data.test.assign(std::make_move_iterator(views.begin() + std::ptrdiff_t(split.train.size())),
+                   std::make_move_iterator(views.end()));
+  if (data.train.empty()) throw input_error(file, "frames", "no training frames after the holdout");
+  data.bounds = ngp_bounds(file, j);
+  return data;
 }
 
 }  // namespace splat

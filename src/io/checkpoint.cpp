@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "io/file_util.h"
 
 namespace splat {
 namespace {
@@ -119,27 +120,6 @@ void put_model(std::ostream& out, const std::string& prefix, const Gaussians& g)
   g.for_each_group([&](const char* name, const std::vector<float>& v) {
     put_section(out, prefix + name, v.data(), v.size());
   });
-}
-
-// Writes through PATH.tmp and renames, so a failed write never leaves a half-written PATH.
-template <class Body>
-void write_atomically(const std::string& path, Body&& body) {
-  const std::string tmp = path + ".tmp";
-  try {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
-    body(out);
-    out.close();
-    if (!out) throw input_error(path, "write", "writing " + tmp + " failed (disk full?)");
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw input_error(path, "write", "cannot rename " + tmp + ": " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
 }
 
 // ---- reading -------------------------------------------------------------------------------

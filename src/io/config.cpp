@@ -36,10 +36,10 @@ struct EnumInfo {
 
 constexpr std::pair<BackendKind, std::string_view> kBackendKinds[] = {
     {BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::Cuda, "cuda"}};
-constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {{InitKind::Random, "random"},
-                                                                {InitKind::Points, "points"}};
+constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
+    {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
-    {DensifyStrategy::None, "none"}};
+    {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}};
 
 EnumInfo<BackendKind> enum_info(BackendKind) {
   return {"backend type", kBackendKinds};
@@ -330,12 +330,14 @@ const std::vector<Field>& fields() {
       data("downscale", &D::downscale, {1, 64}, "integer image downscale factor"),
       data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
+      data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
-      model("init", &M::init, "random cube or the dataset points"),
+      model("init", &M::init, "auto: the dataset's points if any, else random"),
       model("init_points", &M::init_points, {1}, "random init: number of splats"),
-      model("init_extent", &M::init_extent, {0}, "random init: the cube [-e, e]^3"),
+      model("init_extent", &M::init_extent, {0}, "random init: cube of e scene half-sizes ([-e, e]^3 on NeRF-synthetic)"),
       // Stored as a logit, so 0 and 1 themselves would be infinite.
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
+      model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),
       train("iterations", &T::iterations, {1}, "optimization steps"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
       train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
@@ -352,6 +354,15 @@ const std::vector<Field>& fields() {
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
       backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
+      densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
+      densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
+      densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on"),
+      densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
+      densify("cap_max", &DensifyConfig::cap_max, {1}, "mcmc: most splats"),
+      densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
+      densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
+      densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
+      densify("scale_reg", &DensifyConfig::scale_reg, {0}, "mcmc: L1 regularizer on scale"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
       output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
@@ -544,6 +555,14 @@ void Config::validate() const {
   if (output.checkpoint_every > 0 && !output.save_checkpoint)
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
+  if (densify.strategy == DensifyStrategy::Mcmc && double(densify.cap_max) < double(model.init_points) &&
+      model.init != InitKind::Points)
+    throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
+                " is below model.init_points = " + std::to_string(model.init_points) +
+                " (MCMC never removes splats, so the cap must hold the initial ones)");
+  if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
+    throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
+                " is before densify.refine_start = " + std::to_string(densify.refine_start));
 }
 
 std::string Config::to_toml() const {

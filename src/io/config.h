@@ -10,8 +10,8 @@
 namespace splat {
 
 enum class BackendKind { Auto, Cpu, Cuda };
-enum class InitKind { Random, Points };
-enum class DensifyStrategy { None };
+enum class InitKind { Auto, Random, Points };
+enum class DensifyStrategy { None, Mcmc };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
@@ -32,14 +32,16 @@ struct DataConfig {
   std::int64_t downscale = 1;                       // integer image downscale factor
   std::int64_t test_every = 1;                      // evaluate every n-th test view
   std::int64_t max_train_views = 0;                 // 0 = all
+  std::int64_t holdout_every = 8;  // COLMAP, transforms.json: every n-th image is a test view
 };
 
 struct ModelConfig {
   std::int64_t sh_degree = 3;
-  InitKind init = InitKind::Random;
+  InitKind init = InitKind::Auto;  // auto: the dataset's sparse points if it has them, else random
   std::int64_t init_points = 100000;  // random initialization: number of points
-  double init_extent = 1.3;           // random initialization: cube [-e, e]^3
+  double init_extent = 1.3;  // random initialization: half-size, in scene_bounds() half-sizes
   double init_opacity = 0.1;
+  double init_scale = 1.0;  // multiplies the nearest-neighbour scale of each initial point
 };
 
 struct TrainConfig {
@@ -66,6 +68,17 @@ struct BackendConfig {
 
 struct DensifyConfig {
   DensifyStrategy strategy = DensifyStrategy::None;
+  // Refine ticks every refine_every steps in [refine_start, refine_stop).
+  std::int64_t refine_every = 100;
+  std::int64_t refine_start = 500;
+  std::int64_t refine_stop = 25000;
+  // MCMC (Kheradmand et al. 2024), the paper's defaults.
+  double min_opacity = 0.005;   // at or below: dead, relocated
+  std::int64_t cap_max = 1000000;
+  double growth = 0.05;         // splats added per tick, as a fraction of the count
+  double noise_lr = 5e5;        // position noise scale, times the means learning rate
+  double opacity_reg = 0.01;
+  double scale_reg = 0.01;
 };
 
 struct OutputConfig {

@@ -7,11 +7,12 @@
 
 #include "core/camera.h"
 #include "core/image.h"
+#include "core/math.h"
 
 namespace splat {
 
 struct View {
-  std::string name;  // e.g. "r_0"
+  std::string name;  // e.g. "r_0"; a file name stem, safe to use as an output file name
   std::string path;  // image file it was decoded from
   Camera camera;
   Image image;  // RGB, composited on the background, already downscaled
@@ -22,17 +23,27 @@ struct PointCloud {
   std::vector<float> colors;     // [M, 3] in [0, 1]
 };
 
+// An axis-aligned cube: the region the scene occupies.
+struct SceneBounds {
+  Vec3<double> center{};
+  double half_size = 1.0;
+};
+
 struct Dataset {
   std::vector<View> train;
   std::vector<View> test;
   std::optional<PointCloud> points;  // sparse points, when the format has them (COLMAP)
+  // Set when the format defines where the scene lies (NeRF-synthetic: the unit cube around the
+  // origin; instant-ngp: its aabb); otherwise scene_bounds() derives it from points or cameras.
+  std::optional<SceneBounds> bounds;
 };
 
 struct LoadOptions {
   std::array<float, 3> background{1.0f, 1.0f, 1.0f};
-  int downscale = 1;   // integer factor applied to images and intrinsics
-  int test_every = 1;  // keep every n-th test view (1 = all)
-  int max_train = 0;   // 0 = all training views
+  int downscale = 1;      // integer factor applied to images and intrinsics
+  int test_every = 1;     // keep every n-th test view (1 = all)
+  int max_train = 0;      // 0 = all training views
+  int holdout_every = 8;  // single-collection formats: images 0, n, 2n, ... (by name) are tests
 };
 
 // NeRF-synthetic layout: transforms_{train,val,test}.json beside the image folders. `file_path`
@@ -40,8 +51,28 @@ struct LoadOptions {
 // The val split is used for testing only when there is no test split.
 Dataset load_blender(const std::string& dir, const LoadOptions& opts);
 
+// instant-ngp / nerfstudio layout: one DIR/transforms.json. Intrinsics (fl_x, fl_y, cx, cy, w, h
+// or camera_angle_x) shared at the top level or per frame; c2w in OpenGL axes. Images with
+// nonzero distortion (k1 k2 k3 k4 p1 p2) are undistorted to the pinhole of the same intrinsics;
+// fisheye and equirectangular captures are rejected. Frames whose image is missing are skipped
+// with one warning. Split: LoadOptions::holdout_every over the frames sorted by file path.
+// aabb_scale (with instant-ngp's scale and offset) sets Dataset::bounds.
+Dataset load_transforms(const std::string& dir, const LoadOptions& opts);
+
+// COLMAP layout: DIR/sparse/0/{cameras,images,points3D}.{bin,txt} and DIR/images/ (io/colmap.h
+// reads the model files). Pinhole cameras only: a model with lens distortion is rejected with
+// the command that undistorts it. Split as load_transforms, over the images sorted by name.
+Dataset load_colmap(const std::string& dir, const LoadOptions& opts);
+
 // Scene extent for learning-rate scaling: 1.1 x the largest distance of a training camera
 // center from the mean of the centers (as in 3DGS).
 double scene_extent(const Dataset& data);
+
+// Where the scene lies, for random initialization: Dataset::bounds when the format defines it;
+// else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM points have
+// far outliers); else a cube around the point the training cameras look at (least squares over
+// their optical axes; the mean camera center when the axes are near parallel) reaching the
+// farthest camera.
+SceneBounds scene_bounds(const Dataset& data);
 
 }  // namespace splat

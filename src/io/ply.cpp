@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/file_util.h"
 
 namespace splat {
 namespace {
@@ -97,27 +98,6 @@ void check_writable(const std::string& path, const Gaussians& g) {
                         std::to_string(v.size()) + " floats for " + std::to_string(g.size()) +
                             " Gaussians of SH degree " + std::to_string(g.sh_degree));
   });
-}
-
-// Writes through PATH.tmp and renames, so a failed write never leaves a half-written PATH.
-template <class Body>
-void write_atomically(const std::string& path, Body&& body) {
-  const std::string tmp = path + ".tmp";
-  try {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
-    body(out);
-    out.close();
-    if (!out) throw input_error(path, "write", "writing " + tmp + " failed (disk full?)");
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw input_error(path, "write", "cannot rename " + tmp + ": " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
 }
 
 // ---- reading -------------------------------------------------------------------------------

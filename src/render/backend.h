@@ -31,6 +31,23 @@ struct StepSettings {
   RasterSettings raster;
   double ssim_lambda = 0.2;
   LearningRates lr;
+  // MCMC (0 = off). L1 regularizers, added to the gradients before Adam:
+  //   opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)).
+  double opacity_reg = 0, scale_reg = 0;
+  // Position noise after Adam (paper eq. 10): means += noise_scale * gate(opacity) * Sigma * z,
+  // z ~ N(0, I) from mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
+  double noise_scale = 0;
+  std::uint64_t noise_seed = 0;
+};
+
+// One MCMC refine tick (render/mcmc.h has the shared math).
+struct McmcRefineSettings {
+  float min_opacity = 0.005f;  // splats at or below are dead and get relocated
+  std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
+  std::uint64_t seed = 0;        // counter RNG seed of this tick
+};
+struct RefineStats {
+  std::size_t dead = 0, added = 0, count = 0;  // relocated, appended, live after the tick
 };
 
 struct StepResult {
@@ -54,6 +71,12 @@ class Backend {
   // Appends the losses of finished steps, in step order. With wait, blocks until every step
   // submitted so far has finished.
   virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
+  // MCMC refine tick: relocate dead splats onto live ones sampled by opacity, then append copies
+  // of sampled splats up to target_count, with the opacity/scale correction of mcmc::relocate on
+  // every sampled source and copy. Sources, relocated and new slots get zero Adam moments.
+  // Nothing is in flight while buffers change (the backend drains first).
+  virtual RefineStats mcmc_refine(const McmcRefineSettings& settings) = 0;
+
   // Renders the current model (RGB, background included).
   virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;
   // Peak memory the backend used, bytes (device memory for GPUs, resident set for the CPU).

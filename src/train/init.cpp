@@ -68,16 +68,22 @@ std::vector<float> knn_log_scales(const std::vector<float>& pos) {
 Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uint64_t seed) {
   Rng rng(seed, 0x1417);
   std::vector<float> positions, colors;
-  if (cfg.init == InitKind::Points) {
-    if (!data.points || data.points->positions.empty())
-      throw Error("model.init = \"points\" but the dataset has no sparse points; use model.init = \"random\"");
+  const bool has_points = data.points && !data.points->positions.empty();
+  if (cfg.init == InitKind::Points && !has_points)
+    throw Error("model.init = \"points\" but the dataset has no sparse points; use model.init = \"random\"");
+  if (cfg.init == InitKind::Points || (cfg.init == InitKind::Auto && has_points)) {
     positions = data.points->positions;
     colors = data.points->colors;
   } else {
+    // A cube of init_extent scene half-sizes: [-1.3, 1.3]^3 on NeRF-synthetic, whose bounds are
+    // the unit cube; around the points or what the cameras look at on real captures.
+    const SceneBounds b = scene_bounds(data);
+    const float half = float(cfg.init_extent * b.half_size);
     const std::size_t n = std::size_t(cfg.init_points);
     positions.resize(n * 3);
     colors.resize(n * 3);
-    for (float& p : positions) p = float(cfg.init_extent) * (2.0f * rng.uniform() - 1.0f);
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      positions[i] = float(b.center[int(i % 3)]) + half * (2.0f * rng.uniform() - 1.0f);
     for (float& c : colors) c = rng.uniform();
   }
   Gaussians g;
@@ -90,7 +96,7 @@ Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uin
   const float raw_opacity = std::log(float(cfg.init_opacity) / (1.0f - float(cfg.init_opacity)));
   const int K = g.K();
   for (std::size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < 3; ++k) g.log_scales[i * 3 + k] = log_scale[i];
+    for (int k = 0; k < 3; ++k) g.log_scales[i * 3 + k] = log_scale[i] + std::log(float(cfg.init_scale));
     // Random rotations (uniform components, normalized on use), as gsplat's random init.
     for (int k = 0; k < 4; ++k) g.quats[i * 4 + k] = rng.uniform();
     g.raw_opacity[i] = raw_opacity;

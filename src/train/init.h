@@ -8,8 +8,9 @@
 
 namespace splat {
 
-// `count` points uniform in the cube [-extent, extent]^3 with random colors (as gsplat's random
-// initialization), or the dataset's sparse points when model.init = "points".
+// init_points points uniform in a cube with random colors (as gsplat's random initialization):
+// centered on scene_bounds(data), of half-size init_extent times its half-size. Or the dataset's
+// sparse points: model.init = "points", or "auto" when the dataset has them.
 Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uint64_t seed);
 
 // Isotropic log scale per point: log of the RMS distance to its 3 nearest neighbours (3DGS).

@@ -44,6 +44,10 @@ void Progress::update(std::int64_t it, double loss, std::size_t splats) {
   }
 }
 
+void Progress::note(const std::string& message) {
+  std::fprintf(stderr, tty_ ? "\r\033[K%s\n" : "%s\n", message.c_str());
+}
+
 void Progress::finish() {
   if (tty_) std::fprintf(stderr, "\n");
 }

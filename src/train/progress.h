@@ -12,6 +12,8 @@ class Progress {
   // Call after every iteration `it` (1-based count of completed iterations).
   void update(std::int64_t it, double loss, std::size_t splats);
   void finish();
+  // A line of its own, above the progress line on a terminal.
+  void note(const std::string& message);
 
  private:
   std::string line(std::int64_t it, double loss, std::size_t splats) const;

@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "core/error.h"
@@ -28,7 +29,7 @@ RasterSettings final_raster_settings(const Config& cfg) {
 }
 
 Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend)
-    : cfg_(std::move(cfg)), data_(data), backend_(backend), rng_(cfg_.train.seed) {
+    : cfg_(std::move(cfg)), data_(data), backend_(backend), densifier_(make_densifier(cfg_)), rng_(cfg_.train.seed) {
   if (data_.train.empty()) throw Error("dataset has no training views");
   scene_extent_ = scene_extent(data_);
   std::vector<const Image*> images;
@@ -93,6 +94,7 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
   s.raster.sh_degree = active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
   s.ssim_lambda = cfg_.train.ssim_lambda;
   s.lr = learning_rates(cfg_.train, scene_extent_, step);
+  densifier_->step_settings(step, s);
   return s;
 }
 
@@ -119,6 +121,11 @@ void Trainer::train(const std::string& out_dir) {
     const int view = next_view();
     backend_.step(data_.train[view].camera, view, settings_at(iteration_));
     ++iteration_;
+    const auto tick = densifier_->after_step(iteration_, backend_);
+    if (tick && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
+      progress.note("refine at " + std::to_string(iteration_) + ": " + std::to_string(tick->dead) +
+                    " relocated, " + std::to_string(tick->added) + " added, " + std::to_string(tick->count) +
+                    " splats");
     collect(false);
     progress.update(iteration_, last_loss, backend_.num_splats());
     const std::int64_t every = cfg_.output.checkpoint_every;

@@ -9,6 +9,7 @@
 #include "io/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
+#include "train/densify.h"
 
 namespace splat {
 
@@ -45,6 +46,7 @@ class Trainer {
   Config cfg_;
   const Dataset& data_;
   Backend& backend_;
+  std::unique_ptr<Densifier> densifier_;
   double scene_extent_ = 1.0;
   std::int64_t iteration_ = 0;  // completed iterations
   Rng rng_;

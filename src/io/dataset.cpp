@@ -1,0 +1,107 @@
+// Scene-level quantities derived from a loaded dataset, whatever its format.
+#include "io/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace splat {
+
+double scene_extent(const Dataset& data) {
+  const std::size_t n = data.train.size();
+  Vec3<double> mean{};
+  for (const View& v : data.train) mean += v.camera.center();
+  if (n > 0) mean = mean * (1.0 / double(n));
+  double max_dist = 0;
+  for (const View& v : data.train) max_dist = std::max(max_dist, norm(v.camera.center() - mean));
+  // One camera (or all at one spot) gives no scale; 1 keeps learning rates at their defaults
+  // rather than zero.
+  return max_dist > 0 ? 1.1 * max_dist : 1.0;
+}
+
+namespace {
+
+std::optional<SceneBounds> points_bounds(const PointCloud& pc) {
+  const std::size_t n = pc.positions.size() / 3;
+  if (n == 0) return std::nullopt;
+  SceneBounds b;
+  std::vector<float> axis(n);
+  for (int k = 0; k < 3; ++k) {
+    for (std::size_t i = 0; i < n; ++i) axis[i] = pc.positions[i * 3 + k];
+    const auto at = [&](double q) {
+      const std::size_t idx = std::size_t(q * double(n - 1) + 0.5);
+      std::nth_element(axis.begin(), axis.begin() + std::ptrdiff_t(idx), axis.end());
+      return double(axis[idx]);
+    };
+    const double lo = at(0.01), hi = at(0.99);
+    b.center[k] = 0.5 * (lo + hi);
+    b.half_size = k == 0 ? 0.5 * (hi - lo) : std::max(b.half_size, 0.5 * (hi - lo));
+  }
+  if (!(b.half_size > 0)) return std::nullopt;  // all points at one spot
+  return b;
+}
+
+// Solves A x = b for a symmetric 3x3 A by Cramer's rule; nullopt when A is near singular
+// relative to its scale (the optical axes are near parallel: no point they all look at).
+std::optional<Vec3<double>> solve3(const Mat3<double>& A, Vec3<double> b) {
+  const auto det = [](const Mat3<double>& m) {
+    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  };
+  const double d = det(A);
+  const double trace = A[0][0] + A[1][1] + A[2][2];
+  // For A = sum of (I - d d^T) / n the eigenvalues lie in [0, 1]; 1e-3 of the largest possible
+  // determinant is an axis spread of a few degrees.
+  if (!(std::abs(d) > 1e-3 * std::pow(trace / 3.0, 3))) return std::nullopt;
+  Vec3<double> x;
+  for (int c = 0; c < 3; ++c) {
+    Mat3<double> Ac = A;
+    for (int r = 0; r < 3; ++r) Ac[r][c] = b[r];
+    x[c] = det(Ac) / d;
+  }
+  return x;
+}
+
+SceneBounds camera_bounds(const std::vector<View>& views) {
+  SceneBounds b;
+  if (views.empty()) return b;
+  // The point nearest, in least squares, to every optical axis: sum (I - d d^T) (x - c) = 0.
+  Mat3<double> A;
+  Vec3<double> rhs{}, mean{};
+  for (const View& v : views) {
+    const Vec3<double> c = v.camera.center();
+    const Vec3<double> d{v.camera.R[2][0], v.camera.R[2][1], v.camera.R[2][2]};  // camera +z
+    for (int r = 0; r < 3; ++r) {
+      for (int k = 0; k < 3; ++k) {
+        const double p = (r == k ? 1.0 : 0.0) - d[r] * d[k];
+        A[r][k] += p;
+        rhs[r] += p * c[k];
+      }
+    }
+    mean += c;
+  }
+  mean = mean * (1.0 / double(views.size()));
+  b.center = mean;
+  if (auto x = solve3(A, rhs)) {
+    // Only a point in front of most cameras is one they look at.
+    std::size_t in_front = 0;
+    for (const View& v : views) in_front += (v.camera.R * *x + v.camera.t).z > 0;
+    if (2 * in_front > views.size()) b.center = *x;
+  }
+  double reach = 0;
+  for (const View& v : views) reach = std::max(reach, norm(v.camera.center() - b.center));
+  b.half_size = reach > 0 ? reach : 1.0;
+  return b;
+}
+
+}  // namespace
+
+SceneBounds scene_bounds(const Dataset& data) {
+  if (data.bounds) return *data.bounds;
+  if (data.points) {
+    if (auto b = points_bounds(*data.points)) return *b;
+  }
+  return camera_bounds(data.train);
+}
+
+}  // namespace splat

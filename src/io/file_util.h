@@ -1,0 +1,34 @@
+#pragma once
+// Output files are written whole or not at all.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+
+namespace splat {
+
+// Writes through PATH.tmp and renames, so a failed write never leaves a half-written PATH.
+// body(std::ofstream&) writes the content.
+template <class Body>
+void write_atomically(const std::string& path, Body&& body) {
+  const std::string tmp = path + ".tmp";
+  try {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
+    body(out);
+    out.close();
+    if (!out) throw input_error(path, "write", "writing " + tmp + " failed (disk full?)");
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw input_error(path, "write", "cannot rename " + tmp + ": " + ec.message());
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
+  }
+}
+
+}  // namespace splat

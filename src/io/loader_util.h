@@ -1,0 +1,66 @@
+#pragma once
+// Pieces the dataset loaders share: option checks, the held-out split, finding images (with a
+// hint when a name differs only in case or extension) and decoding them in parallel.
+#include <array>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "io/dataset.h"
+
+namespace splat {
+
+// Rejects out-of-range options, naming the dataset and the option.
+void check_load_options(const std::string& dir, const LoadOptions& opts);
+
+// For formats with one image collection: positions 0..n-1 of the collection sorted by name. Every
+// holdout_every-th (0, k, 2k, ...) is a test view, thinned by test_every; the rest are training
+// views, at most max_train of them.
+struct SplitIndices {
+  std::vector<std::size_t> train, test;
+};
+SplitIndices holdout_split(std::size_t n, const LoadOptions& opts);
+
+// Looks up image files below `root` by relative name. When one is missing, says what is there
+// instead: "images/IMG_1.JPG not found; images/img_1.jpg exists (case differs)". Directory
+// listings are read once and cached.
+class ImageFinder {
+ public:
+  explicit ImageFinder(std::filesystem::path root) : root_(std::move(root)) {}
+  // The file root/rel, if it exists.
+  std::optional<std::filesystem::path> find(const std::string& rel) const;
+  // "REL not found", plus a file of the same directory whose name matches ignoring case, or
+  // whose stem matches with another extension.
+  std::string describe_missing(const std::string& rel) const;
+
+ private:
+  const std::vector<std::string>& listing(const std::filesystem::path& dir) const;
+  std::filesystem::path root_;
+  mutable std::map<std::filesystem::path, std::vector<std::string>> listings_;
+};
+
+struct ImageJob {
+  std::string path;    // the image file
+  std::string origin;  // the file that referenced it, and the record: errors name both
+  std::string record;
+};
+
+struct DecodedImages {
+  std::vector<Image> images;                   // RGB, composited, prepared, downscaled
+  std::vector<std::array<int, 2>> full_sizes;  // width, height as decoded
+};
+
+// Decodes every job in parallel (OpenMP): composite RGBA on the background, then `prepare` (at
+// full resolution; may throw), then downscale. Errors are collected per image and the one with
+// the lowest index is rethrown, so the report does not depend on thread timing.
+using PrepareImage = std::function<Image(Image full, std::size_t index)>;
+DecodedImages decode_images(const std::vector<ImageJob>& jobs,
+                            const LoadOptions& opts,
+                            const PrepareImage& prepare = {});
+
+}  // namespace splat

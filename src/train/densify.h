@@ -1,0 +1,25 @@
+#pragma once
+// Densification strategies: a small lifecycle around the training step (gsplat's strategy
+// objects): per-step settings before the step, and a refine hook after it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "io/config.h"
+#include "render/backend.h"
+
+namespace splat {
+
+class Densifier {
+ public:
+  virtual ~Densifier() = default;
+  // Adds what the strategy needs inside step `step` (0-based) to its settings.
+  virtual void step_settings(std::int64_t step, StepSettings& s) const = 0;
+  // Called after `completed` steps; refines the backend's model on a tick and says what changed.
+  virtual std::optional<RefineStats> after_step(std::int64_t completed, Backend& backend) = 0;
+};
+
+// The strategy of densify.strategy; none is a strategy that does nothing.
+std::unique_ptr<Densifier> make_densifier(const Config& cfg);
+
+}  // namespace splat

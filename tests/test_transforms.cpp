@@ -1,0 +1,301 @@
+// instant-ngp / nerfstudio transforms.json: the real fox capture, small fake datasets for
+// per-frame intrinsics, missing images and distortion, and the scene bounds random init uses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/config.h"
+#include "io/dataset.h"
+#include "io/image_io.h"
+#include "io/undistort.h"
+#include "test_util.h"
+#include "train/init.h"
+
+namespace splat {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define EXPECT_MENTIONS(msg, text) \
+  EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
+
+void write_text(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// ---- the real fox capture ------------------------------------------------------------------
+
+TEST(Transforms, FoxLoadsWithHoldoutEveryEighth) {
+  SPLAT_REQUIRE_SHARED("data/fox");
+  LoadOptions opts;
+  opts.downscale = 8;
+  testing::internal::CaptureStderr();
+  const Dataset data = load_transforms((test::shared_dir() / "data/fox").string(), opts);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_MENTIONS(log, "undistorting");
+  EXPECT_EQ(log.find("skipped"), std::string::npos) << log;  // all 67 images are present
+  ASSERT_EQ(data.train.size(), 58u);
+  ASSERT_EQ(data.test.size(), 9u);  // sorted positions 0, 8, ..., 64
+  EXPECT_EQ(data.test[0].name, "0001");
+  EXPECT_EQ(data.test[1].name, "0009");
+  EXPECT_EQ(data.train[0].name, "0002");
+  EXPECT_FALSE(data.points.has_value());
+
+  for (const auto* split : {&data.train, &data.test}) {
+    for (const View& v : *split) {
+      SCOPED_TRACE(v.name);
+      ASSERT_EQ(v.image.width, 135);
+      ASSERT_EQ(v.image.height, 240);
+      EXPECT_NEAR(v.camera.fx, 1375.52 / 8, 1e-9);
+      EXPECT_NEAR(v.camera.fy, 1374.49 / 8, 1e-9);
+      EXPECT_NEAR(v.camera.cx, 554.558 / 8, 1e-9);
+      EXPECT_NEAR(v.camera.cy, 965.268 / 8, 1e-9);
+      // instant-ngp centers the capture on what the cameras look at: the origin projects into
+      // every image, in front of the camera (OpenGL -> OpenCV axes done right).
+      const Vec3<double> p = v.camera.t;
+      ASSERT_GT(p.z, 0.0);
+      const double u = v.camera.fx * p.x / p.z + v.camera.cx;
+      const double w = v.camera.fy * p.y / p.z + v.camera.cy;
+      EXPECT_TRUE(u > 0 && u < 135 && w > 0 && w < 240) << u << " " << w;
+    }
+  }
+  // aabb_scale 4 at instant-ngp's default scale 0.33 and offset 0.5.
+  ASSERT_TRUE(data.bounds.has_value());
+  EXPECT_NEAR(data.bounds->half_size, 2.0 / 0.33, 1e-12);
+  EXPECT_EQ(norm(data.bounds->center), 0.0);
+  // Without those bounds the cameras' look-at point is found near the origin too.
+  Dataset no_bounds;
+  no_bounds.train = data.train;
+  EXPECT_LT(norm(scene_bounds(no_bounds).center), 0.2);
+}
+
+TEST(Transforms, MissingImagesAreSkippedWithOneCountedWarning) {
+  SPLAT_REQUIRE_SHARED("data/fox");
+  const auto dir = test::temp_dir("fox_missing");
+  nlohmann::json j =
+      nlohmann::json::parse(std::ifstream(test::shared_dir() / "data/fox/transforms.json"));
+  // Two frames whose images upstream deleted: the first frame's pose under other names.
+  for (const char* name : {"images/9998.jpg", "images/9999.jpg"}) {
+    nlohmann::json f = j["frames"][0];
+    f["file_path"] = name;
+    j["frames"].push_back(f);
+  }
+  const std::string text = j.dump(2);
+  write_text(dir / "transforms.json", text);
+  fs::create_directory_symlink(test::shared_dir() / "data/fox/images", dir / "images");
+
+  LoadOptions opts;
+  opts.downscale = 16;
+  opts.max_train = 2;
+  opts.test_every = 9;  // decode 3 images, not 67
+  testing::internal::CaptureStderr();
+  const Dataset data = load_transforms(dir.string(), opts);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_MENTIONS(
+      log, "skipped 2 of 69 frames whose image is missing (first: images/9998.jpg not found)");
+  EXPECT_EQ(log.find("skipped", log.find("skipped") + 1), std::string::npos)
+      << "one warning: " << log;
+  EXPECT_EQ(data.train.size(), 2u);
+  ASSERT_EQ(data.test.size(), 1u);
+  EXPECT_EQ(data.test[0].name, "0001");
+}
+
+// ---- small fake datasets -------------------------------------------------------------------
+
+void write_rgb(const fs::path& p, int w, int h, float value = 0.5f) {
+  fs::create_directories(p.parent_path());
+  write_png(p.string(), Image(w, h, 3, value));
+}
+
+// A camera at (0, 0, d) looking down -z (OpenGL), with extra frame fields.
+std::string frame(const std::string& file_path, double d, const std::string& extra = "") {
+  return R"({"file_path": ")" + file_path + R"(", )" + extra +
+         R"("transform_matrix": [[1,0,0,0],[0,1,0,0],[0,0,1,)" + std::to_string(d) +
+         "],[0,0,0,1]]}";
+}
+
+std::string transforms(const std::vector<std::string>& frames, const std::string& top) {
+  std::string s = "{" + top + R"( "frames": [)";
+  for (std::size_t i = 0; i < frames.size(); ++i) s += (i ? "," : "") + frames[i];
+  return s + "]}";
+}
+
+TEST(Transforms, PerFrameAndSharedIntrinsics) {
+  const auto dir = test::temp_dir("transforms_intrinsics");
+  write_rgb(dir / "images/a.png", 16, 12);
+  write_rgb(dir / "images/b.png", 8, 6);
+  write_rgb(dir / "images/c.png", 16, 12);
+  // Sorted by file path: a (test), b, c (train). b has its own intrinsics, for a 16x12 original.
+  write_text(dir / "transforms.json",
+             transforms({frame("images/c.png", 4), frame("images/a.png", 3),
+                         frame("images/b.png", 5, R"("fl_x": 30, "cx": 7, "w": 16, "h": 12,)")},
+                        R"("fl_x": 20, "fl_y": 22, "cx": 8, "cy": 6,)"));
+  const Dataset d = load_transforms(dir.string(), {});
+  ASSERT_EQ(d.test.size(), 1u);
+  ASSERT_EQ(d.train.size(), 2u);
+  EXPECT_EQ(d.test[0].name, "a");
+  EXPECT_EQ(d.train[0].name, "b");
+  const Camera& b = d.train[0].camera;
+  EXPECT_EQ(b.width, 8);
+  EXPECT_DOUBLE_EQ(b.fx, 15.0);  // the frame's fl_x, scaled from w = 16 to the 8-pixel file
+  EXPECT_DOUBLE_EQ(b.fy, 11.0);  // the shared fl_y, scaled likewise
+  EXPECT_DOUBLE_EQ(b.cx, 3.5);
+  EXPECT_DOUBLE_EQ(b.cy, 3.0);
+  const Camera& c = d.train[1].camera;
+  EXPECT_EQ(c.width, 16);
+  EXPECT_DOUBLE_EQ(c.fx, 20.0);
+  EXPECT_DOUBLE_EQ(c.cx, 8.0);
+  EXPECT_NEAR(c.t.z, 4.0, 1e-12);
+  EXPECT_FALSE(d.bounds.has_value());  // no aabb_scale
+}
+
+TEST(Transforms, BadInputNamesFileAndField) {
+  const auto dir = test::temp_dir("transforms_bad");
+  write_rgb(dir / "a.png", 4, 4);
+  auto load_msg = [&](const std::string& json) {
+    write_text(dir / "transforms.json", json);
+    return error_of([&] { load_transforms(dir.string(), {}); });
+  };
+  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("a.png", 3, R"("fl_x": 5,)")}, "")),
+                  "transforms.json: frames[0].camera_angle_x: missing (and no fl_x)");
+  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3)}, R"("fl_x": 5, "k1": "x",)")),
+                  "transforms.json: k1: expected a number");
+  EXPECT_MENTIONS(
+      load_msg(transforms({frame("a.png", 3)}, R"("fl_x": 5, "camera_model": "OPENCV_FISHEYE",)")),
+      "transforms.json: camera_model: 'OPENCV_FISHEYE' is not supported");
+  EXPECT_MENTIONS(load_msg(transforms({frame("b.png", 3), frame("c.png", 3)}, R"("fl_x": 5,)")),
+                  "transforms.json: frames: no frame has its image (first: b.png not found)");
+  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("a.png", 4)},
+                                      R"("fl_x": 5, "aabb_scale": 0,)")),
+                  "transforms.json: aabb_scale: must be > 0");
+  EXPECT_MENTIONS(error_of([&] { load_transforms((dir / "nothing").string(), {}); }),
+                  "transforms.json: file: not found");
+  LoadOptions opts;
+  opts.holdout_every = 1;
+  EXPECT_MENTIONS(error_of([&] { load_transforms(dir.string(), opts); }), "holdout_every");
+  Config cfg;
+  EXPECT_MENTIONS(error_of([&] { apply_override(cfg, "data.holdout_every=1"); }),
+                  "data.holdout_every");
+}
+
+// ---- lens distortion -----------------------------------------------------------------------
+
+TEST(Undistort, ZeroDistortionIsTheIdentity) {
+  Image img(7, 5, 3);
+  for (std::size_t i = 0; i < img.data.size(); ++i) img.data[i] = float(i % 11) / 10.0f;
+  EXPECT_EQ(undistort(img, 6, 6, 3.5, 2.5, {}).data, img.data);
+}
+
+TEST(Undistort, SamplesWhereTheLensMovedEachPixel) {
+  // An image whose value is its own x (and y) array coordinate: bilinear sampling of it is exact,
+  // so each output pixel must hold the coordinate the forward lens model sends it to.
+  const int W = 40, H = 30;
+  const double fx = 35, fy = 33, cx = 19.0, cy = 16.0;
+  Image ramp(W, H, 3);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) ramp.at(x, y, 0) = float(x), ramp.at(x, y, 1) = float(y);
+  const LensDistortion lens{0.08, -0.03, 0.01, 0.002, 0.004, -0.003};
+  const Image out = undistort(ramp, fx, fy, cx, cy, lens);
+  int checked = 0;
+  for (int v = 0; v < H; ++v) {
+    for (int u = 0; u < W; ++u) {
+      const double x = (u + 0.5 - cx) / fx, y = (v + 0.5 - cy) / fy, r2 = x * x + y * y;
+      const double radial =
+          1 + 0.08 * r2 - 0.03 * r2 * r2 + 0.01 * r2 * r2 * r2 + 0.002 * r2 * r2 * r2 * r2;
+      const double xd = x * radial + 2 * 0.004 * x * y - 0.003 * (r2 + 2 * x * x);
+      const double yd = y * radial + 0.004 * (r2 + 2 * y * y) + 2 * -0.003 * x * y;
+      const double sx = fx * xd + cx - 0.5, sy = fy * yd + cy - 0.5;
+      if (sx < 0 || sy < 0 || sx > W - 1 || sy > H - 1) continue;  // clamped to the edge
+      EXPECT_NEAR(out.at(u, v, 0), sx, 1e-3) << u << "," << v;
+      EXPECT_NEAR(out.at(u, v, 1), sy, 1e-3) << u << "," << v;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, W * H / 2);
+  // The lens moved pixels: this is not the identity.
+  EXPECT_GT(std::abs(out.at(5, 5, 0) - 5.0f), 0.1f);
+}
+
+TEST(Transforms, DistortedFramesAreUndistortedBeforeDownscaling) {
+  const auto dir = test::temp_dir("transforms_distorted");
+  Image img(16, 12, 3);
+  for (std::size_t i = 0; i < img.data.size(); ++i) img.data[i] = float((i * 7) % 256) / 255.0f;
+  fs::create_directories(dir / "images");
+  for (const char* n : {"a.png", "b.png"}) write_png((dir / "images" / n).string(), img);
+  write_text(dir / "transforms.json",
+             transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
+                        R"("fl_x": 14, "fl_y": 15, "cx": 8.5, "cy": 6, "k1": 0.2, "p2": 0.01,)"));
+  LoadOptions opts;
+  opts.downscale = 2;
+  testing::internal::CaptureStderr();
+  const Dataset d = load_transforms(dir.string(), opts);
+  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "undistorting");
+  ASSERT_EQ(d.train.size(), 1u);
+  const Image decoded = read_image((dir / "images/b.png").string());
+  const Image expected = downscale(undistort(decoded, 14, 15, 8.5, 6, {0.2, 0, 0, 0, 0, 0.01}), 2);
+  EXPECT_EQ(d.train[0].image.data, expected.data);
+  EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 7.0);  // the pinhole intrinsics are kept
+}
+
+// ---- scene bounds and initialization -------------------------------------------------------
+
+TEST(SceneBounds, RandomInitCoversTheBoundsAndAutoPrefersPoints) {
+  Dataset d;
+  d.bounds = SceneBounds{{10, -4, 2}, 3.0};
+  ModelConfig cfg;
+  cfg.init_points = 2000;
+  cfg.init_extent = 1.5;
+  const Gaussians g = initialize_model(cfg, d, 7);
+  ASSERT_EQ(g.size(), 2000u);
+  std::array<float, 3> lo{1e9f, 1e9f, 1e9f}, hi{-1e9f, -1e9f, -1e9f};
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::min(lo[k], g.means[i * 3 + k]);
+      hi[k] = std::max(hi[k], g.means[i * 3 + k]);
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    const double c = d.bounds->center[k];
+    EXPECT_GE(lo[k], c - 4.5);
+    EXPECT_LE(hi[k], c + 4.5);
+    EXPECT_LT(lo[k], c - 4.0);  // and fills it
+    EXPECT_GT(hi[k], c + 4.0);
+  }
+
+  // model.init = auto takes the points when there are some.
+  d.points = PointCloud{{1, 2, 3, 4, 5, 6}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f}};
+  EXPECT_EQ(cfg.init, InitKind::Auto);
+  EXPECT_EQ(initialize_model(cfg, d, 7).means, d.points->positions);
+  cfg.init = InitKind::Random;
+  EXPECT_EQ(initialize_model(cfg, d, 7).size(), 2000u);
+}
+
+TEST(SceneBounds, PointsBoxIgnoresOutliers) {
+  Dataset d;
+  PointCloud pc;
+  for (int i = 0; i < 1000; ++i) {
+    for (int k = 0; k < 3; ++k) pc.positions.push_back(float((i * (k + 3)) % 101) / 100.0f - 0.5f);
+  }
+  for (int k = 0; k < 3; ++k) pc.positions.push_back(1000.0f);  // one far outlier
+  pc.colors.assign(pc.positions.size(), 0.5f);
+  d.points = pc;
+  const SceneBounds b = scene_bounds(d);
+  EXPECT_NEAR(b.half_size, 0.5, 0.02);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(b.center[k], 0.0, 0.02);
+}
+
+}  // namespace
+}  // namespace splat
