@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "cpu/adam.h"
+#include "cpu/adc.h"
 #include "cpu/loss.h"
 #include "cpu/mcmc.h"
 #include "cpu/pipeline.h"
@@ -38,7 +39,10 @@ class CpuBackend final : public Backend {
       if (img->channels != 3) throw Error("cpu backend: training images must be RGB");
     images_ = images;
   }
-  void set_state(const TrainState& s) override { state_ = s; }
+  void set_state(const TrainState& s) override {
+    state_ = s;
+    stats_.reset(state_.params.size());
+  }
   TrainState state() const override { return state_; }
   std::size_t num_splats() const override { return state_.params.size(); }
 
@@ -51,7 +55,15 @@ class CpuBackend final : public Backend {
     const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
     const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
                                                     cam.height, float(s.ssim_lambda), true);
-    Gaussians grads = render_bwd(state_.params, cam, s.raster, fwd, loss.v_image, {});
+    // render_bwd's two stages, so ADC can read the projected gradients in between.
+    const ProjectedGrad<float> v =
+        rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height, s.raster, loss.v_image, {});
+    Gaussians grads;
+    project_bwd(state_.params, cam, s.raster, fwd.projected, v, grads);
+    if (s.accumulate_grad2d) {
+      if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
+      adc_accumulate(stats_, fwd.projected.radii, v.means2d, cam.width, cam.height);
+    }
     add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
     adam_step(state_, grads, s.lr);
     if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
@@ -63,7 +75,19 @@ class CpuBackend final : public Backend {
     finished_.clear();
   }
 
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return cpu::mcmc_refine(state_, s); }
+  RefineStats mcmc_refine(const McmcRefineSettings& s) override {
+    const RefineStats r = cpu::mcmc_refine(state_, s);
+    stats_.reset(state_.params.size());
+    return r;
+  }
+
+  RefineStats adc_refine(const AdcRefineSettings& s) override {
+    if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
+    return cpu::adc_refine(state_, stats_, s);
+  }
+  void adc_reset_opacity(float max_opacity) override { cpu::adc_reset_opacity(state_, max_opacity); }
+
+  adc::Stats& stats() { return stats_; }
 
   Image render(const Camera& cam, const RasterSettings& rs) override {
     const RenderState<float> fwd = render_fwd(state_.params, cam, rs);
@@ -81,10 +105,18 @@ class CpuBackend final : public Backend {
  private:
   std::vector<const Image*> images_;
   TrainState state_;
+  adc::Stats stats_;  // ADC statistics since the last refine tick, one entry per splat
   std::vector<StepResult> finished_;
 };
 
 }  // namespace
+
+adc::Stats& adc_stats(Backend& backend) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&backend);
+  if (!cpu) throw Error("adc_stats: the backend is " + backend.name() + ", not cpu");
+  return cpu->stats();
+}
+
 }  // namespace cpu
 
 std::unique_ptr<Backend> make_cpu_backend(int threads) {

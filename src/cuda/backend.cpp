@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <deque>
 #include <limits>
 
 #include "cuda/adam.h"
+#include "cuda/adc.h"
 #include "cuda/loss.h"
 #include "cuda/mcmc.h"
 #include "cuda/renderer.h"
@@ -98,6 +100,7 @@ class CudaBackend final : public Backend {
     for (auto& g : grads_.g) g.zero(stream_);
     for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
     adam_step_ = s.adam_step;
+    if (adc_stats_in_use()) reset_adc_stats();
     uploaded();
   }
 
@@ -136,6 +139,15 @@ class CudaBackend final : public Backend {
     queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda);
 
     renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
+
+    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this step's screen-space gradients
+      if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+      timer_.begin("adc_stats", stream_);
+      const PerSplat& sp = renderer_.splats();
+      adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
+                     grad2d_.data(), vis_count_.data(), stream_);
+      timer_.end(stream_);
+    }
 
     if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
       timer_.begin("regularize", stream_);
@@ -216,8 +228,87 @@ class CudaBackend final : public Backend {
       stats.added = std::size_t(add);
     }
     n_ = int(target);
+    if (adc_stats_in_use()) reset_adc_stats();
     stats.count = target;
     return stats;
+  }
+
+  // One ADC tick (cpu::adc_refine). Host waits: the drain, one for the totals (they size the new
+  // arrays and are the returned stats), and one before the old arrays are freed, since the
+  // compaction reads them. The model moves out of place into fresh arrays of at least the old
+  // capacity: survivors with their Adam moments, new slots with zero moments, tails zero.
+  RefineStats adc_refine(const AdcRefineSettings& s) override {
+    drain();
+    if (cudaStreamQuery(stream_) != cudaSuccess)
+      throw Error("cuda backend: work still in flight after the drain before an ADC refine");
+    const int n = n_;
+    if (n == 0) return {};
+    if (n > INT_MAX / 3) throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
+    if (grad2d_.size() != std::size_t(n)) reset_adc_stats();  // no statistics yet: nothing grows
+
+    const AdcScratch& scratch = adc_scratch_.ensure(n);
+    adc_decide(n, params_.g[1].data(), params_.g[3].data(), grad2d_.data(), vis_count_.data(), adc::thresholds(s),
+               scratch, adc_totals_host_.get(), stream_);
+    syncs_.stream(stream_, "adc_totals");
+    const std::int32_t* t = adc_totals_host_.get();
+    const int children = t[kAdcChildren];
+    const std::size_t m = std::size_t(t[kAdcKept]) + std::size_t(t[kAdcClones]) + 2 * std::size_t(children);
+    if (m > std::size_t(INT_MAX)) throw Error("cuda backend: ADC would make " + std::to_string(m) + " splats");
+    RefineStats r;
+    r.cloned = std::size_t(t[kAdcCloned]);
+    r.split = std::size_t(t[kAdcSplit]);
+    r.count = m;
+    r.pruned = std::size_t(n) + r.cloned + r.split - m;
+
+    const McmcSlots src = slots();
+    Groups next_params, next_m, next_v;
+    McmcSlots dst = src;
+    for (int g = 0; g < 5; ++g) {
+      const std::size_t size = m * std::size_t(src.width[g]);
+      next_params.g[g] = fresh_buffer(params_.g[g], size);
+      next_m.g[g] = fresh_buffer(m_.g[g], size);
+      next_v.g[g] = fresh_buffer(v_.g[g], size);
+      dst.params[g] = next_params.g[g].data();
+      dst.m[g] = next_m.g[g].data();
+      dst.v[g] = next_v.g[g].data();
+    }
+    adc_compact(src, dst, n, children, s.seed, scratch, stream_);
+    std::swap(params_, next_params);
+    std::swap(m_, next_m);
+    std::swap(v_, next_v);
+    // Gradients are zero between steps; only their size changes (nothing reads them now).
+    for (int g = 0; g < 5; ++g) {
+      grads_.g[g].resize(m * std::size_t(src.width[g]));
+      grads_.g[g].zero(stream_);
+      grads_.g[g].zero_tail(stream_);
+    }
+    n_ = int(m);
+    reset_adc_stats();
+    syncs_.stream(stream_, "adc_compact");  // next_* hold the old arrays, freed on return
+    return r;
+  }
+
+  void adc_reset_opacity(float max_opacity) override {
+    cuda::adc_reset_opacity(n_, adc::logit_threshold(double(max_opacity)), params_.g[3].data(), m_.g[3].data(),
+                            v_.g[3].data(), stream_);
+  }
+
+  // Test hooks (adc_stats / set_adc_stats in cuda/backend.h).
+  adc::Stats stats() const {
+    const_cast<CudaBackend*>(this)->drain();
+    adc::Stats st;
+    st.grad2d = grad2d_.download();
+    st.count = vis_count_.download();
+    return st;
+  }
+  void set_stats(const adc::Stats& st) {
+    if (st.grad2d.size() != std::size_t(n_) || st.count.size() != std::size_t(n_))
+      throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) + " splats, the model has " +
+                  std::to_string(n_));
+    drain();
+    grad2d_.upload(st.grad2d);
+    vis_count_.upload(st.count);
+    uploaded();
   }
 
   // Test hook (model_arrays in cuda/backend.h).
@@ -290,6 +381,27 @@ class CudaBackend final : public Backend {
   // Nothing in flight afterwards.
   void drain() { syncs_.stream(stream_, "drain"); }
 
+  // ADC statistics: one zeroed entry per live splat. Allocated by the first step that accumulates
+  // and kept sized to the count from then on; called only with nothing in flight that reads them.
+  bool adc_stats_in_use() const { return grad2d_.capacity() > 0; }
+  void reset_adc_stats() {
+    grad2d_.resize(std::size_t(n_));
+    vis_count_.resize(std::size_t(n_));
+    grad2d_.zero(stream_);
+    vis_count_.zero(stream_);
+  }
+
+  // `size` floats with at least `like`'s capacity (geometric growth past it) and a zero tail;
+  // [0, size) is for the caller to write.
+  DeviceBuffer<float> fresh_buffer(const DeviceBuffer<float>& like, std::size_t size) {
+    std::size_t cap = like.capacity();
+    if (size > cap) cap = std::max(size, cap + cap / 2);
+    DeviceBuffer<float> b(cap);
+    b.resize(size);
+    b.zero_tail(stream_);
+    return b;
+  }
+
   McmcSlots slots() {
     McmcSlots sl{};
     const int widths[5] = {3, 3, 4, 1, 3 * sh_coeffs(sh_degree_)};
@@ -311,6 +423,10 @@ class CudaBackend final : public Backend {
   Groups params_, grads_, m_, v_;
   ScratchGroup<McmcScratch, McmcSize> mcmc_scratch_;
   Pinned<std::int32_t> dead_host_{1};
+  DeviceBuffer<float> grad2d_;            // [N] ADC: gradient-norm sums since the last tick
+  DeviceBuffer<std::int32_t> vis_count_;  // [N] ADC: visible steps since the last tick
+  ScratchGroup<AdcScratch, int> adc_scratch_;
+  Pinned<std::int32_t> adc_totals_host_{kAdcTotals};
   std::vector<DeviceImage> images_;
   Pinned<float> loss_host_;
   std::array<cudaEvent_t, kLossSlots> loss_events_{};
@@ -325,6 +441,18 @@ std::vector<DeviceArrayView> model_arrays(const Backend& backend) {
   const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
   if (!cuda) throw Error("model_arrays: the backend is " + backend.name() + ", not cuda");
   return cuda->arrays();
+}
+
+adc::Stats adc_stats(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (!cuda) throw Error("adc_stats: the backend is " + backend.name() + ", not cuda");
+  return cuda->stats();
+}
+
+void set_adc_stats(Backend& backend, const adc::Stats& stats) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) throw Error("set_adc_stats: the backend is " + backend.name() + ", not cuda");
+  cuda->set_stats(stats);
 }
 
 std::unique_ptr<Backend> make_backend(bool timing) {

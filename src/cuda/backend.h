@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "render/adc.h"
 #include "render/backend.h"
 
 namespace splat::cuda {
@@ -21,5 +22,10 @@ struct DeviceArrayView {
   std::size_t size, capacity;
 };
 std::vector<DeviceArrayView> model_arrays(const Backend& backend);
+
+// Test hooks: the ADC statistics of a cuda backend, read (draining it first) and replaced (one
+// entry per live splat). Before the first step that accumulates they are empty.
+adc::Stats adc_stats(const Backend& backend);
+void set_adc_stats(Backend& backend, const adc::Stats& stats);
 
 }  // namespace splat::cuda

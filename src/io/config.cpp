@@ -39,7 +39,7 @@ constexpr std::pair<BackendKind, std::string_view> kBackendKinds[] = {
 constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
     {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
-    {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}};
+    {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
 
 EnumInfo<BackendKind> enum_info(BackendKind) {
   return {"backend type", kBackendKinds};
@@ -356,13 +356,18 @@ const std::vector<Field>& fields() {
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
-      densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on"),
+      densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
       densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
       densify("cap_max", &DensifyConfig::cap_max, {1}, "mcmc: most splats"),
       densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
       densify("scale_reg", &DensifyConfig::scale_reg, {0}, "mcmc: L1 regularizer on scale"),
+      densify("grow_grad2d", &DensifyConfig::grow_grad2d, {0}, "adc: mean screen-space gradient above which a splat grows"),
+      densify("grow_scale3d", &DensifyConfig::grow_scale3d, {0}, "adc: growing splats up to this scale (x scene extent) are cloned, larger split"),
+      densify("prune_opacity", &DensifyConfig::prune_opacity, {0, 1}, "adc: splats below this opacity are pruned"),
+      densify("prune_scale3d", &DensifyConfig::prune_scale3d, {0}, "adc: after the first opacity reset, larger splats (x scene extent) are pruned"),
+      densify("reset_every", &DensifyConfig::reset_every, {0}, "adc: opacities reset to 2 * prune_opacity every n steps (0 = never)"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
       output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),

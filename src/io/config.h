@@ -11,7 +11,7 @@ namespace splat {
 
 enum class BackendKind { Auto, Cpu, Cuda };
 enum class InitKind { Auto, Random, Points };
-enum class DensifyStrategy { None, Mcmc };
+enum class DensifyStrategy { None, Mcmc, Adc };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
@@ -68,7 +68,8 @@ struct BackendConfig {
 
 struct DensifyConfig {
   DensifyStrategy strategy = DensifyStrategy::None;
-  // Refine ticks every refine_every steps in [refine_start, refine_stop).
+  // Refine ticks every refine_every steps in (refine_start, refine_stop). refine_stop is MCMC's
+  // 25000; ADC's usual is 15000 (3DGS, gsplat), which an ADC config sets.
   std::int64_t refine_every = 100;
   std::int64_t refine_start = 500;
   std::int64_t refine_stop = 25000;
@@ -79,6 +80,13 @@ struct DensifyConfig {
   double noise_lr = 5e5;        // position noise scale, times the means learning rate
   double opacity_reg = 0.01;
   double scale_reg = 0.01;
+  // ADC (3DGS adaptive density control), gsplat DefaultStrategy's defaults. Scales are relative
+  // to the scene extent.
+  double grow_grad2d = 0.0002;   // mean screen-space gradient above: clone or split
+  double grow_scale3d = 0.01;    // clone at or below this max scale, split above
+  double prune_opacity = 0.005;  // splats below are removed
+  double prune_scale3d = 0.1;    // after the first opacity reset, splats above are removed
+  std::int64_t reset_every = 3000;  // opacities clamped to 2 * prune_opacity; 0 = never
 };
 
 struct OutputConfig {

@@ -38,6 +38,9 @@ struct StepSettings {
   // z ~ N(0, I) from mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
   double noise_scale = 0;
   std::uint64_t noise_seed = 0;
+  // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
+  // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
+  bool accumulate_grad2d = false;
 };
 
 // One MCMC refine tick (render/mcmc.h has the shared math).
@@ -46,8 +49,22 @@ struct McmcRefineSettings {
   std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
   std::uint64_t seed = 0;        // counter RNG seed of this tick
 };
+// One ADC refine tick (3DGS adaptive density control; render/adc.h has the shared math). Scales
+// are max(exp(log_scales)) against the threshold times scene_extent.
+struct AdcRefineSettings {
+  float grow_grad2d = 0.0002f;   // mean statistic (see accumulate_grad2d) above: the splat grows
+  float grow_scale3d = 0.01f;    // at or below this scale: cloned; above: split in two
+  float prune_opacity = 0.005f;  // splats below this opacity are removed
+  float prune_scale3d = 0.1f;    // with prune_big, splats above this scale are removed
+  double scene_extent = 1.0;
+  bool prune_big = false;        // gsplat: only after the first opacity reset
+  std::uint64_t seed = 0;        // counter RNG seed of the split samples
+};
+
 struct RefineStats {
-  std::size_t dead = 0, added = 0, count = 0;  // relocated, appended, live after the tick
+  std::size_t dead = 0, added = 0;  // mcmc: relocated, appended
+  std::size_t cloned = 0, split = 0, pruned = 0;  // adc: decisions; pruned counts the grown set
+  std::size_t count = 0;  // live after the tick
 };
 
 struct StepResult {
@@ -76,6 +93,17 @@ class Backend {
   // every sampled source and copy. Sources, relocated and new slots get zero Adam moments.
   // Nothing is in flight while buffers change (the backend drains first).
   virtual RefineStats mcmc_refine(const McmcRefineSettings& settings) = 0;
+  // ADC refine tick from the statistics accumulated since the last one (which it then resets):
+  // clones small splats and splits large ones whose mean statistic is high, then prunes the grown
+  // set. The result is compacted in gsplat's order: surviving unsplit originals, clones, first
+  // split children, second split children, each in source index order. Survivors keep their Adam
+  // moments; clones and children start from zero. Split children are drawn from the parent's
+  // Gaussian (adc::split_offset) with scales / 1.6 and the parent's opacity (3DGS; not the
+  // revised opacity of Bulo et al. 2024). Nothing is in flight while buffers change.
+  virtual RefineStats adc_refine(const AdcRefineSettings& settings) = 0;
+  // ADC opacity reset: opacity = min(opacity, max_opacity) (as a clamp of the raw logit) for every
+  // splat, and zero Adam moments of the opacity group.
+  virtual void adc_reset_opacity(float max_opacity) = 0;
 
   // Renders the current model (RGB, background included).
   virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;

@@ -38,7 +38,8 @@ SPLAT_HD inline float normal(std::uint64_t seed, std::uint64_t stream, std::uint
 }
 
 // Streams of the counter RNG, one per use, so draws never collide.
-enum Stream : std::uint64_t { kNoise = 1, kRelocate = 2, kAdd = 3 };
+// kSplit: ADC's split samples (render/adc.h).
+enum Stream : std::uint64_t { kNoise = 1, kRelocate = 2, kAdd = 3, kSplit = 4 };
 
 // Position noise gate (paper eq. 10): ~1 for nearly transparent splats, ~0 for opaque ones.
 SPLAT_HD inline float noise_gate(float opacity) {

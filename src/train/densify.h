@@ -19,7 +19,8 @@ class Densifier {
   virtual std::optional<RefineStats> after_step(std::int64_t completed, Backend& backend) = 0;
 };
 
-// The strategy of densify.strategy; none is a strategy that does nothing.
-std::unique_ptr<Densifier> make_densifier(const Config& cfg);
+// The strategy of densify.strategy; none is a strategy that does nothing. scene_extent is the
+// scene size that ADC's scale thresholds are relative to (the trainer's scene_extent()).
+std::unique_ptr<Densifier> make_densifier(const Config& cfg, double scene_extent);
 
 }  // namespace splat

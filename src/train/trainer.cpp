@@ -29,9 +29,10 @@ RasterSettings final_raster_settings(const Config& cfg) {
 }
 
 Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend)
-    : cfg_(std::move(cfg)), data_(data), backend_(backend), densifier_(make_densifier(cfg_)), rng_(cfg_.train.seed) {
+    : cfg_(std::move(cfg)), data_(data), backend_(backend), rng_(cfg_.train.seed) {
   if (data_.train.empty()) throw Error("dataset has no training views");
   scene_extent_ = scene_extent(data_);
+  densifier_ = make_densifier(cfg_, scene_extent_);
   std::vector<const Image*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
@@ -123,9 +124,12 @@ void Trainer::train(const std::string& out_dir) {
     ++iteration_;
     const auto tick = densifier_->after_step(iteration_, backend_);
     if (tick && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
-      progress.note("refine at " + std::to_string(iteration_) + ": " + std::to_string(tick->dead) +
-                    " relocated, " + std::to_string(tick->added) + " added, " + std::to_string(tick->count) +
-                    " splats");
+      progress.note("refine at " + std::to_string(iteration_) + ": " +
+                    (cfg_.densify.strategy == DensifyStrategy::Adc
+                         ? std::to_string(tick->cloned) + " cloned, " + std::to_string(tick->split) + " split, " +
+                               std::to_string(tick->pruned) + " pruned, "
+                         : std::to_string(tick->dead) + " relocated, " + std::to_string(tick->added) + " added, ") +
+                    std::to_string(tick->count) + " splats");
     collect(false);
     progress.update(iteration_, last_loss, backend_.num_splats());
     const std::int64_t every = cfg_.output.checkpoint_every;
