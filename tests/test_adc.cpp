@@ -96,7 +96,8 @@ TEST(Adc, BackendStepAccumulatesTheProjectedGradients) {
     }
   st.params.sh.assign(st.params.sh.size(), 0.1f);  // no tags: plain colors
   for (Gaussians* g : {&st.adam_m, &st.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+    g->for_each_group(
+        [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
   std::array<double, 16> w2c = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 0, 0, 0, 1};
   const Camera cam = Camera::from_w2c(w2c, 40, 30, 40, 40, 20, 15);
   Image target(40, 30, 3);
@@ -116,7 +117,8 @@ TEST(Adc, BackendStepAccumulatesTheProjectedGradients) {
   // One step by hand from the state the backend holds now.
   const TrainState now = b->state();
   const auto fwd = cpu::render_fwd(now.params, cam, s.raster);
-  const auto loss = cpu::photometric_loss(fwd.raster.image, target.data, 40, 30, float(s.ssim_lambda), true);
+  const auto loss =
+      cpu::photometric_loss(fwd.raster.image, target.data, 40, 30, float(s.ssim_lambda), true);
   const auto v = cpu::rasterize_bwd(fwd.projected, fwd.isect, 40, 30, s.raster, loss.v_image, {});
   adc::Stats want;
   want.reset(300);
@@ -181,8 +183,13 @@ HandMade hand_made() {
   return h;
 }
 
-void expect_refined(const HandMade& h, bool prune_big, const std::vector<std::uint32_t>& order,
-                    std::size_t cloned, std::size_t split, std::size_t pruned, std::size_t kept,
+void expect_refined(const HandMade& h,
+                    bool prune_big,
+                    const std::vector<std::uint32_t>& order,
+                    std::size_t cloned,
+                    std::size_t split,
+                    std::size_t pruned,
+                    std::size_t kept,
                     std::size_t clones) {
   TrainState st = h.st;
   adc::Stats stats = h.stats;
@@ -218,7 +225,8 @@ void expect_refined(const HandMade& h, bool prune_big, const std::vector<std::ui
       EXPECT_EQ(slot(st.adam_v, j), slot(h.st.adam_v, i)) << tag << " slot " << j;
       continue;
     }
-    EXPECT_TRUE(all_zero(slot(st.adam_m, j)) && all_zero(slot(st.adam_v, j))) << tag << " new slot " << j;
+    EXPECT_TRUE(all_zero(slot(st.adam_m, j)) && all_zero(slot(st.adam_v, j)))
+        << tag << " new slot " << j;
     if (j < kept + clones) {
       EXPECT_EQ(p, src) << tag << " clone " << j;
       continue;
@@ -226,13 +234,15 @@ void expect_refined(const HandMade& h, bool prune_big, const std::vector<std::ui
     // Split child: offset drawn from the parent's Gaussian, scales / 1.6, the rest copied.
     const int child = j < kept + clones + children ? 0 : 1;
     float offset[3];
-    adc::split_offset(&h.st.params.log_scales[i * 3], &h.st.params.quats[i * 4], s.seed, i, child, offset);
+    adc::split_offset(&h.st.params.log_scales[i * 3], &h.st.params.quats[i * 4], s.seed, i, child,
+                      offset);
     for (int k = 0; k < 3; ++k) {
       EXPECT_EQ(p[k], src[k] + offset[k]) << tag << " child " << j;
       EXPECT_EQ(p[3 + k], src[3 + k] - adc::config::log_split_shrink) << tag << " child " << j;
       EXPECT_NE(offset[k], 0.0f);
     }
-    for (std::size_t k = 6; k < p.size(); ++k) EXPECT_EQ(p[k], src[k]) << tag << " child " << j << " float " << k;
+    for (std::size_t k = 6; k < p.size(); ++k)
+      EXPECT_EQ(p[k], src[k]) << tag << " child " << j << " float " << k;
   }
 }
 
@@ -257,14 +267,15 @@ TEST(Adc, CompactionKeepsOrderAndMovesAdamState) {
     st.params.raw_opacity[i] = logit(u(rng) < 0.2f ? 0.002f : 0.1f + 0.8f * u(rng));
     const bool small = u(rng) < 0.4f;  // clone candidates; the rest split, a few too big
     for (int k = 0; k < 3; ++k)
-      st.params.log_scales[i * 3 + k] = std::log(small ? 0.002f + 0.006f * u(rng) : 0.02f + 0.1f * u(rng));
+      st.params.log_scales[i * 3 + k] =
+          std::log(small ? 0.002f + 0.006f * u(rng) : 0.02f + 0.1f * u(rng));
   }
   const TrainState before = st;
   AdcRefineSettings s;
   s.prune_big = true;
   const RefineStats r = cpu::adc_refine(st, stats, s);
-  std::printf("[ info ] %zu splats: %zu cloned, %zu split, %zu pruned -> %zu\n", n, r.cloned, r.split, r.pruned,
-              r.count);
+  std::printf("[ info ] %zu splats: %zu cloned, %zu split, %zu pruned -> %zu\n", n, r.cloned,
+              r.split, r.pruned, r.count);
   ASSERT_GT(r.cloned, 50u);
   ASSERT_GT(r.split, 50u);
   ASSERT_GT(r.pruned, 200u);
@@ -397,7 +408,7 @@ TEST(Adc, ScheduleFollowsDefaultStrategy) {
     const auto r = d->after_step(step + 1, b);
     EXPECT_EQ(r.has_value(), !b.refines.empty() && b.refines.back().first == step + 1);
   }
-  EXPECT_EQ(accumulating, 14999u);  // statistics only feed ticks before refine_stop
+  EXPECT_EQ(accumulating, 14999u);    // statistics only feed ticks before refine_stop
   ASSERT_EQ(b.refines.size(), 144u);  // 600, 700, ..., 14900
   EXPECT_EQ(b.refines.front().first, 600);
   EXPECT_EQ(b.refines.back().first, 14900);
@@ -442,7 +453,9 @@ class TickLog final : public Backend {
   TrainState state() const override { return b_.state(); }
   std::size_t num_splats() const override { return b_.num_splats(); }
   void step(const Camera& c, int image, const StepSettings& s) override { b_.step(c, image, s); }
-  void collect_losses(std::vector<StepResult>& out, bool wait) override { b_.collect_losses(out, wait); }
+  void collect_losses(std::vector<StepResult>& out, bool wait) override {
+    b_.collect_losses(out, wait);
+  }
   RefineStats mcmc_refine(const McmcRefineSettings& s) override { return b_.mcmc_refine(s); }
   RefineStats adc_refine(const AdcRefineSettings& s) override {
     ticks.push_back(b_.adc_refine(s));
@@ -484,10 +497,12 @@ TEST(Adc, ShortTrainingChangesTheCountAndImproves) {
   const std::size_t count = backend->num_splats();
   std::size_t cloned = 0, split = 0, pruned = 0;
   for (const RefineStats& r : log.ticks) {
-    std::printf("[ info ] tick: %zu cloned, %zu split, %zu pruned -> %zu\n", r.cloned, r.split, r.pruned, r.count);
+    std::printf("[ info ] tick: %zu cloned, %zu split, %zu pruned -> %zu\n", r.cloned, r.split,
+                r.pruned, r.count);
     cloned += r.cloned, split += r.split, pruned += r.pruned;
   }
-  std::printf("[ info ] ADC: 2000 -> %zu splats, PSNR %.2f -> %.2f dB\n", count, psnr_before, psnr_after);
+  std::printf("[ info ] ADC: 2000 -> %zu splats, PSNR %.2f -> %.2f dB\n", count, psnr_before,
+              psnr_after);
   EXPECT_EQ(log.ticks.size(), 4u);
   EXPECT_EQ(log.resets, 1);
   EXPECT_GT(cloned, 0u);

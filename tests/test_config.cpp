@@ -56,6 +56,11 @@ Config changed_everywhere() {
   c.densify.noise_lr = 4.5e5;
   c.densify.opacity_reg = 0.015;
   c.densify.scale_reg = 0.025;
+  c.densify.grow_grad2d = 3e-4;
+  c.densify.grow_scale3d = 0.02;
+  c.densify.prune_opacity = 0.0055;
+  c.densify.prune_scale3d = 0.15;
+  c.densify.reset_every = 2999;
   c.output.save_renders = false;
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter

@@ -6,12 +6,16 @@
 
 namespace splat::cpu {
 
-void adc_accumulate(adc::Stats& stats, const std::vector<int>& radii, const std::vector<float>& v_means2d,
-                    int width, int height) {
+void adc_accumulate(adc::Stats& stats,
+                    const std::vector<int>& radii,
+                    const std::vector<float>& v_means2d,
+                    int width,
+                    int height) {
   const std::size_t n = stats.size();
   if (radii.size() != 2 * n || v_means2d.size() != 2 * n || stats.grad2d.size() != n)
     throw Error("adc_accumulate: statistics for " + std::to_string(n) + " splats, radii for " +
-                std::to_string(radii.size() / 2) + ", gradients for " + std::to_string(v_means2d.size() / 2));
+                std::to_string(radii.size() / 2) + ", gradients for " +
+                std::to_string(v_means2d.size() / 2));
   const float half_w = 0.5f * float(width), half_h = 0.5f * float(height);
   for (std::size_t i = 0; i < n; ++i) {
     if (!adc::visible(&radii[2 * i])) continue;
@@ -44,27 +48,31 @@ void for_each_group3(TrainState& st, F&& f) {
 RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSettings& s) {
   const std::size_t n = st.params.size();
   if (stats.size() != n || stats.grad2d.size() != n)
-    throw Error("adc_refine: statistics for " + std::to_string(stats.size()) + " splats, the model has " +
-                std::to_string(n));
+    throw Error("adc_refine: statistics for " + std::to_string(stats.size()) +
+                " splats, the model has " + std::to_string(n));
   const adc::Thresholds t = adc::thresholds(s);
   std::vector<adc::Decision> d(n);
   RefineStats r;
   for (std::size_t i = 0; i < n; ++i) {
-    d[i] = adc::decide(stats.grad2d[i], stats.count[i], adc::max_log_scale(&st.params.log_scales[3 * i]),
-                       st.params.raw_opacity[i], t);
-    r.cloned += d[i].action == adc::kClone;
-    r.split += d[i].action == adc::kSplit;
+    d[i] =
+        adc::decide(stats.grad2d[i], stats.count[i],
+                    adc::max_log_scale(&st.params.log_scales[3 * i]), st.params.raw_opacity[i], t);
+    r.cloned += d[i].action == adc::Action::Clone;
+    r.split += d[i].action == adc::Action::Split;
   }
   // gsplat's order: duplicate() appends the clones, split() removes the parents and appends the
   // first children then the second children, remove() compacts what survives pruning.
   std::vector<Source> out;
   for (std::size_t i = 0; i < n; ++i)
-    if (d[i].action != adc::kSplit && !d[i].prune_self) out.push_back({std::uint32_t(i), Kind::Kept});
+    if (d[i].action != adc::Action::Split && !d[i].prune_self)
+      out.push_back({std::uint32_t(i), Kind::Kept});
   for (std::size_t i = 0; i < n; ++i)
-    if (d[i].action == adc::kClone && !d[i].prune_self) out.push_back({std::uint32_t(i), Kind::Clone});
+    if (d[i].action == adc::Action::Clone && !d[i].prune_self)
+      out.push_back({std::uint32_t(i), Kind::Clone});
   for (Kind child : {Kind::Child0, Kind::Child1})
     for (std::size_t i = 0; i < n; ++i)
-      if (d[i].action == adc::kSplit && !d[i].prune_children) out.push_back({std::uint32_t(i), child});
+      if (d[i].action == adc::Action::Split && !d[i].prune_children)
+        out.push_back({std::uint32_t(i), child});
 
   TrainState next;
   for (Gaussians* g : {&next.params, &next.adam_m, &next.adam_v}) {
@@ -77,7 +85,8 @@ RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSetting
   next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
   next.adam_v.for_each_group([&](const char*, std::vector<float>& a) { nv.push_back(&a); });
   int g = 0;
-  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m, const std::vector<float>& v) {
+  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m,
+                          const std::vector<float>& v) {
     const std::size_t w = n ? p.size() / n : 0;
     for (std::size_t j = 0; j < out.size(); ++j) {
       const std::size_t src = out[j].index;

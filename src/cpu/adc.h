@@ -8,8 +8,11 @@ namespace splat::cpu {
 
 // Adds one step's statistics: every visible splat (adc::visible of its radii [N, 2]) adds
 // adc::grad2d_norm of its screen-space mean gradient v_means2d [N, 2] (pixels) and one count.
-void adc_accumulate(adc::Stats& stats, const std::vector<int>& radii, const std::vector<float>& v_means2d,
-                    int width, int height);
+void adc_accumulate(adc::Stats& stats,
+                    const std::vector<int>& radii,
+                    const std::vector<float>& v_means2d,
+                    int width,
+                    int height);
 
 // One refine tick on the state (see Backend::adc_refine); stats must hold one entry per splat
 // and are reset to zeros for the new count afterwards.

@@ -52,26 +52,28 @@ __global__ void accumulate_kernel(int n,
 // Flags of the three segments (cuda/adc.h) and the clone/split decision counts. No early return:
 // every lane of a warp takes part in the ballots, so the counts cost one atomic per warp.
 __global__ void decide_kernel(int n,
-                              const float* __restrict__ log_scales,   // [N, 3]
-                              const float* __restrict__ raw_opacity,  // [N]
-                              const float* __restrict__ grad2d,       // [N]
+                              const float* __restrict__ log_scales,    // [N, 3]
+                              const float* __restrict__ raw_opacity,   // [N]
+                              const float* __restrict__ grad2d,        // [N]
                               const std::int32_t* __restrict__ count,  // [N]
                               adc::Thresholds t,
-                              std::int32_t* __restrict__ flags,    // [3 N]
+                              std::int32_t* __restrict__ flags,     // [3 N]
                               std::int32_t* __restrict__ totals) {  // [kAdcTotals]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   bool clone = false, split = false;
   if (i < n) {
-    const adc::Decision d = adc::decide(grad2d[i], count[i], adc::max_log_scale(&log_scales[std::size_t(i) * 3]),
-                                        raw_opacity[i], t);
-    clone = d.action == adc::kClone;
-    split = d.action == adc::kSplit;
+    const adc::Decision d =
+        adc::decide(grad2d[i], count[i], adc::max_log_scale(&log_scales[std::size_t(i) * 3]),
+                    raw_opacity[i], t);
+    clone = d.action == adc::Action::Clone;
+    split = d.action == adc::Action::Split;
     const std::size_t un = std::size_t(n), ui = std::size_t(i);
     flags[ui] = !split && !d.prune_self;
     flags[un + ui] = clone && !d.prune_self;
     flags[2 * un + ui] = split && !d.prune_children;
   }
-  const unsigned clones = __ballot_sync(0xffffffffu, clone), splits = __ballot_sync(0xffffffffu, split);
+  const unsigned clones = __ballot_sync(0xffffffffu, clone),
+                 splits = __ballot_sync(0xffffffffu, split);
   if ((threadIdx.x & 31) == 0) {
     if (clones) atomicAdd(&totals[kAdcCloned], __popc(clones));
     if (splits) atomicAdd(&totals[kAdcSplit], __popc(splits));
@@ -174,7 +176,8 @@ __global__ void reset_opacity_kernel(int n,
 
 std::size_t scan_temp_bytes(int items) {
   std::size_t bytes = 0;
-  SPLAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<std::int32_t*>(nullptr),
+  SPLAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes,
+                                                 static_cast<std::int32_t*>(nullptr),
                                                  static_cast<std::int32_t*>(nullptr), items));
   return bytes;
 }
@@ -185,12 +188,14 @@ void check_slots(const McmcSlots& slots, const char* who) {
       throw Error(std::string(who) + ": parameter group " + std::to_string(g) + " has width " +
                   std::to_string(slots.width[g]) + " or a null array");
   if (slots.width[0] != 3 || slots.width[1] != 3 || slots.width[2] != 4 || slots.width[3] != 1)
-    throw Error(std::string(who) + ": the first four groups must be means, log_scales, quats, raw_opacity");
+    throw Error(std::string(who) +
+                ": the first four groups must be means, log_scales, quats, raw_opacity");
 }
 
 void check_count(int n, const char* who) {
   if (n < 1 || n > INT_MAX / 3)
-    throw Error(std::string(who) + ": " + std::to_string(n) + " splats is outside [1, INT_MAX / 3]");
+    throw Error(std::string(who) + ": " + std::to_string(n) +
+                " splats is outside [1, INT_MAX / 3]");
 }
 
 }  // namespace
@@ -213,8 +218,8 @@ void adc_accumulate(int n,
                     std::int32_t* count,
                     cudaStream_t stream) {
   if (n <= 0) return;
-  accumulate_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, radii, v_means2d, half_width,
-                                                                          half_height, grad2d, count);
+  accumulate_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
+      n, radii, v_means2d, half_width, half_height, grad2d, count);
   SPLAT_CUDA_CHECK_LAUNCH("adc_accumulate");
 }
 
@@ -229,11 +234,12 @@ void adc_decide(int n,
                 cudaStream_t stream) {
   check_count(n, "adc_decide");
   SPLAT_CUDA_CHECK(cudaMemsetAsync(s.totals, 0, kAdcTotals * sizeof(std::int32_t), stream));
-  decide_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, log_scales, raw_opacity, grad2d, count, t,
-                                                                      s.flags, s.totals);
+  decide_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
+      n, log_scales, raw_opacity, grad2d, count, t, s.flags, s.totals);
   SPLAT_CUDA_CHECK_LAUNCH("adc_decide");
   std::size_t temp_bytes = s.temp_bytes;
-  SPLAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.temp, temp_bytes, s.flags, s.offsets, 3 * n, stream));
+  SPLAT_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(s.temp, temp_bytes, s.flags, s.offsets, 3 * n, stream));
   totals_kernel<<<1, 1, 0, stream>>>(n, s.flags, s.offsets, s.totals);
   SPLAT_CUDA_CHECK_LAUNCH("adc_totals");
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(totals_host, s.totals, kAdcTotals * sizeof(std::int32_t),
@@ -250,16 +256,17 @@ void adc_compact(const McmcSlots& src,
   check_count(n, "adc_compact");
   check_slots(src, "adc_compact");
   for (int g = 0; g < 5; ++g)
-    if (dst.width[g] != src.width[g]) throw Error("adc_compact: source and destination groups differ");
+    if (dst.width[g] != src.width[g])
+      throw Error("adc_compact: source and destination groups differ");
   int slot_floats = 0;
   for (int g = 0; g < 5; ++g) slot_floats += src.width[g];
   const std::size_t total = std::size_t(n) * std::size_t(slot_floats);
-  compact_kernel<<<blocks_for(total), kThreads, 0, stream>>>(total, slot_floats, n, children, s.flags, s.offsets,
-                                                             src, dst);
+  compact_kernel<<<blocks_for(total), kThreads, 0, stream>>>(total, slot_floats, n, children,
+                                                             s.flags, s.offsets, src, dst);
   SPLAT_CUDA_CHECK_LAUNCH("adc_compact");
   if (children > 0) {
-    split_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, children, seed, s.flags, s.offsets, src,
-                                                                       dst);
+    split_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, children, seed, s.flags,
+                                                                      s.offsets, src, dst);
     SPLAT_CUDA_CHECK_LAUNCH("adc_split");
   }
 }
@@ -271,8 +278,8 @@ void adc_reset_opacity(int n,
                        float* v_opacity,
                        cudaStream_t stream) {
   if (n <= 0) return;
-  reset_opacity_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, max_raw_opacity, raw_opacity,
-                                                                            m_opacity, v_opacity);
+  reset_opacity_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
+      n, max_raw_opacity, raw_opacity, m_opacity, v_opacity);
   SPLAT_CUDA_CHECK_LAUNCH("adc_reset_opacity");
 }
 

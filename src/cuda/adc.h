@@ -27,12 +27,14 @@ void adc_accumulate(int n,
                     const float* v_means2d,  // [N, 2] pixels, from rasterize_bwd
                     float half_width,
                     float half_height,
-                    float* grad2d,          // [N] accumulated
-                    std::int32_t* count,    // [N] accumulated
+                    float* grad2d,        // [N] accumulated
+                    std::int32_t* count,  // [N] accumulated
                     cudaStream_t stream);
 
-// Totals of a tick, as adc_decide leaves them on the host.
-enum AdcTotal { kAdcKept = 0, kAdcClones = 1, kAdcChildren = 2, kAdcCloned = 3, kAdcSplit = 4, kAdcTotals = 5 };
+// Totals of a tick, as adc_decide leaves them on the host: surviving kept originals, clones and
+// split pairs, then the clone and split decisions before pruning.
+inline constexpr int kAdcKept = 0, kAdcClones = 1, kAdcChildren = 2, kAdcCloned = 3, kAdcSplit = 4;
+inline constexpr int kAdcTotals = 5;
 
 // Scratch of one tick, carved from one allocation (cuda/arena.h). Segment k of flags/offsets is
 // [k n, (k + 1) n): 0 kept originals, 1 surviving clones, 2 surviving split pairs. One exclusive
@@ -51,9 +53,9 @@ struct AdcScratch {
 // flags and offsets, and queues the copy of the totals into totals_host (pinned,
 // [kAdcTotals]); they are valid after a host wait on stream. n >= 1, 3 n <= INT_MAX.
 void adc_decide(int n,
-                const float* log_scales,   // [N, 3]
-                const float* raw_opacity,  // [N]
-                const float* grad2d,       // [N]
+                const float* log_scales,    // [N, 3]
+                const float* raw_opacity,   // [N]
+                const float* grad2d,        // [N]
                 const std::int32_t* count,  // [N]
                 const adc::Thresholds& t,
                 const AdcScratch& s,

@@ -105,7 +105,7 @@ SPLAT_HD inline float max_log_scale(const float* log_scale) {  // [3]
   return log_scale[2] > m ? log_scale[2] : m;
 }
 
-enum Action : std::uint8_t { kKeep = 0, kClone = 1, kSplit = 2 };
+enum class Action : std::uint8_t { Keep, Clone, Split };
 
 struct Decision {
   Action action;
@@ -117,14 +117,13 @@ struct Decision {
 // (sum / count, 0 when never visible) above grow_grad2d; small splats are cloned (under-
 // reconstruction), large ones split (over-reconstruction). Pruning runs on the grown set, so a
 // clone shares its source's fate and split children are judged at their reduced scale.
-SPLAT_HD inline Decision decide(float grad2d,
-                                std::int32_t count,
-                                float max_log_scale,
-                                float raw_opacity,
-                                const Thresholds& t) {
+SPLAT_HD inline Decision decide(
+    float grad2d, std::int32_t count, float max_log_scale, float raw_opacity, const Thresholds& t) {
   const float mean = count > 0 ? grad2d / float(count) : 0.0f;
   Decision d;
-  d.action = !(mean > t.grow_grad2d) ? kKeep : (max_log_scale <= t.clone_log_scale ? kClone : kSplit);
+  d.action = !(mean > t.grow_grad2d)              ? Action::Keep
+             : max_log_scale <= t.clone_log_scale ? Action::Clone
+                                                  : Action::Split;
   const bool transparent = raw_opacity < t.prune_raw_opacity;
   d.prune_self = transparent || (t.prune_big && max_log_scale > t.prune_log_scale);
   // Float subtraction is monotone, so max(ls_k - c) is max(ls_k) - c: the children's own max.
@@ -166,7 +165,8 @@ SPLAT_HD inline void split_offset(const float* log_scale,  // [3]
                          {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
   float sz[3];
   const std::uint64_t base = 6 * splat + 3 * std::uint64_t(child);
-  for (int k = 0; k < 3; ++k) sz[k] = exp_rn(log_scale[k]) * mcmc::normal(seed, mcmc::kSplit, base + k);
+  for (int k = 0; k < 3; ++k)
+    sz[k] = exp_rn(log_scale[k]) * mcmc::normal(seed, mcmc::kSplit, base + k);
   for (int r = 0; r < 3; ++r) out[r] = R[r][0] * sz[0] + R[r][1] * sz[1] + R[r][2] * sz[2];
 }
 

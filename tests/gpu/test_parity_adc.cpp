@@ -36,6 +36,12 @@ bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+std::vector<std::vector<float>> groups(const Gaussians& g) {
+  std::vector<std::vector<float>> out;
+  g.for_each_group([&](const char*, const std::vector<float>& v) { out.push_back(v); });
+  return out;
+}
+
 double sync_count(const Backend& b, const std::string& name) {
   for (const auto& [key, value] : b.report())
     if (key == "sync." + name) return value;
@@ -55,8 +61,8 @@ void expect_zero_tails(const Backend& b, std::size_t n, const std::string& tag) 
     const std::size_t from = a / 5 == 1 ? 0 : v.size;
     std::vector<float> host(v.capacity - from);
     if (!host.empty())
-      SPLAT_CUDA_CHECK(
-          cudaMemcpy(host.data(), v.data + from, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      SPLAT_CUDA_CHECK(cudaMemcpy(host.data(), v.data + from, host.size() * sizeof(float),
+                                  cudaMemcpyDeviceToHost));
     const auto nz = std::find_if(host.begin(), host.end(), [](float x) { return x != 0.0f; });
     EXPECT_TRUE(nz == host.end()) << what << " nonzero at float " << (from + (nz - host.begin()))
                                   << " of capacity " << v.capacity;
@@ -75,7 +81,8 @@ TEST(ParityAdc, AccumulateMatchesCpu) {
     st.params = scene.gaussians;
     st.adam_m = st.adam_v = st.params;
     for (Gaussians* g : {&st.adam_m, &st.adam_v})
-      g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+      g->for_each_group(
+          [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
     StepSettings s;
     s.raster.sh_degree = 3;
     s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
@@ -90,25 +97,31 @@ TEST(ParityAdc, AccumulateMatchesCpu) {
       b->step(scene.camera, 0, s);
       b->collect_losses(losses, true);
     }
-    const adc::Stats want = cpu::adc_stats(*cpu_b);
+    adc::Stats want = cpu::adc_stats(*cpu_b);
     const adc::Stats got = cuda::adc_stats(*gpu_b);
-    const std::string tag = std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
+    const std::string tag =
+        std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
     ASSERT_EQ(got.size(), std::size_t(n)) << tag;
     ASSERT_EQ(got.grad2d.size(), std::size_t(n)) << tag;
     // Visibility comes from the radii, computed in double on the CPU and float on the GPU: a splat
     // exactly at a culling boundary may flip. Expected 0.
     std::size_t flips = 0, visible = 0;
+    std::vector<float> got_grad2d = got.grad2d;
     for (int i = 0; i < n; ++i) {
-      flips += got.count[i] != want.count[i];
       visible += want.count[i];
+      if (got.count[i] != want.count[i]) {  // a flip is a whole norm on one side: compare the rest
+        ++flips;
+        got_grad2d[i] = want.grad2d[i] = 0.0f;
+      }
     }
-    std::cout << "[ adc ] " << tag << ": " << visible << " visible, " << flips << " visibility flips\n";
+    std::cout << "[ adc ] " << tag << ": " << visible << " visible, " << flips
+              << " visibility flips\n";
     EXPECT_LE(flips, std::size_t(2)) << tag;
     EXPECT_GT(visible, std::size_t(n / 2)) << tag;
     double max_want = 0;
     for (float x : want.grad2d) max_want = std::max(max_want, double(x));
     ASSERT_GT(max_want, 0.0) << tag;
-    expect_agree(tag + " grad2d", got.grad2d, want.grad2d,
+    expect_agree(tag + " grad2d", got_grad2d, want.grad2d,
                  {1e-3, 0.99999, 1e-2 * max_want,
                   "norms of v_means2d: float atomics vs sorted CPU sums (ParityRasterize bound)"});
 
@@ -149,7 +162,7 @@ Start make_start(const Case& c) {
     if (u(rng) < c.transparent) s.st.params.raw_opacity[i] = logit(1e-4f + 0.0045f * u(rng));
     const float kind = u(rng);
     for (int k = 0; k < 3; ++k) {
-      const float scale = kind < c.small ? 0.002f + 0.007f * u(rng)
+      const float scale = kind < c.small           ? 0.002f + 0.007f * u(rng)
                           : kind < c.small + c.big ? 0.11f + 0.4f * u(rng)
                                                    : 0.012f + 0.08f * u(rng);
       s.st.params.log_scales[std::size_t(i) * 3 + k] = std::log(scale);
@@ -177,8 +190,8 @@ std::size_t first_child(const Start& s, const AdcRefineSettings& rs) {
     const adc::Decision d = adc::decide(s.stats.grad2d[i], s.stats.count[i],
                                         adc::max_log_scale(&s.st.params.log_scales[i * 3]),
                                         s.st.params.raw_opacity[i], t);
-    kept += d.action != adc::kSplit && !d.prune_self;
-    clones += d.action == adc::kClone && !d.prune_self;
+    kept += d.action != adc::Action::Split && !d.prune_self;
+    clones += d.action == adc::Action::Clone && !d.prune_self;
   }
   return kept + clones;
 }
@@ -200,8 +213,8 @@ void check_refine(Backend& gpu, const Case& c) {
   const RefineStats got = gpu.adc_refine(rs);
   const TrainState gpu_st = gpu.state();
   const std::string tag = c.name;
-  std::cout << "[ adc ] " << tag << ": " << c.n << " splats, " << want.cloned << " cloned, " << want.split
-            << " split, " << want.pruned << " pruned -> " << want.count << "\n";
+  std::cout << "[ adc ] " << tag << ": " << c.n << " splats, " << want.cloned << " cloned, "
+            << want.split << " split, " << want.pruned << " pruned -> " << want.count << "\n";
 
   EXPECT_EQ(got.cloned, want.cloned) << tag;
   EXPECT_EQ(got.split, want.split) << tag;
@@ -209,37 +222,27 @@ void check_refine(Backend& gpu, const Case& c) {
   EXPECT_EQ(got.count, want.count) << tag;
   EXPECT_EQ(gpu.num_splats(), want.count) << tag;
   EXPECT_EQ(gpu_st.adam_step, start.st.adam_step) << tag;
-  EXPECT_EQ(sync_count(gpu, "adc_totals"), totals_before + 1) << tag << ": one totals wait per tick";
+  EXPECT_EQ(sync_count(gpu, "adc_totals"), totals_before + 1)
+      << tag << ": one totals wait per tick";
   ASSERT_EQ(gpu_st.params.size(), cpu_st.params.size()) << tag;
 
   // Everything but the split children's means is a copy or one float subtraction: bit-identical,
   // which also proves the same decisions and the same compacted order.
   const std::size_t children_from = first_child(start, rs);
-  EXPECT_TRUE(bit_equal(gpu_st.params.log_scales, cpu_st.params.log_scales)) << tag << " log_scales";
+  EXPECT_TRUE(bit_equal(gpu_st.params.log_scales, cpu_st.params.log_scales))
+      << tag << " log_scales";
   EXPECT_TRUE(bit_equal(gpu_st.params.quats, cpu_st.params.quats)) << tag << " quats";
-  EXPECT_TRUE(bit_equal(gpu_st.params.raw_opacity, cpu_st.params.raw_opacity)) << tag << " raw_opacity";
+  EXPECT_TRUE(bit_equal(gpu_st.params.raw_opacity, cpu_st.params.raw_opacity))
+      << tag << " raw_opacity";
   EXPECT_TRUE(bit_equal(gpu_st.params.sh, cpu_st.params.sh)) << tag << " sh";
+  // Adam state: survivors carry their poisoned moments to their new slots, new slots are zero.
   const char* names[5] = {"means", "log_scales", "quats", "raw_opacity", "sh"};
-  int g = 0;
-  gpu_st.adam_m.for_each_group([&](const char*, const std::vector<float>& v) {
-    const std::vector<float>* want_v = nullptr;
-    int k = 0;
-    cpu_st.adam_m.for_each_group([&](const char*, const std::vector<float>& w) {
-      if (k++ == g) want_v = &w;
-    });
-    EXPECT_TRUE(bit_equal(v, *want_v)) << tag << " adam_m " << names[g];
-    ++g;
-  });
-  g = 0;
-  gpu_st.adam_v.for_each_group([&](const char*, const std::vector<float>& v) {
-    const std::vector<float>* want_v = nullptr;
-    int k = 0;
-    cpu_st.adam_v.for_each_group([&](const char*, const std::vector<float>& w) {
-      if (k++ == g) want_v = &w;
-    });
-    EXPECT_TRUE(bit_equal(v, *want_v)) << tag << " adam_v " << names[g];
-    ++g;
-  });
+  const auto gm = groups(gpu_st.adam_m), cm = groups(cpu_st.adam_m);
+  const auto gv = groups(gpu_st.adam_v), cv = groups(cpu_st.adam_v);
+  for (int g = 0; g < 5; ++g) {
+    EXPECT_TRUE(bit_equal(gm[g], cm[g])) << tag << " adam_m " << names[g];
+    EXPECT_TRUE(bit_equal(gv[g], cv[g])) << tag << " adam_v " << names[g];
+  }
   // Means: survivors and clones bit-identical; children within the device's logf/cosf/sqrtf ulps
   // on a draw times a scale (< 0.5) plus one float add.
   std::size_t child_means_off = 0, other_means_off = 0;
@@ -260,8 +263,11 @@ void check_refine(Backend& gpu, const Case& c) {
   // Statistics restart at zero; the model's tails stay zero.
   const adc::Stats after = cuda::adc_stats(gpu);
   EXPECT_EQ(after.size(), want.count) << tag;
-  EXPECT_TRUE(std::all_of(after.grad2d.begin(), after.grad2d.end(), [](float x) { return x == 0.0f; })) << tag;
-  EXPECT_TRUE(std::all_of(after.count.begin(), after.count.end(), [](int x) { return x == 0; })) << tag;
+  EXPECT_TRUE(std::all_of(after.grad2d.begin(), after.grad2d.end(), [](float x) {
+    return x == 0.0f;
+  })) << tag;
+  EXPECT_TRUE(std::all_of(after.count.begin(), after.count.end(), [](int x) { return x == 0; }))
+      << tag;
   expect_zero_tails(gpu, want.count, tag);
 }
 
@@ -365,7 +371,8 @@ TEST(ParityAdc, InvariantsOverManyTicks) {
     ASSERT_EQ(after.params.size(), r.count) << tag;
     for (const Gaussians* g : {&after.params, &after.adam_m, &after.adam_v})
       g->for_each_group([&](const char* name, const std::vector<float>& v) {
-        const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+        const auto bad =
+            std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
         EXPECT_TRUE(bad == v.end()) << tag << " non-finite " << name << " at " << (bad - v.begin());
       });
     expect_zero_tails(*b, r.count, tag);
