@@ -13,11 +13,13 @@ cmake --build build-cuda -j"$(nproc)" --target splat splat_gpu_tests
 
 rm -rf .carry && mkdir -p .carry/bin .carry/lib .carry/shared/data
 cp build-cuda/splat build-cuda/splat_gpu_tests .carry/bin/
+strip .carry/bin/*
 # Libraries the device image (Ubuntu 24.04) does not have in these versions.
 for lib in libjpeg.so.62 libwebp.so.7 libtomlplusplus.so.3 libpng16.so.16; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .carry/lib/
 done
-cp -r "$shared/golden" .carry/shared/
+# JSON compresses about 3x; device_run.sh unpacks it.
+tar -C "$shared" -cJf .carry/golden.tar.xz golden
 if [ "${1:-}" != "--no-lego" ]; then
   lego=.carry/shared/data/lego
   mkdir -p "$lego/test"

@@ -8,6 +8,7 @@ out=${OUT:-/tmp/splat_out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SPLAT_SHARED="$PWD/.carry/shared"
+[ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 echo "== GPU tests"
@@ -15,8 +16,8 @@ echo "== GPU tests"
 tests_rc=${PIPESTATUS[0]}
 
 if [ "${1:-}" != "--tests-only" ] && [ -d .carry/shared/data/lego ]; then
-  echo "== Lego device subset (configs/lego.toml, every 4th test view)"
-  .carry/bin/splat train .carry/shared/data/lego --config configs/lego.toml --set data.test_every=4 \
+  echo "== Lego device subset (${LEGO_CONFIG:-configs/lego.toml}, every 4th test view)"
+  .carry/bin/splat train .carry/shared/data/lego --config "${LEGO_CONFIG:-configs/lego.toml}" --set data.test_every=4 \
     --timing --out "$out/lego" "${@:2}" 2>&1 | grep -v '^\[\|^[a-z_]* = \|^$\|^#' | tee "$out/lego.log" | tail -30
   python3 - "$out/lego/metrics.json" <<'PY' || true
 import json, sys
