@@ -427,19 +427,6 @@ TEST(Adc, ScheduleFollowsDefaultStrategy) {
 
 // ---- Training -----------------------------------------------------------------------------------
 
-const std::string& small_scene() {
-  static const std::string dir = [] {
-    const auto d = test::temp_dir("adc_scene") / "scene";
-    DemoSceneOptions o;
-    o.width = o.height = 64;
-    o.train_views = 24;
-    o.test_views = 4;
-    write_demo_scene(d.string(), o);
-    return d.string();
-  }();
-  return dir;
-}
-
 // Forwards to a real backend and records the ADC ticks.
 class TickLog final : public Backend {
  public:
@@ -473,7 +460,7 @@ class TickLog final : public Backend {
 };
 
 TEST(Adc, ShortTrainingChangesTheCountAndImproves) {
-  const Dataset data = load_blender(small_scene(), LoadOptions{});
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   Config cfg;
   cfg.model.init_points = 2000;
   cfg.model.init_extent = 1.1;

@@ -53,26 +53,11 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
   return c;
 }
 
-std::vector<std::uint32_t> bits(const std::vector<float>& v) {
-  std::vector<std::uint32_t> out;
-  for (float x : v) out.push_back(std::bit_cast<std::uint32_t>(x));
-  return out;
-}
-
-void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
-  EXPECT_EQ(a.sh_degree, b.sh_degree);
-  std::map<std::string, const std::vector<float>*> groups;
-  b.for_each_group([&](const char* name, const std::vector<float>& v) { groups[name] = &v; });
-  a.for_each_group([&](const char* name, const std::vector<float>& v) {
-    EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
-  });
-}
-
 void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.iteration, b.iteration);
-  expect_bit_identical(a.params, b.params);
-  expect_bit_identical(a.adam_m, b.adam_m);
-  expect_bit_identical(a.adam_v, b.adam_v);
+  test::expect_bit_identical(a.params, b.params);
+  test::expect_bit_identical(a.adam_m, b.adam_m);
+  test::expect_bit_identical(a.adam_v, b.adam_v);
   EXPECT_EQ(a.rng_state, b.rng_state);
   EXPECT_EQ(a.view_order, b.view_order);
   EXPECT_EQ(a.view_pos, b.view_pos);

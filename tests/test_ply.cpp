@@ -40,21 +40,6 @@ Gaussians random_model(int degree, std::size_t n, unsigned seed) {
   return g;
 }
 
-std::vector<std::uint32_t> bits(const std::vector<float>& v) {
-  std::vector<std::uint32_t> out;
-  for (float x : v) out.push_back(std::bit_cast<std::uint32_t>(x));
-  return out;
-}
-
-void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
-  EXPECT_EQ(a.sh_degree, b.sh_degree);
-  std::map<std::string, const std::vector<float>*> groups;
-  b.for_each_group([&](const char* name, const std::vector<float>& v) { groups[name] = &v; });
-  a.for_each_group([&](const char* name, const std::vector<float>& v) {
-    EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
-  });
-}
-
 std::string file_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -126,7 +111,7 @@ TEST(Ply, RoundTripIsBitExactForEveryDegree) {
       const Gaussians g = random_model(degree, n, 7 + degree);
       const std::string path = (dir / ("m" + std::to_string(degree) + ".ply")).string();
       write_ply(path, g);
-      expect_bit_identical(g, read_ply(path));
+      test::expect_bit_identical(g, read_ply(path));
       EXPECT_FALSE(fs::exists(path + ".tmp"));
     }
   }
@@ -342,7 +327,7 @@ TEST(Ply, OverwriteReplacesTheWholeFile) {
   write_ply(path, random_model(3, 100, 8));
   const Gaussians small = random_model(0, 2, 9);
   write_ply(path, small);
-  expect_bit_identical(small, read_ply(path));
+  test::expect_bit_identical(small, read_ply(path));
 }
 
 }  // namespace

@@ -14,20 +14,6 @@
 namespace splat {
 namespace {
 
-// A small demo scene (64x64, 24 training views), generated once for the whole suite.
-const std::string& small_scene() {
-  static const std::string dir = [] {
-    const auto d = test::temp_dir("train_scene") / "scene";
-    DemoSceneOptions o;
-    o.width = o.height = 64;
-    o.train_views = 24;
-    o.test_views = 4;
-    write_demo_scene(d.string(), o);
-    return d.string();
-  }();
-  return dir;
-}
-
 Config small_config(std::int64_t iterations) {
   Config cfg;
   cfg.model.init_points = 2000;
@@ -40,7 +26,7 @@ Config small_config(std::int64_t iterations) {
 
 Dataset load_small() {
   LoadOptions o;
-  return load_blender(small_scene(), o);
+  return load_blender(test::small_demo_scene(), o);
 }
 
 double mean_of(const std::vector<double>& v, std::size_t begin, std::size_t end) {
@@ -67,18 +53,6 @@ TEST(Train, LossFallsAndPsnrRises) {
   EXPECT_GT(psnr_after, 20.0);
 }
 
-void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
-  ASSERT_EQ(a.size(), b.size());
-  std::vector<std::vector<float>> groups_a, groups_b;
-  a.for_each_group([&](const char*, const std::vector<float>& v) { groups_a.push_back(v); });
-  b.for_each_group([&](const char*, const std::vector<float>& v) { groups_b.push_back(v); });
-  for (std::size_t i = 0; i < groups_a.size(); ++i) {
-    ASSERT_EQ(groups_a[i].size(), groups_b[i].size());
-    EXPECT_EQ(0, std::memcmp(groups_a[i].data(), groups_b[i].data(), groups_a[i].size() * sizeof(float)))
-        << "group " << i;
-  }
-}
-
 TEST(Train, ResumeMatchesUninterruptedRun) {
   const Dataset data = load_small();
   // The uninterrupted run writes a checkpoint at iteration 30 on its way to 70; 70 iterations
@@ -99,9 +73,9 @@ TEST(Train, ResumeMatchesUninterruptedRun) {
 
   const TrainState a = b1->state(), b = b2->state();
   EXPECT_EQ(a.adam_step, b.adam_step);
-  expect_bit_identical(a.params, b.params);
-  expect_bit_identical(a.adam_m, b.adam_m);
-  expect_bit_identical(a.adam_v, b.adam_v);
+  test::expect_bit_identical(a.params, b.params);
+  test::expect_bit_identical(a.adam_m, b.adam_m);
+  test::expect_bit_identical(a.adam_v, b.adam_v);
   // The resumed run's losses are the tail of the uninterrupted run's.
   ASSERT_EQ(resumed.loss_history().size(), 40u);
   for (std::size_t i = 0; i < 40; ++i) EXPECT_EQ(full.loss_history()[30 + i], resumed.loss_history()[i]);

@@ -1,5 +1,13 @@
 #include "test_util.h"
 
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <map>
+
+#include "core/gaussians.h"
+#include "io/demo_scene.h"
+
 #include <array>
 #include <cstdio>
 #include <sys/wait.h>
@@ -27,6 +35,33 @@ std::filesystem::path temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+const std::string& small_demo_scene() {
+  static const std::string dir = [] {
+    const auto d = temp_dir("small_demo_scene") / "scene";
+    DemoSceneOptions o;
+    o.width = o.height = 64;
+    o.train_views = 24;
+    o.test_views = 4;
+    write_demo_scene(d.string(), o);
+    return d.string();
+  }();
+  return dir;
+}
+
+void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
+  EXPECT_EQ(a.sh_degree, b.sh_degree);
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<std::uint32_t> out;
+    for (float x : v) out.push_back(std::bit_cast<std::uint32_t>(x));
+    return out;
+  };
+  std::map<std::string, const std::vector<float>*> groups;
+  b.for_each_group([&](const char* name, const std::vector<float>& v) { groups[name] = &v; });
+  a.for_each_group([&](const char* name, const std::vector<float>& v) {
+    EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
+  });
 }
 
 }  // namespace splat::test

@@ -23,6 +23,22 @@ RunResult run_splat(const std::string& args);
 // A fresh, empty temporary directory for one test.
 std::filesystem::path temp_dir(const std::string& name);
 
+// A small generated demo scene (64x64, 24 training and 4 test views), written once per process.
+const std::string& small_demo_scene();
+
+}  // namespace splat::test
+
+namespace splat {
+template <class T>
+struct GaussiansT;
+namespace test {
+// EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
+void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
+}  // namespace test
+}  // namespace splat
+
+namespace splat::test {
+
 }  // namespace splat::test
 
 // Skip (with a message) when ../shared/data/<what> is absent.
