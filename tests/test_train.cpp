@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/error.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
@@ -79,6 +80,32 @@ TEST(Train, ResumeMatchesUninterruptedRun) {
   // The resumed run's losses are the tail of the uninterrupted run's.
   ASSERT_EQ(resumed.loss_history().size(), 40u);
   for (std::size_t i = 0; i < 40; ++i) EXPECT_EQ(full.loss_history()[30 + i], resumed.loss_history()[i]);
+}
+
+}  // namespace
+}  // namespace splat
+
+namespace splat {
+namespace {
+
+TEST(Train, McmcCapBelowInitialCountIsAnErrorNamingTheKey) {
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  Config cfg;
+  cfg.model.init = InitKind::Auto;  // resolves to random here: the count is known only at init
+  cfg.model.init_points = 500;
+  cfg.densify.strategy = DensifyStrategy::Mcmc;
+  cfg.densify.cap_max = 400;
+  cfg.backend.type = BackendKind::Cpu;
+  EXPECT_NO_THROW(cfg.validate());
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  try {
+    t.initialize();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("densify.cap_max = 400"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("500 initial splats"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -529,7 +529,7 @@ void Config::validate() const {
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
   if (densify.strategy == DensifyStrategy::Mcmc && double(densify.cap_max) < double(model.init_points) &&
-      model.init != InitKind::Points)
+      model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +
                 " (MCMC never removes splats, so the cap must hold the initial ones)");

@@ -41,6 +41,11 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend)
 void Trainer::initialize() {
   TrainState st;
   st.params = initialize_model(cfg_.model, data_, cfg_.train.seed);
+  // model.init = auto decides the count only now (validate() checks explicit random inits).
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && st.params.size() > std::size_t(cfg_.densify.cap_max))
+    throw Error("densify.cap_max = " + std::to_string(cfg_.densify.cap_max) + " is below the " +
+                std::to_string(st.params.size()) + " initial splats of model.init = \"" +
+                std::string(to_string(cfg_.model.init)) + "\" (MCMC never removes splats)");
   st.adam_m = zeros_like(st.params);
   st.adam_v = zeros_like(st.params);
   backend_.set_state(st);
