@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   splat::app::add_render(app, action);
   splat::app::add_demo(app, action);
   splat::app::add_config(app, action);
+  splat::app::add_bench(app, action);
   CLI11_PARSE(app, argc, argv);
   try {
     return action();

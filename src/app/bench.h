@@ -1,0 +1,24 @@
+#pragma once
+// splat bench: replay (ms/iter from a saved state) and ab (the A/B gate of DESIGN.md section 6).
+#include <string>
+#include <vector>
+
+#include "app/common.h"
+
+namespace splat::app {
+
+struct ReplayArgs {
+  std::string checkpoint, data, out;
+  int iters = 200, warmup = 20;
+  ConfigArgs config;
+};
+int run_bench_replay(const ReplayArgs& args);
+
+struct AbArgs {
+  std::string config_a, config_b, data, binary_a, binary_b, out = "bench_ab";
+  int pairs = 3;
+  double load_factor = 1.5;  // a run whose sampled load max exceeds load_factor x cores is retried once
+};
+int run_bench_ab(const AbArgs& args);
+
+}  // namespace splat::app

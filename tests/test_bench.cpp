@@ -1,0 +1,169 @@
+// splat bench: SHA-256 against FIPS 180-2 vectors, the ABBA order, the A/B rule on synthetic
+// timings, and both subcommands end to end on a tiny demo scene.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/sha256.h"
+#include "train/bench_stats.h"
+#include "test_util.h"
+
+namespace splat {
+namespace {
+
+namespace fs = std::filesystem;
+using bench::Arm;
+using bench::Verdict;
+
+TEST(Sha256, FipsVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A million 'a' fed in uneven chunks exercises the buffering across blocks.
+  Sha256 s;
+  const std::string chunk(997, 'a');
+  std::size_t left = 1000000;
+  while (left > 0) {
+    const std::size_t n = std::min(left, chunk.size());
+    s.update(chunk.data(), n);
+    left -= n;
+  }
+  const auto d = s.finish();
+  EXPECT_EQ(d[0], 0xcd);
+  EXPECT_EQ(d[31], 0xd0);  // cdc76e5c...c7112cd0
+}
+
+TEST(Sha256, File) {
+  const auto dir = test::temp_dir("sha_file");
+  std::ofstream(dir / "f", std::ios::binary) << "abc";
+  EXPECT_EQ(sha256_file((dir / "f").string()), sha256_hex("abc"));
+  EXPECT_THROW(sha256_file((dir / "missing").string()), std::exception);
+}
+
+std::string order_string(int pairs) {
+  std::string s;
+  for (Arm a : bench::abba_order(pairs)) s += bench::arm_char(a);
+  return s;
+}
+
+TEST(Bench, AbbaOrder) {
+  EXPECT_EQ(order_string(1), "AB");
+  EXPECT_EQ(order_string(2), "ABBA");
+  EXPECT_EQ(order_string(3), "ABBAAB");
+  EXPECT_EQ(order_string(4), "ABBAABBA");
+}
+
+TEST(Bench, Summary) {
+  std::vector<double> v;
+  for (int i = 100; i >= 0; --i) v.push_back(i);
+  const auto s = bench::summarize(v);
+  EXPECT_DOUBLE_EQ(s.median, 50);
+  EXPECT_DOUBLE_EQ(s.p5, 5);
+  EXPECT_DOUBLE_EQ(s.p95, 95);
+  EXPECT_DOUBLE_EQ(s.mean, 50);
+}
+
+std::vector<bench::PairResult> pairs(const std::vector<double>& a, const std::vector<double>& b, double psnr_a,
+                                     double psnr_b) {
+  std::vector<bench::PairResult> out;
+  for (std::size_t i = 0; i < a.size(); ++i) out.push_back({a[i], b[i], psnr_a, psnr_b});
+  return out;
+}
+
+TEST(Bench, RuleClearWin) {
+  // B 10% faster, deltas tight (sigma ~0.1 s against a 10 s gain).
+  const auto d = bench::decide({}, pairs({100, 101, 99, 100}, {90, 90.9, 89.2, 90.1}, 30.0, 30.01));
+  EXPECT_EQ(d.verdict, Verdict::AdoptB) << d.reason;
+  EXPECT_TRUE(d.faster);
+  EXPECT_LT(d.median_delta, 0);
+}
+
+TEST(Bench, RuleWithinNoise) {
+  // 0.5% faster: below the 1% floor.
+  auto d = bench::decide({}, pairs({100, 100, 100}, {99.5, 99.5, 99.5}, 30, 30));
+  EXPECT_EQ(d.verdict, Verdict::Inconclusive) << d.reason;
+  // 5% faster on median but the deltas scatter by more than that: 2 sigma wins.
+  d = bench::decide({}, pairs({100, 100, 100, 100}, {95, 80, 110, 96}, 30, 30));
+  EXPECT_EQ(d.verdict, Verdict::Inconclusive) << d.reason;
+  EXPECT_GT(d.threshold, 5.0);
+  // One pair cannot estimate sigma.
+  d = bench::decide({}, pairs({100}, {50}, 30, 30));
+  EXPECT_EQ(d.verdict, Verdict::Inconclusive) << d.reason;
+}
+
+TEST(Bench, RulePsnrGuardAndSlower) {
+  // Clearly faster, but PSNR drops by 0.1 dB > 0.05 dB.
+  auto d = bench::decide({}, pairs({100, 101, 99}, {90, 91, 89}, 30.0, 29.9));
+  EXPECT_EQ(d.verdict, Verdict::KeepA) << d.reason;
+  EXPECT_TRUE(d.faster);
+  EXPECT_FALSE(d.psnr_ok);
+  // A 0.04 dB drop is within the tolerance.
+  d = bench::decide({}, pairs({100, 101, 99}, {90, 91, 89}, 30.0, 29.96));
+  EXPECT_EQ(d.verdict, Verdict::AdoptB) << d.reason;
+  // Clearly slower.
+  d = bench::decide({}, pairs({100, 101, 99}, {110, 111, 109}, 30, 30));
+  EXPECT_EQ(d.verdict, Verdict::KeepA) << d.reason;
+}
+
+fs::path write_config(const fs::path& dir, const std::string& name, const std::string& extra) {
+  const fs::path p = dir / name;
+  std::ofstream(p) << "[model]\ninit_points = 300\n[train]\niterations = 20\n" << extra
+                   << "[backend]\ntype = \"cpu\"\n[output]\nsave_renders = false\n";
+  return p;
+}
+
+TEST(Bench, AbEndToEnd) {
+  const auto dir = test::temp_dir("bench_ab");
+  const auto a = write_config(dir, "a.toml", "");
+  const auto b = write_config(dir, "b.toml", "ssim_lambda = 0.0\n");
+  const auto out = dir / "ab";
+  const auto r = test::run_splat("bench ab --a " + a.string() + " --b " + b.string() + " " + test::small_demo_scene() +
+                                 " --pairs 2 --load-factor 1000 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(out / "report.md"));
+  const auto j = nlohmann::json::parse(std::ifstream(out / "report.json"));
+  EXPECT_EQ(j["status"], "done");
+  ASSERT_EQ(j["runs"].size(), 4u);
+  std::string order;
+  for (const auto& run : j["runs"]) order += run["arm"].get<std::string>();
+  EXPECT_EQ(order, "ABBA");
+  for (const auto& run : j["runs"]) {
+    EXPECT_GT(run["train_seconds"].get<double>(), 0);
+    EXPECT_GT(run["psnr"].get<double>(), 0);
+    EXPECT_GE(run["load_samples"].get<int>(), 1);
+  }
+  const auto& pv = j["provenance"];
+  EXPECT_TRUE(pv["git_commit"].is_string());
+  EXPECT_EQ(pv["a"]["binary_sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(pv["a"]["binary_sha256"], pv["b"]["binary_sha256"]);
+  EXPECT_NE(pv["a"]["config_sha256"], pv["b"]["config_sha256"]);
+  EXPECT_NE(j["resolved_configs"]["B"].get<std::string>().find("ssim_lambda = 0"), std::string::npos);
+  EXPECT_FALSE(j["rule"]["text"].get<std::string>().empty());
+  const std::string v = j["verdict"];
+  EXPECT_TRUE(v == "adopt B" || v == "keep A" || v == "inconclusive") << v;
+}
+
+TEST(Bench, ReplayEndToEnd) {
+  const auto dir = test::temp_dir("bench_replay");
+  const auto t = test::run_splat("train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
+                                 " --set train.iterations=10 --set model.init_points=300 --set backend.type=cpu"
+                                 " --set output.save_renders=false");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const auto json_path = dir / "replay.json";
+  const auto r = test::run_splat("bench replay --checkpoint " + (dir / "run" / "checkpoint.ckpt").string() + " " +
+                                 test::small_demo_scene() + " --iters 8 --warmup 2 --out " + json_path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("median"), std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(j["iters"], 8);
+  EXPECT_EQ(j["step_ms"].size(), 8u);
+  EXPECT_EQ(j["start_iteration"], 10);
+  for (const char* k : {"median_ms", "p5_ms", "p95_ms"}) EXPECT_GT(j[k].get<double>(), 0) << k;
+  EXPECT_LE(j["p5_ms"].get<double>(), j["median_ms"].get<double>());
+  EXPECT_LE(j["median_ms"].get<double>(), j["p95_ms"].get<double>());
+}
+
+}  // namespace
+}  // namespace splat
