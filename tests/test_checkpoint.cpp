@@ -20,6 +20,9 @@
 namespace splat {
 namespace {
 
+using test::error_of;
+using test::expect_contains;
+
 namespace fs = std::filesystem;
 
 Gaussians random_model(int degree, std::size_t n, std::mt19937& rng) {
@@ -71,22 +74,6 @@ std::string file_bytes(const fs::path& p) {
 
 void write_bytes(const fs::path& p, const std::string& s) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << s;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a splat::Error";
-  return {};
-}
-
-void expect_contains(const std::string& msg, std::initializer_list<std::string> parts) {
-  for (const auto& p : parts)
-    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
 }
 
 // Byte offset of the u64 count of section `name` (after its length-prefixed name and u32 element

@@ -18,6 +18,8 @@
 namespace splat {
 namespace {
 
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 #define EXPECT_MENTIONS(msg, text) \
@@ -59,15 +61,6 @@ void write_text_model(const ColmapModel& m, const fs::path& dir) {
   write_text(dir / "cameras.txt", cams.str());
   write_text(dir / "images.txt", ims.str());
   write_text(dir / "points3D.txt", pts.str());
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 LoadOptions downscaled(int factor) {
@@ -355,11 +348,11 @@ TEST(Colmap, EveryCameraModelParses) {
     write_text(scene / "sparse/0/cameras.bin", bin);
     const ColmapModel b = read_colmap_model((scene / "sparse/0").string());
     EXPECT_EQ(b.cameras[0].params, t.cameras[0].params);
-    const std::string err = error_of([&] { load_colmap(scene.string(), LoadOptions{}); });
     if (m->fisheye) {
-      EXPECT_MENTIONS(err, std::string(m->name) + " has a fisheye projection");
+      EXPECT_MENTIONS(error_of([&] { load_colmap(scene.string(), LoadOptions{}); }),
+                      std::string(m->name) + " has a fisheye projection");
     } else {
-      EXPECT_EQ(err, "<no error>");
+      EXPECT_NO_THROW(load_colmap(scene.string(), LoadOptions{}));
     }
   }
   EXPECT_EQ(colmap_camera_model(12), nullptr);

@@ -22,6 +22,9 @@
 namespace splat {
 namespace {
 
+using test::error_of;
+using test::expect_contains;
+
 namespace fs = std::filesystem;
 
 // Values that only a bit-exact path preserves: negative zero, subnormals, extremes.
@@ -61,23 +64,6 @@ std::vector<float> body_floats(const fs::path& p) {
   std::vector<float> out((bytes.size() - start) / sizeof(float));
   std::memcpy(out.data(), bytes.data() + start, out.size() * sizeof(float));
   return out;
-}
-
-// The message of the splat::Error that f throws; a failure if it throws nothing.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a splat::Error";
-  return {};
-}
-
-void expect_contains(const std::string& msg, std::initializer_list<std::string> parts) {
-  for (const auto& p : parts)
-    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
 }
 
 // The standard names, spelled out independently of the implementation.

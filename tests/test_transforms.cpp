@@ -17,6 +17,8 @@
 namespace splat {
 namespace {
 
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 #define EXPECT_MENTIONS(msg, text) \
@@ -25,15 +27,6 @@ namespace fs = std::filesystem;
 void write_text(const fs::path& p, const std::string& s) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // ---- the real fox capture ------------------------------------------------------------------

@@ -2,7 +2,12 @@
 // Helpers shared by the tests: where the real data is, and running the CLI.
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
 
 namespace splat::test {
 
@@ -22,6 +27,23 @@ RunResult run_splat(const std::string& args);
 
 // A fresh, empty temporary directory for one test.
 std::filesystem::path temp_dir(const std::string& name);
+
+// The message of the splat::Error that f throws; a test failure (and "") if it throws nothing.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a splat::Error";
+  return {};
+}
+
+// EXPECTs msg to contain every part.
+inline void expect_contains(const std::string& msg, std::initializer_list<std::string> parts) {
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
+}
 
 // A small generated demo scene (64x64, 24 training and 4 test views), written once per process.
 const std::string& small_demo_scene();

@@ -23,11 +23,7 @@ void add_eval(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_config(args->config);
       const Dataset data = load_dataset(args->data, cfg);
-      auto backend = make_backend(cfg.backend);
-      backend->set_state(load_model(args->model));
-      RasterSettings rs = final_raster_settings(cfg);
-      rs.sh_degree = backend->state().params.sh_degree;
-      const EvalResult r = evaluate(*backend, data.test, rs, args->out.empty() ? "" : args->out + "/renders");
+      const EvalResult r = evaluate_model(args->model, data.test, cfg, args->out.empty() ? "" : args->out + "/renders");
       for (const ViewMetrics& v : r.views) std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
       std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr, r.mean_ssim);
       if (!args->out.empty()) {

@@ -22,12 +22,8 @@ void add_render(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_config(args->config);
       const Dataset data = load_dataset(args->data, cfg);
-      auto backend = make_backend(cfg.backend);
-      backend->set_state(load_model(args->model));
-      RasterSettings rs = final_raster_settings(cfg);
-      rs.sh_degree = backend->state().params.sh_degree;
       const auto& views = args->split == "train" ? data.train : data.test;
-      const EvalResult r = evaluate(*backend, views, rs, args->out);
+      const EvalResult r = evaluate_model(args->model, views, cfg, args->out);
       std::printf("rendered %zu views into %s (mean PSNR %.3f dB against the dataset images)\n", r.views.size(),
                   args->out.c_str(), r.mean_psnr);
       return 0;

@@ -61,6 +61,16 @@ TrainState load_model(const std::string& path) {
   return st;
 }
 
+EvalResult evaluate_model(const std::string& model_path, const std::vector<View>& views, const Config& cfg,
+                          const std::string& render_dir) {
+  const TrainState model = load_model(model_path);
+  auto backend = make_backend(cfg.backend);
+  backend->set_state(model);
+  RasterSettings rs = final_raster_settings(cfg);
+  rs.sh_degree = model.params.sh_degree;
+  return evaluate(*backend, views, rs, render_dir);
+}
+
 std::string default_out_dir(const std::string& data_path) {
   fs::path p = fs::path(data_path).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();

@@ -28,6 +28,11 @@ Dataset load_dataset(const std::string& path, const Config& cfg);
 // Model from a .ply or a checkpoint (.ckpt), as a TrainState with zero optimizer moments.
 TrainState load_model(const std::string& path);
 
+// Renders `views` with the model at model_path (.ply or .ckpt) on the config's backend, at the
+// model's own SH degree; PSNR/SSIM against the views' images, PNGs into render_dir if not empty.
+EvalResult evaluate_model(const std::string& model_path, const std::vector<View>& views, const Config& cfg,
+                          const std::string& render_dir);
+
 // Trains on `data_path` into `out_dir`: model.ply, checkpoint.ckpt, config.toml, metrics.json,
 // renders/test/*.png. Returns the evaluation.
 EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
