@@ -268,7 +268,7 @@ TEST(Gradcheck, Rasterize) {
   ASSERT_TRUE(is_smooth(s));
   cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
   const cpu::Intersections isect = cpu::intersect_tiles(
-      p.means2d, p.radii, p.depths, cpu::TileGrid::for_image(s.cam.width, s.cam.height));
+      p.means2d, p.radii, p.depths, {}, {}, cpu::TileGrid::for_image(s.cam.width, s.cam.height));
   const int W = s.cam.width, H = s.cam.height;
   std::mt19937 rng(4);
   const Vec v_image = random_vec(rng, std::size_t(W) * H * 3);

@@ -99,7 +99,7 @@ TEST(Intersect, IntersectTilesHandMade) {
   const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
   const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
   const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
-  const Intersections is = intersect_tiles(means2d, radii, depths, TileGrid::for_image(40, 28));
+  const Intersections is = intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(40, 28));
   const std::vector<std::uint64_t> want_keys = {
       isect_key(0, 1.0f), isect_key(0, 2.0f),  // tile 0: splat 0 in front of splat 2
       isect_key(1, 0.5f), isect_key(1, 1.0f),  // tile 1: splat 3 in front of splat 0
@@ -117,7 +117,7 @@ TEST(Intersect, SameTileAndDepthKeepGaussianOrder) {
   const std::vector<float> means2d = {8, 8, 8, 8, 8, 8};
   const std::vector<int> radii = {2, 2, 2, 2, 2, 2};
   const std::vector<float> depths = {3.0f, 1.0f, 3.0f};
-  const Intersections is = intersect_tiles(means2d, radii, depths, TileGrid::for_image(16, 16));
+  const Intersections is = intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(16, 16));
   EXPECT_EQ(is.gaussian_from_isect, (std::vector<std::uint32_t>{1, 0, 2}));
 }
 

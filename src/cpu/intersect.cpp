@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "render/settings.h"
+#include "render/tiles.h"
 
 namespace splat::cpu {
 
@@ -21,37 +22,32 @@ std::uint64_t isect_key(std::uint32_t tile, float depth) {
 }
 
 TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid) {
-  const float ts = float(config::tile_size);
-  const float tx = mean_x / ts, ty = mean_y / ts;
-  const float rx = float(radius_x) / ts, ry = float(radius_y) / ts;
-  auto clampi = [](float v, int hi) { return std::clamp(int(v), 0, hi); };
-  return {clampi(std::floor(tx - rx), grid.width), clampi(std::floor(ty - ry), grid.height),
-          clampi(std::ceil(tx + rx), grid.width), clampi(std::ceil(ty + ry), grid.height)};
+  return tiles::box(mean_x, mean_y, radius_x, radius_y, grid.width, grid.height);
 }
 
 template <class T>
 Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
-                              const std::vector<T>& depths, const TileGrid& grid) {
+                              const std::vector<T>& depths, const std::vector<T>& conics,
+                              const std::vector<T>& opacities, const TileGrid& grid) {
   const std::size_t n = depths.size();
+  const bool cull = !opacities.empty();
   // Count, exclusive prefix sum, emit: the same three passes the GPU does.
+  auto for_each_tile = [&](std::size_t i, auto&& f) {
+    tiles::for_each_tile(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2], radii[i * 2 + 1],
+                         cull ? float(conics[i * 3]) : 0.0f, cull ? float(conics[i * 3 + 1]) : 0.0f,
+                         cull ? float(conics[i * 3 + 2]) : 0.0f, cull ? float(opacities[i]) : 0.0f, cull,
+                         grid.width, grid.height, f);
+  };
   std::vector<std::size_t> offsets(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (radii[i * 2] <= 0 && radii[i * 2 + 1] <= 0) continue;
-    const TileBox b = tile_box(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
-                               radii[i * 2 + 1], grid);
-    offsets[i + 1] = std::size_t(std::max(0, b.x1 - b.x0)) * std::max(0, b.y1 - b.y0);
-  }
+  for (std::size_t i = 0; i < n; ++i) for_each_tile(i, [&](int) { ++offsets[i + 1]; });
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
   std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(offsets[n]);
   for (std::size_t i = 0; i < n; ++i) {
     if (offsets[i + 1] == offsets[i]) continue;
-    const TileBox b = tile_box(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
-                               radii[i * 2 + 1], grid);
     std::size_t k = offsets[i];
-    for (int ty = b.y0; ty < b.y1; ++ty)
-      for (int tx = b.x0; tx < b.x1; ++tx)
-        pairs[k++] = {isect_key(std::uint32_t(ty * grid.width + tx), float(depths[i])),
-                      std::uint32_t(i)};
+    for_each_tile(i, [&](int tile) {
+      pairs[k++] = {isect_key(std::uint32_t(tile), float(depths[i])), std::uint32_t(i)};
+    });
   }
   std::sort(pairs.begin(), pairs.end());  // by key, then gaussian index
   Intersections out;
@@ -77,8 +73,10 @@ std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_
 }
 
 template Intersections intersect_tiles<float>(const std::vector<float>&, const std::vector<int>&,
+                                              const std::vector<float>&, const std::vector<float>&,
                                               const std::vector<float>&, const TileGrid&);
 template Intersections intersect_tiles<double>(const std::vector<double>&, const std::vector<int>&,
+                                               const std::vector<double>&, const std::vector<double>&,
                                                const std::vector<double>&, const TileGrid&);
 
 }  // namespace splat::cpu

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "render/tiles.h"
+
 namespace splat::cpu {
 
 struct TileGrid {
@@ -21,9 +23,7 @@ inline int sort_end_bit(int tile_count) {
   return 32 + std::bit_width(static_cast<std::uint32_t>(tile_count));
 }
 
-struct TileBox {
-  int x0, y0, x1, y1;  // tiles [x0, x1) x [y0, y1)
-};
+using TileBox = tiles::Box;
 // The tiles a splat with the given screen mean and radii overlaps, clamped to the grid.
 TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid);
 
@@ -33,10 +33,13 @@ struct Intersections {
   std::vector<std::uint32_t> tile_ranges;       // [tiles, 2] start, end into the sorted arrays
 };
 
-// means2d [N, 2], radii [N, 2], depths [N]. Ties (same tile and depth) keep gaussian order.
+// means2d [N, 2], radii [N, 2], depths [N], conics [N, 3], opacities [N]: each splat gets the
+// tiles of its box that it reaches (render/tiles.h); with opacities empty, its whole box (for
+// smooth_cutoff, where nothing is skipped). Ties (same tile and depth) keep gaussian order.
 template <class T>
 Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
-                              const std::vector<T>& depths, const TileGrid& grid);
+                              const std::vector<T>& depths, const std::vector<T>& conics,
+                              const std::vector<T>& opacities, const TileGrid& grid);
 
 // [start, end) of each tile in sorted keys.
 std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_keys, int tile_count);

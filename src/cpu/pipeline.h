@@ -18,7 +18,9 @@ template <class T>
 RenderState<T> render_fwd(const GaussiansT<T>& g, const Camera& cam, const RasterSettings& rs) {
   RenderState<T> st;
   st.projected = project_fwd(g, cam, rs);
-  st.isect = intersect_tiles(st.projected.means2d, st.projected.radii, st.projected.depths,
+  const Projected<T>& p = st.projected;
+  st.isect = intersect_tiles(p.means2d, p.radii, p.depths, p.conics,
+                             rs.smooth_cutoff ? std::vector<T>{} : p.opacities,
                              TileGrid::for_image(cam.width, cam.height));
   st.raster = rasterize_fwd(st.projected, st.isect, cam.width, cam.height, rs);
   return st;

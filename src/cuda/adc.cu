@@ -45,7 +45,7 @@ __global__ void accumulate_kernel(int n,
   if (i >= n) return;
   if (!adc::visible(&radii[std::size_t(i) * 2])) return;
   const float2 v = reinterpret_cast<const float2*>(v_means2d)[i];
-  grad2d[i] = adc::add_rn(grad2d[i], adc::grad2d_norm(v.x, v.y, half_width, half_height));
+  grad2d[i] = add_rn(grad2d[i], adc::grad2d_norm(v.x, v.y, half_width, half_height));
   count[i] += 1;
 }
 

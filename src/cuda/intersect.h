@@ -14,19 +14,19 @@ struct TileGridParams {
   int count() const { return tiles_x * tiles_y; }
 };
 
-// tiles_per_splat[i] = number of tiles splat i touches (0 when culled), then
-// offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count.
-void intersect_count(int n, const float* means2d, const int* radii, TileGridParams grid,
-                     std::int32_t* tiles_per_splat, cudaStream_t stream);
+// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled), then
+// offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count. Reads means2d,
+// radii, conics and opacities.
+void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
+                     cudaStream_t stream);
 std::size_t scan_temp_bytes(int n);
 void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
                     std::size_t temp_bytes, cudaStream_t stream);
 
 // Writes keys / gaussian ids for every intersection, splat i at [offsets[i-1], offsets[i]),
-// tiles in row-major order of its box (the CPU order).
-void intersect_emit(int n, const float* means2d, const int* radii, const float* depths,
-                    const std::int32_t* offsets, TileGridParams grid, std::uint64_t* keys,
-                    std::uint32_t* gaussian_ids, cudaStream_t stream);
+// tiles in row-major order of its box (the CPU order). Reads depths besides intersect_count's.
+void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream);
 
 // Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit). Double-buffered: the result
 // lands in the *_out arrays.

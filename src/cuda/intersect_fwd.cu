@@ -12,6 +12,7 @@
 #include "cuda/check.h"
 #include "cuda/intersect.h"
 #include "render/settings.h"
+#include "render/tiles.h"
 
 namespace splat::config {
 // Every kernel here is a flat map over splats or intersections with little state per thread.
@@ -26,55 +27,34 @@ unsigned blocks_for(int items) {
                   config::intersect_block_size);
 }
 
-struct TileBoxD {
-  int x0, y0, x1, y1;  // tiles [x0, x1) x [y0, y1)
-};
-
-// cpu::tile_box: [floor((m - r) / 16), ceil((m + r) / 16)) per axis, clamped to the grid. The
-// divisions are by a power of two (exact), written _rn so fast-math cannot swap in an approximate
-// reciprocal and move a box by a tile. The clamp happens in float before the conversion: the same
-// result as the CPU's clamp(int(v)) for every representable box, and defined for NaN / huge means
-// (NaN goes to 0) where a float -> int conversion out of range would not be.
-__device__ __forceinline__ int clamp_tile(float v, int hi) {
-  return int(fminf(fmaxf(v, 0.0f), float(hi)));
-}
-
-__device__ __forceinline__ TileBoxD tile_box(float mean_x, float mean_y, int radius_x, int radius_y,
-                                             int tiles_x, int tiles_y) {
-  const float ts = float(config::tile_size);
-  const float tx = __fdiv_rn(mean_x, ts), ty = __fdiv_rn(mean_y, ts);
-  const float rx = __fdiv_rn(float(radius_x), ts), ry = __fdiv_rn(float(radius_y), ts);
-  return {clamp_tile(floorf(__fsub_rn(tx, rx)), tiles_x),
-          clamp_tile(floorf(__fsub_rn(ty, ry)), tiles_y),
-          clamp_tile(ceilf(__fadd_rn(tx, rx)), tiles_x),
-          clamp_tile(ceilf(__fadd_rn(ty, ry)), tiles_y)};
-}
-
-// Culled means both radii <= 0 (cpu::intersect_tiles); one zero radius still gets a box.
-__device__ __forceinline__ bool culled(const int* radii, int i) {
-  return radii[i * 2] <= 0 && radii[i * 2 + 1] <= 0;
+// tiles::for_each_tile for splat i: the decisions of the CPU's intersect_tiles, bit for bit.
+template <class F>
+__device__ __forceinline__ void for_each_tile(int i, const float* means2d, const int* radii, const float* conics,
+                                              const float* opacities, int tiles_x, int tiles_y, F&& f) {
+  tiles::for_each_tile(means2d[i * 2], means2d[i * 2 + 1], radii[i * 2], radii[i * 2 + 1], conics[i * 3],
+                       conics[i * 3 + 1], conics[i * 3 + 2], opacities[i], true, tiles_x, tiles_y, f);
 }
 
 __global__ void count_kernel(int n,
-                             const float* __restrict__ means2d,  // [N, 2]
-                             const int* __restrict__ radii,      // [N, 2]
+                             const float* __restrict__ means2d,    // [N, 2]
+                             const int* __restrict__ radii,        // [N, 2]
+                             const float* __restrict__ conics,     // [N, 3]
+                             const float* __restrict__ opacities,  // [N]
                              int tiles_x,
                              int tiles_y,
                              std::int32_t* __restrict__ tiles_per_splat) {  // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   std::int32_t count = 0;
-  if (!culled(radii, i)) {
-    const TileBoxD b = tile_box(means2d[i * 2], means2d[i * 2 + 1], radii[i * 2], radii[i * 2 + 1],
-                                tiles_x, tiles_y);
-    count = max(0, b.x1 - b.x0) * max(0, b.y1 - b.y0);
-  }
+  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
   tiles_per_splat[i] = count;
 }
 
 __global__ void emit_kernel(int n,
                             const float* __restrict__ means2d,         // [N, 2]
                             const int* __restrict__ radii,             // [N, 2]
+                            const float* __restrict__ conics,          // [N, 3]
+                            const float* __restrict__ opacities,       // [N]
                             const float* __restrict__ depths,          // [N]
                             const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
                             int tiles_x,
@@ -83,24 +63,16 @@ __global__ void emit_kernel(int n,
                             std::uint32_t* __restrict__ gaussian_ids) {  // [M]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
-  const std::int32_t start = i == 0 ? 0 : offsets[i - 1];
-  const std::int32_t end = offsets[i];
-  // An empty range covers the culled splats too; the box below is recomputed exactly as in
-  // count_kernel, so it yields end - start tiles.
-  if (start == end) return;
-  const TileBoxD b = tile_box(means2d[i * 2], means2d[i * 2 + 1], radii[i * 2], radii[i * 2 + 1],
-                              tiles_x, tiles_y);
+  std::int32_t k = i == 0 ? 0 : offsets[i - 1];
+  if (k == offsets[i]) return;  // culled, or reaches no tile
   // Positive IEEE floats order like their bit patterns, so the low word sorts by depth.
   const std::uint64_t depth_bits = __float_as_uint(depths[i]);
-  std::int32_t k = start;
-  for (int ty = b.y0; ty < b.y1; ++ty) {
-    for (int tx = b.x0; tx < b.x1; ++tx) {
-      const std::uint64_t tile = std::uint32_t(ty * tiles_x + tx);
-      keys[k] = (tile << 32) | depth_bits;
-      gaussian_ids[k] = std::uint32_t(i);
-      ++k;
-    }
-  }
+  // The same decisions as count_kernel, so exactly offsets[i] - offsets[i - 1] entries.
+  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile) {
+    keys[k] = (std::uint64_t(std::uint32_t(tile)) << 32) | depth_bits;
+    gaussian_ids[k] = std::uint32_t(i);
+    ++k;
+  });
 }
 
 // A tile's range starts where the tile id differs from the previous key and ends where it differs
@@ -119,11 +91,11 @@ __global__ void tile_ranges_kernel(int m,
 
 }  // namespace
 
-void intersect_count(int n, const float* means2d, const int* radii, TileGridParams grid,
-                     std::int32_t* tiles_per_splat, cudaStream_t stream) {
+void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
+                     cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, means2d, radii, grid.tiles_x, grid.tiles_y, tiles_per_splat);
+      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
@@ -142,12 +114,12 @@ void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* of
       cub::DeviceScan::InclusiveSum(temp, temp_bytes, tiles_per_splat, offsets, n, stream));
 }
 
-void intersect_emit(int n, const float* means2d, const int* radii, const float* depths,
-                    const std::int32_t* offsets, TileGridParams grid, std::uint64_t* keys,
-                    std::uint32_t* gaussian_ids, cudaStream_t stream) {
+void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, means2d, radii, depths, offsets, grid.tiles_x, grid.tiles_y, keys, gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, grid.tiles_x, grid.tiles_y, keys,
+      gaussian_ids);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 

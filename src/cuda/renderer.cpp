@@ -49,7 +49,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj.means2d, sp.proj.radii, tg, sp.tiles_per_splat, stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
   m_ = 0;
   if (n > 0) {
@@ -60,7 +60,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   }
   timer_.harvest();  // the previous step's events are complete now
   PerIsect& is = isects_.ensure(m_);
-  intersect_emit(n, sp.proj.means2d, sp.proj.radii, sp.proj.depths, sp.offsets, tg, is.keys, is.ids, stream_);
+  intersect_emit(n, sp.proj, sp.offsets, tg, is.keys, is.ids, stream_);
   timer_.end(stream_);
 
   timer_.begin("sort", stream_);

@@ -39,23 +39,6 @@ struct Stats {
   }
 };
 
-// a * b and a + b rounded once each: nvcc would otherwise contract a * a + b * b into an FMA, and
-// the statistics would drift from the CPU's by an ulp per step.
-SPLAT_HD inline float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SPLAT_HD inline float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
 // One step's statistic of a visible splat: the norm of its screen-space mean gradient with the
 // pixel axes scaled to [-1, 1] NDC (gsplat: grad * (width / 2, height / 2)), so the threshold does
 // not depend on the image size. half_width = 0.5 * width, exact in float.

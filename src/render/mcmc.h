@@ -5,11 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SPLAT_HD __host__ __device__
-#else
-#define SPLAT_HD
-#endif
+#include "render/hd.h"
 
 namespace splat::mcmc {
 

@@ -15,6 +15,7 @@
 #include "cuda/intersect.h"
 #include "parity_util.h"
 #include "render/settings.h"
+#include "render/tiles.h"
 
 namespace splat {
 namespace {
@@ -24,13 +25,15 @@ struct SplatInputs {
   std::vector<float> means2d;
   std::vector<int> radii;
   std::vector<float> depths;
+  std::vector<float> conics, opacities;
   int n() const { return int(depths.size()); }
 };
 
 SplatInputs projected(int n, int width, int height, std::uint32_t seed) {
   const test::Scene s = test::random_scene(n, width, height, seed);
   cpu::Projected<float> p = cpu::project_fwd<float>(s.gaussians, s.camera, RasterSettings{});
-  return {std::move(p.means2d), std::move(p.radii), std::move(p.depths)};
+  return {std::move(p.means2d), std::move(p.radii), std::move(p.depths), std::move(p.conics),
+          std::move(p.opacities)};
 }
 
 // The CPU's count and emit passes before the sort (cpu::intersect_tiles keeps them internal):
@@ -47,15 +50,13 @@ Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
   std::int32_t total = 0;
   for (int i = 0; i < s.n(); ++i) {
     std::int32_t count = 0;
-    if (s.radii[i * 2] > 0 || s.radii[i * 2 + 1] > 0) {
-      const cpu::TileBox b = cpu::tile_box(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2],
-                                           s.radii[i * 2 + 1], grid);
-      for (int ty = b.y0; ty < b.y1; ++ty)
-        for (int tx = b.x0; tx < b.x1; ++tx, ++count) {
-          e.keys.push_back(cpu::isect_key(std::uint32_t(ty * grid.width + tx), s.depths[i]));
-          e.ids.push_back(std::uint32_t(i));
-        }
-    }
+    tiles::for_each_tile(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2], s.radii[i * 2 + 1],
+                         s.conics[i * 3], s.conics[i * 3 + 1], s.conics[i * 3 + 2], s.opacities[i], true,
+                         grid.width, grid.height, [&](int tile) {
+                           e.keys.push_back(cpu::isect_key(std::uint32_t(tile), s.depths[i]));
+                           e.ids.push_back(std::uint32_t(i));
+                           ++count;
+                         });
     total += count;
     e.counts.push_back(count);
     e.offsets.push_back(total);
@@ -87,11 +88,19 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   const auto means2d = test::to_device(s.means2d);
   const auto radii = test::to_device(s.radii);
   const auto depths = test::to_device(s.depths);
+  const auto conics = test::to_device(s.conics);
+  const auto opacities = test::to_device(s.opacities);
+  cuda::ProjectedPtrs proj{};
+  proj.means2d = const_cast<float*>(means2d.data());
+  proj.radii = const_cast<int*>(radii.data());
+  proj.depths = const_cast<float*>(depths.data());
+  proj.conics = const_cast<float*>(conics.data());
+  proj.opacities = const_cast<float*>(opacities.data());
   auto counts = test::poisoned<std::int32_t>(n1);
   auto offsets = test::poisoned<std::int32_t>(n1);
 
   GpuResult r;
-  cuda::intersect_count(n, means2d.data(), radii.data(), g, counts.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
   cuda::intersect_scan(n, counts.data(), offsets.data(), scan_temp.data(), scan_temp.size(), nullptr);
   r.counts = download(counts, std::size_t(n));
@@ -104,8 +113,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto sorted_keys = test::poisoned<std::uint64_t>(m1);
   auto sorted_ids = test::poisoned<std::uint32_t>(m1);
   auto ranges = test::poisoned<std::uint32_t>(std::size_t(grid.count()) * 2);
-  cuda::intersect_emit(n, means2d.data(), radii.data(), depths.data(), offsets.data(), g,
-                       keys.data(), ids.data(), nullptr);
+  cuda::intersect_emit(n, proj, offsets.data(), g, keys.data(), ids.data(), nullptr);
   cuda::DeviceBuffer<std::byte> sort_temp(std::max<std::size_t>(cuda::sort_temp_bytes(r.m), 1));
   cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cpu::sort_end_bit(grid.count()),
                            keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
@@ -153,7 +161,8 @@ void expect_keys_fit(const std::vector<std::uint64_t>& keys, int tile_count) {
 // ranges against cpu::intersect_tiles itself.
 void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const GpuResult& r) {
   const Emitted e = cpu_emit(s, grid);
-  const cpu::Intersections want = cpu::intersect_tiles(s.means2d, s.radii, s.depths, grid);
+  const cpu::Intersections want =
+      cpu::intersect_tiles(s.means2d, s.radii, s.depths, s.conics, s.opacities, grid);
   ASSERT_EQ(e.keys.size(), want.keys.size()) << "test's emit disagrees with cpu::intersect_tiles";
   ASSERT_EQ(std::size_t(r.m), want.keys.size()) << "intersection count offsets[n-1]";
   expect_same("tiles_per_splat", r.counts, e.counts);
@@ -185,6 +194,8 @@ TEST(IntersectParity, MatchesCpuOnProjectedScenes) {
     EXPECT_GT(std::count(e.counts.begin(), e.counts.end(), 0), 0) << "no culled splat";
     EXPECT_GT(*std::max_element(e.counts.begin(), e.counts.end()), 1) << "no multi-tile splat";
     EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
+    const cpu::Intersections boxes = cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
+    EXPECT_LT(std::size_t(r.m), boxes.keys.size()) << "no tile of any box was culled";
     expect_matches_cpu(s, grid, r);
   }
 }
@@ -200,6 +211,8 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
     s.radii[i * 2] = s.radii[src * 2];
     s.radii[i * 2 + 1] = s.radii[src * 2 + 1];
     s.depths[i] = s.depths[src];
+    for (int k = 0; k < 3; ++k) s.conics[i * 3 + k] = s.conics[src * 3 + k];
+    s.opacities[i] = s.opacities[src];
   }
   const cpu::TileGrid grid = cpu::TileGrid::for_image(97, 61);
   const GpuResult r = run_gpu(s, grid);
@@ -213,11 +226,14 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
 // with one radius zero (still binned) and both zero or negative (culled); 40x28 is a 3x2 grid
 // whose last column and row are partial.
 TEST(IntersectParity, HandMadeBoxes) {
-  const SplatInputs s = {
+  SplatInputs s = {
       {20, 14, 8, 8, 8, 8, 24, 8, 32, 16, 39, 27, 20, 14, -10, 40, 0, 0, 20, 14, 32, 14, 17, 3,
        17, 3, 8, 8},
       {5, 5, 0, 0, 8, 8, 8, 8, 16, 16, 2, 2, 100, 100, 4, 4, 6, 4, 5, 0, 0, 5, 0, 7, 0, 0, -3, -1},
-      {1.0f, 0.1f, 2.0f, 0.5f, 3.0f, 0.25f, 7.0f, 1.5f, 0.75f, 1.0f, 1.0f, 2.5f, 2.5f, 0.5f}};
+      {1.0f, 0.1f, 2.0f, 0.5f, 3.0f, 0.25f, 7.0f, 1.5f, 0.75f, 1.0f, 1.0f, 2.5f, 2.5f, 0.5f},
+      {},
+      std::vector<float>(14, 1.0f)};  // opaque ...
+  for (int i = 0; i < 14; ++i) s.conics.insert(s.conics.end(), {1e-6f, 0.0f, 1e-6f});  // ... and wide: whole boxes
   const cpu::TileGrid grid = cpu::TileGrid::for_image(40, 28);
   const GpuResult r = run_gpu(s, grid);
   // Pinned by hand (tests/test_intersect.cpp has the box arithmetic): radius-8 boxes on tile

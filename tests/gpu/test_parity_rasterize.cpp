@@ -68,8 +68,8 @@ Inputs make_inputs(const Case& c) {
   in.height = c.height;
   in.rs.background = c.background;
   in.proj = cpu::project_fwd<float>(s.gaussians, s.camera, in.rs);
-  in.isect = cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths,
-                                         cpu::TileGrid::for_image(c.width, c.height));
+  in.isect = cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths, in.proj.conics,
+                                         in.proj.opacities, cpu::TileGrid::for_image(c.width, c.height));
   return in;
 }
 
