@@ -126,6 +126,8 @@ class CudaBackend final : public Backend {
     if (target.width != cam.width || target.height != cam.height)
       throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
     renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
+    isect_sum_ += double(renderer_.intersections());
+    ++steps_;
 
     // Loss and its gradient, then the sums go home asynchronously.
     PerPixel& px = renderer_.pixels();
@@ -337,6 +339,7 @@ class CudaBackend final : public Backend {
     std::vector<std::pair<std::string, double>> r;
     for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
     r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
+    if (steps_ > 0) r.push_back({"isect.mean_per_step", isect_sum_ / double(steps_)});
     for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
     return r;
   }
@@ -433,6 +436,8 @@ class CudaBackend final : public Backend {
   std::deque<PendingLoss> pending_;
   std::vector<StepResult> ready_;
   int next_slot_ = 0;
+  double isect_sum_ = 0;  // intersections over all training steps, for the report
+  long steps_ = 0;
 };
 
 }  // namespace

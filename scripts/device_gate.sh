@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .carry/ from scripts/device_build.sh:
+# the A/B gate (splat bench ab, DESIGN.md section 6) of the carried binary against a baseline
+# binary on the Lego device subset, then one --timing run of each for the per-stage tables.
+#   scripts/device_gate.sh BASELINE_BINARY PAIRS [CONFIG_A [CONFIG_B]]
+# Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=$1 pairs=$2 cfg_a=${3:-configs/lego.toml} cfg_b=${4:-${3:-configs/lego.toml}}
+out=${OUT:-/tmp/splat_out}
+mkdir -p "$out" /tmp/gate
+export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+data=.carry/shared/data/lego
+subset() { sed 's/^\[data\]$/[data]\ntest_every = 4/' "$1" > "$2"; grep -q '^test_every = 4' "$2"; }
+subset "$cfg_a" /tmp/gate/a.toml
+subset "$cfg_b" /tmp/gate/b.toml
+.carry/bin/splat bench ab --a /tmp/gate/a.toml --b /tmp/gate/b.toml --binary-a "$base" --binary-b .carry/bin/splat \
+  --pairs "$pairs" "$data" --out "$out/ab" 2>&1 | tail -25
+for arm in a b; do
+  bin=$([ $arm = a ] && echo "$base" || echo .carry/bin/splat)
+  echo "== per-stage, arm $arm"
+  "$bin" train "$data" --config /tmp/gate/$arm.toml --timing --out "/tmp/gate/timing_$arm" > "$out/timing_$arm.log" 2>&1
+  cp "/tmp/gate/timing_$arm/metrics.json" "$out/metrics_timing_$arm.json"
+  python3 - "$out/metrics_timing_$arm.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(f"train {m['train_seconds']:.2f} s, {m['ms_per_iter']:.3f} ms/iter, PSNR {m['psnr']:.3f}, splats {m['num_splats']}")
+for t in m.get("timing", []): print(f"| {t['stage']} | {t['mean_ms']:.4f} | {100 * t['share']:.1f}% |")
+for k, v in m.items():
+    if not isinstance(v, (dict, list)): print(k, v)
+for k, v in m.get("backend_report", {}).items(): print(k, v)
+PY
+done
