@@ -165,5 +165,22 @@ TEST(Bench, ReplayEndToEnd) {
   EXPECT_LE(j["median_ms"].get<double>(), j["p95_ms"].get<double>());
 }
 
+// Without a GPU the parity bench cannot run: a clear error, nonzero exit. A bad view index is named
+// before any backend starts. (On the H200 it runs for real; docs/benchmarks.md has its output.)
+TEST(Bench, ParityErrors) {
+  const auto dir = test::temp_dir("bench_parity");
+  const auto t = test::run_splat("train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
+                                 " --set train.iterations=2 --set model.init_points=100 --set backend.type=cpu"
+                                 " --set output.save_renders=false");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const std::string ckpt = (dir / "run" / "checkpoint.ckpt").string();
+  const auto bad_view = test::run_splat("bench parity --checkpoint " + ckpt + " " + test::small_demo_scene() + " --view 99");
+  EXPECT_NE(bad_view.exit_code, 0);
+  test::expect_contains(bad_view.output, {"--view 99", "24 training views"});
+  const auto r = test::run_splat("bench parity --checkpoint " + ckpt + " " + test::small_demo_scene());
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: parity ran\n" << r.output;
+  test::expect_contains(r.output, {"backend.type = \"cuda\""});
+}
+
 }  // namespace
 }  // namespace splat

@@ -46,6 +46,9 @@ Config changed_everywhere() {
   c.backend.type = BackendKind::Cpu;
   c.backend.threads = 2;
   c.backend.timing = true;
+  c.backend.submission = Submission::Graph;
+  c.backend.pipelining = Pipelining::Depth2;
+  c.backend.deterministic = true;
   c.densify.strategy = DensifyStrategy::Mcmc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;
@@ -412,6 +415,51 @@ TEST(ConfigEnums, RoundTrip) {
     EXPECT_HAS(std::string(e.what()), "auto, cpu, cuda");
   }
   EXPECT_THROW(from_string<InitKind>("Random"), Error);  // names are case-sensitive, as in TOML
+}
+
+}  // namespace
+}  // namespace splat
+
+namespace splat {
+namespace {
+
+// Execution modes: every combination that cannot work is rejected naming both keys; every other
+// one is accepted as written (no silent override).
+TEST(Config, BackendModeCombinations) {
+  const std::string sub[] = {"per_kernel", "chained", "graph"}, pipe[] = {"off", "depth2"};
+  for (const std::string& s : sub)
+    for (const std::string& p : pipe)
+      for (const bool timing : {false, true}) {
+        Config c;
+        c.backend.type = BackendKind::Cuda;
+        apply_config_text(c, "[backend]\nsubmission = \"" + s + "\"\npipelining = \"" + p +
+                                 "\"\ntiming = " + (timing ? "true" : "false") + "\n", "test");
+        SCOPED_TRACE(s + " " + p + (timing ? " timing" : ""));
+        const bool bad = (s == "per_kernel" && p == "depth2") || (timing && (s == "graph" || p == "depth2"));
+        if (!bad) {
+          EXPECT_NO_THROW(c.validate());
+          EXPECT_EQ(to_string(c.backend.submission), s);
+          EXPECT_EQ(to_string(c.backend.pipelining), p);
+          continue;
+        }
+        const std::string e = validate_error(c);
+        if (s == "per_kernel" && p == "depth2") {
+          EXPECT_HAS(e, "backend.submission = \"per_kernel\"");
+          EXPECT_HAS(e, "backend.pipelining = \"depth2\"");
+        } else {
+          EXPECT_HAS(e, "backend.timing = true");
+          EXPECT_HAS(e, s == "graph" ? "backend.submission = \"graph\"" : "backend.pipelining = \"depth2\"");
+        }
+      }
+  Config cpu;
+  cpu.backend.type = BackendKind::Cpu;
+  cpu.backend.pipelining = Pipelining::Depth2;
+  const std::string e = validate_error(cpu);
+  EXPECT_HAS(e, "backend.type = \"cpu\"");
+  EXPECT_HAS(e, "backend.pipelining = \"depth2\"");
+  cpu.backend.pipelining = Pipelining::Off;
+  cpu.backend.deterministic = true;  // the cpu backend is deterministic anyway
+  EXPECT_NO_THROW(cpu.validate());
 }
 
 }  // namespace

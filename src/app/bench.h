@@ -14,6 +14,14 @@ struct ReplayArgs {
 };
 int run_bench_replay(const ReplayArgs& args);
 
+struct ParityArgs {
+  std::string checkpoint, data, out;
+  int view = 0;
+  double tolerance = 1e-3;  // relative L2 per gradient group
+  ConfigArgs config;
+};
+int run_bench_parity(const ParityArgs& args);
+
 struct AbArgs {
   std::string config_a, config_b, data, binary_a, binary_b, out = "bench_ab";
   int pairs = 3;

@@ -1,4 +1,5 @@
 // splat bench replay --checkpoint C DATA [--iters N] [--warmup W] [--out FILE]
+// splat bench parity --checkpoint C DATA [--view I] [--tolerance T] [--out FILE]
 // splat bench ab --a CONFIG_A --b CONFIG_B DATA [--binary-a P --binary-b P] [--pairs N] [--out DIR]
 #include <algorithm>
 #include <chrono>
@@ -48,10 +49,13 @@ int run_bench_replay(const ReplayArgs& args) {
     pos = 0;
   }
 
+  // A step's time is the interval between the host's returns from step(): in steady state that is
+  // the GPU's time per step, whatever the submission and pipelining modes overlap.
   std::vector<StepResult> losses;
   std::vector<double> ms;
   std::int64_t step = ckpt.iteration;
   const int total = args.warmup + args.iters;
+  auto last = std::chrono::steady_clock::now();
   std::fprintf(stderr, "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps\n",
                backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters);
   for (int i = 0; i < total; ++i, ++step) {
@@ -62,14 +66,14 @@ int run_bench_replay(const ReplayArgs& args) {
     s.ssim_lambda = cfg.train.ssim_lambda;
     s.lr = learning_rates(cfg.train, extent, step);
     densifier->step_settings(step, s);
-    const auto t0 = std::chrono::steady_clock::now();
     backend->step(data.train[view].camera, view, s);
     losses.clear();
-    backend->collect_losses(losses, true);
-    const double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    backend->collect_losses(losses, i + 1 == args.warmup || i + 1 == total);  // drained: warm-up done, window done
+    const auto now = std::chrono::steady_clock::now();
     for (const StepResult& r : losses)
-      if (!std::isfinite(r.loss)) throw Error("bench replay: loss is " + std::to_string(r.loss) + " at step " + std::to_string(step));
-    if (i >= args.warmup) ms.push_back(dt);
+      if (!std::isfinite(r.loss)) throw Error("bench replay: loss is " + std::to_string(r.loss) + " near step " + std::to_string(step));
+    if (i >= args.warmup) ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
   }
   const bench::Summary s = bench::summarize(ms);
   const auto report = backend->report();
@@ -111,8 +115,100 @@ int run_bench_replay(const ReplayArgs& args) {
   return 0;
 }
 
+// Parity: one step of both backends from the checkpoint's parameters, with zero Adam moments
+// and zero learning rates, so the step leaves the parameters alone and its first moment is
+// (1 - beta1) * gradient, the same float operation on both. Compares those gradients group by
+// group and the loss; no noise, no regularizers.
+int run_bench_parity(const ParityArgs& args) {
+  const Checkpoint ckpt = read_checkpoint(args.checkpoint);
+  Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
+  const Dataset data = load_dataset(args.data, cfg);
+  if (args.view < 0 || args.view >= int(data.train.size()))
+    throw Error("bench parity: --view " + std::to_string(args.view) + " is not one of the " +
+                std::to_string(data.train.size()) + " training views");
+  std::vector<const Image*> images;
+  for (const View& v : data.train) images.push_back(&v.image);
+  StepSettings s;
+  s.raster = final_raster_settings(cfg);
+  s.raster.sh_degree = active_sh_degree(ckpt.iteration, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+  s.ssim_lambda = cfg.train.ssim_lambda;  // s.lr stays zero
+
+  struct Side {
+    std::string name;
+    Gaussians grads;
+    StepResult loss;
+    double seconds = 0;
+  };
+  std::vector<Side> sides;
+  for (const BackendKind kind : {BackendKind::Cpu, BackendKind::Cuda}) {
+    BackendConfig bc = cfg.backend;
+    bc.type = kind;
+    if (kind == BackendKind::Cpu) bc.submission = Submission::Chained, bc.pipelining = Pipelining::Off;
+    auto backend = make_backend(bc);
+    backend->set_images(images);
+    TrainState st{ckpt.params, ckpt.params, ckpt.params, 0};
+    for (Gaussians* g : {&st.adam_m, &st.adam_v})
+      g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+    backend->set_state(st);
+    const auto t0 = std::chrono::steady_clock::now();
+    backend->step(data.train[args.view].camera, args.view, s);
+    std::vector<StepResult> losses;
+    backend->collect_losses(losses, true);
+    Side side{backend->name(), backend->state().adam_m, losses.at(0)};
+    side.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sides.push_back(std::move(side));
+  }
+
+  nlohmann::json j;
+  j["command"] = "bench parity";
+  j["checkpoint"] = args.checkpoint;
+  j["view"] = data.train[args.view].name;
+  j["num_splats"] = ckpt.params.size();
+  j["tolerance_rel_l2"] = args.tolerance;
+  std::printf("parity on view %s, %zu splats, SH degree %d: cpu %.2f s, cuda %.3f s for the step\n",
+              data.train[args.view].name.c_str(), ckpt.params.size(), s.raster.sh_degree, sides[0].seconds,
+              sides[1].seconds);
+  std::printf("%-12s %12s %12s %12s %12s\n", "gradient", "rel L2", "1 - cos", "max abs diff", "max abs");
+  bool ok = true;
+  std::vector<const std::vector<float>*> cpu_groups;
+  sides[0].grads.for_each_group([&](const char*, const std::vector<float>& v) { cpu_groups.push_back(&v); });
+  int g = 0;
+  sides[1].grads.for_each_group([&](const char* name, const std::vector<float>& got) {
+    const std::vector<float>& want = *cpu_groups[g++];
+    double d2 = 0, w2 = 0, g2 = 0, dot = 0, max_diff = 0, max_abs = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double a = got[i], b = want[i];
+      d2 += (a - b) * (a - b), w2 += b * b, g2 += a * a, dot += a * b;
+      max_diff = std::max(max_diff, std::abs(a - b));
+      max_abs = std::max(max_abs, std::abs(b));
+    }
+    const double rel = std::sqrt(d2 / std::max(w2, 1e-300));
+    const double one_minus_cos = w2 > 0 && g2 > 0 ? 1 - dot / std::sqrt(w2 * g2) : 0;
+    const bool pass = rel <= args.tolerance || w2 == 0;
+    ok = ok && pass;
+    std::printf("%-12s %12.3g %12.3g %12.3g %12.3g %s\n", name, rel, one_minus_cos, max_diff, max_abs,
+                pass ? "" : "  over tolerance");
+    j["gradients"][name] = {{"rel_l2", rel}, {"one_minus_cos", one_minus_cos}, {"max_abs_diff", max_diff},
+                            {"max_abs", max_abs}, {"pass", pass}};
+  });
+  const double loss_rel = std::abs(sides[1].loss.loss - sides[0].loss.loss) / std::max(std::abs(sides[0].loss.loss), 1e-300);
+  std::printf("%-12s cpu %.9g  cuda %.9g  relative difference %.3g\n", "loss", sides[0].loss.loss,
+              sides[1].loss.loss, loss_rel);
+  ok = ok && loss_rel <= args.tolerance;
+  j["loss"] = {{"cpu", sides[0].loss.loss}, {"cuda", sides[1].loss.loss}, {"rel_diff", loss_rel}};
+  j["pass"] = ok;
+  std::printf("%s (tolerance: relative L2 %g per gradient group and on the loss)\n", ok ? "PASS" : "FAIL",
+              args.tolerance);
+  if (!args.out.empty()) {
+    std::ofstream f(args.out);
+    if (!f) throw Error(args.out + ": cannot write");
+    f << j.dump(2) << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
 void add_bench(CLI::App& app, Action& action) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: replay a checkpoint, A/B gate two configs");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: replay a checkpoint, cuda-cpu parity, A/B gate two configs");
   bench->require_subcommand(1);
 
   auto r = std::make_shared<ReplayArgs>();
@@ -125,6 +221,16 @@ void add_bench(CLI::App& app, Action& action) {
   replay->add_flag("--timing", r->config.timing, "per-stage timing (backend.timing)");
   add_config_options(*replay, r->config);
   replay->callback([r, &action] { action = [r] { return run_bench_replay(*r); }; });
+
+  auto p = std::make_shared<ParityArgs>();
+  CLI::App* parity = bench->add_subcommand("parity", "cuda against the cpu reference: one step's gradients and loss");
+  parity->add_option("DATA", p->data, "dataset directory")->required();
+  parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")->required()->check(CLI::ExistingFile);
+  parity->add_option("--view", p->view, "training view index (default 0)");
+  parity->add_option("--tolerance", p->tolerance, "relative L2 bound per gradient group (default 1e-3)");
+  parity->add_option("--out", p->out, "write the result as JSON to this file");
+  add_config_options(*parity, p->config);
+  parity->callback([p, &action] { action = [p] { return run_bench_parity(*p); }; });
 
   auto a = std::make_shared<AbArgs>();
   CLI::App* ab = bench->add_subcommand("ab", "A/B gate: n pairs of training runs in ABBA order, a verdict");

@@ -36,8 +36,9 @@ struct AdamLaunch {
   unsigned block_begin[kMaxAdamGroups + 1];
   bool vec4[kMaxAdamGroups];
   int count;
-  float inv_bc1;       // 1 / (1 - beta1^t)
-  float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
+  AdamScalars scalars;
+  const AdamScalars* device_scalars;  // overrides `scalars` when set
+  const int* abort;                   // nonzero: clear the gradients, leave the rest
 };
 
 // The bias corrections are folded into two host-computed factors:
@@ -57,8 +58,8 @@ __device__ __forceinline__ void adam_element(
 struct LrWalk {
   float lr, lr_rest;
   int K, k, c;  // K = 0: one rate for the whole group
-  __device__ LrWalk(const AdamGroup& G, std::size_t i)
-      : lr(G.lr), lr_rest(G.lr_rest), K(G.sh_K), k(0), c(0) {
+  __device__ LrWalk(const AdamGroup& G, float lr_, float lr_rest_, std::size_t i)
+      : lr(lr_), lr_rest(lr_rest_), K(G.sh_K), k(0), c(0) {
     if (K > 0) {
       const std::size_t q = i / 3;
       c = int(i - q * 3);
@@ -80,36 +81,33 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
   while (gi + 1 < L.count && blockIdx.x >= L.block_begin[gi + 1]) ++gi;
   const AdamGroup& G = L.groups[gi];
   const std::size_t unit = std::size_t(blockIdx.x - L.block_begin[gi]) * kThreads + threadIdx.x;
-
-  if (L.vec4[gi]) {
-    const std::size_t i0 = unit * 4;
-    if (i0 >= G.n) return;
-    LrWalk lr(G, i0);
-    if (i0 + 4 <= G.n) {
-      float4 p = reinterpret_cast<const float4*>(G.param)[unit];
-      float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
-      float4 m = reinterpret_cast<const float4*>(G.m)[unit];
-      float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-      adam_element(p.x, g.x, m.x, v.x, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
-      lr.next();
-      adam_element(p.y, g.y, m.y, v.y, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
-      lr.next();
-      adam_element(p.z, g.z, m.z, v.z, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
-      lr.next();
-      adam_element(p.w, g.w, m.w, v.w, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
-      reinterpret_cast<float4*>(G.param)[unit] = p;
-      reinterpret_cast<float4*>(G.grad)[unit] = g;
-      reinterpret_cast<float4*>(G.m)[unit] = m;
-      reinterpret_cast<float4*>(G.v)[unit] = v;
-    } else {
-      for (std::size_t i = i0; i < G.n; ++i, lr.next())
-        adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), L.inv_bc1,
-                     L.inv_sqrt_bc2);
-    }
-  } else if (unit < G.n) {
-    const LrWalk lr(G, unit);
-    adam_element(G.param[unit], G.grad[unit], G.m[unit], G.v[unit], lr.current(), L.inv_bc1,
-                 L.inv_sqrt_bc2);
+  const std::size_t first = L.vec4[gi] ? unit * 4 : unit, last = min(G.n, L.vec4[gi] ? first + 4 : first + 1);
+  if (first >= G.n) return;
+  if (L.abort && *L.abort) {  // an abandoned step: its gradients must not reach the next one
+    for (std::size_t i = first; i < last; ++i) G.grad[i] = 0.0f;
+    return;
+  }
+  const AdamScalars& S = L.device_scalars ? *L.device_scalars : L.scalars;
+  LrWalk lr(G, S.lr[gi], S.lr_rest[gi], first);
+  if (L.vec4[gi] && last == first + 4) {
+    float4 p = reinterpret_cast<const float4*>(G.param)[unit];
+    float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
+    float4 m = reinterpret_cast<const float4*>(G.m)[unit];
+    float4 v = reinterpret_cast<const float4*>(G.v)[unit];
+    adam_element(p.x, g.x, m.x, v.x, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    lr.next();
+    adam_element(p.y, g.y, m.y, v.y, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    lr.next();
+    adam_element(p.z, g.z, m.z, v.z, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    lr.next();
+    adam_element(p.w, g.w, m.w, v.w, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    reinterpret_cast<float4*>(G.param)[unit] = p;
+    reinterpret_cast<float4*>(G.grad)[unit] = g;
+    reinterpret_cast<float4*>(G.m)[unit] = m;
+    reinterpret_cast<float4*>(G.v)[unit] = v;
+  } else {
+    for (std::size_t i = first; i < last; ++i, lr.next())
+      adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
   }
 }
 
@@ -119,14 +117,31 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream) {
+AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step) {
+  if (step < 1) throw Error("adam_step: step " + std::to_string(step) + " (the count is 1-based)");
+  AdamScalars S;
+  for (int g = 0; g < count && g < kMaxAdamGroups; ++g) {
+    S.lr[g] = groups[g].lr;
+    S.lr_rest[g] = groups[g].lr_rest;
+  }
+  // Bias corrections in double on the host, as the reference computes them.
+  const double t = double(step);
+  const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
+  S.inv_bc1 = float(1.0 / bc1);
+  S.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
+  return S;
+}
+
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream,
+               const AdamScalars* device_scalars, const int* abort) {
   if (count < 0 || count > kMaxAdamGroups)
     throw Error("adam_step: " + std::to_string(count) + " parameter groups (at most " +
                 std::to_string(kMaxAdamGroups) + ")");
-  if (step < 1) throw Error("adam_step: step " + std::to_string(step) + " (the count is 1-based)");
-
   AdamLaunch L{};
   L.count = count;
+  L.scalars = adam_scalars(groups, count, step);
+  L.device_scalars = device_scalars;
+  L.abort = abort;
   std::size_t blocks = 0;
   for (int g = 0; g < count; ++g) {
     const AdamGroup& G = groups[g];
@@ -145,13 +160,6 @@ void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t 
   }
   L.block_begin[count] = unsigned(blocks);
   if (blocks == 0) return;
-
-  // Bias corrections in double on the host, as the reference computes them.
-  const double t = double(step);
-  const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
-  L.inv_bc1 = float(1.0 / bc1);
-  L.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
-
   adam_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(L);
   SPLAT_CUDA_CHECK_LAUNCH("adam_kernel");
 }

@@ -22,7 +22,20 @@ struct AdamGroup {
   float lr_rest = 0;
 };
 
-// step: 1-based step count after this update.
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream);
+// What changes from step to step: the learning rates and the bias corrections of step t,
+// 1 / (1 - beta1^t) and 1 / sqrt(1 - beta2^t), computed in double on the host.
+struct AdamScalars {
+  float lr[kMaxAdamGroups] = {}, lr_rest[kMaxAdamGroups] = {};
+  float inv_bc1 = 1, inv_sqrt_bc2 = 1;
+};
+// The scalars of `groups` at step t (1-based step count after this update).
+AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step);
+
+// One update of every group. With `device_scalars`, the kernel reads learning rates and bias
+// corrections from that device copy (a replayed CUDA graph) instead of groups[g].lr and `step`.
+// With `abort` pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h),
+// it only clears the gradients.
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream,
+               const AdamScalars* device_scalars = nullptr, const int* abort = nullptr);
 
 }  // namespace splat::cuda

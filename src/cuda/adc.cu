@@ -40,9 +40,10 @@ __global__ void accumulate_kernel(int n,
                                   float half_width,
                                   float half_height,
                                   float* __restrict__ grad2d,          // [N]
-                                  std::int32_t* __restrict__ count) {  // [N]
+                                  std::int32_t* __restrict__ count,  // [N]
+                                  const int* __restrict__ abort) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
+  if (i >= n || (abort && *abort)) return;
   if (!adc::visible(&radii[std::size_t(i) * 2])) return;
   const float2 v = reinterpret_cast<const float2*>(v_means2d)[i];
   grad2d[i] = add_rn(grad2d[i], adc::grad2d_norm(v.x, v.y, half_width, half_height));
@@ -216,10 +217,11 @@ void adc_accumulate(int n,
                     float half_height,
                     float* grad2d,
                     std::int32_t* count,
-                    cudaStream_t stream) {
+                    cudaStream_t stream,
+                    const int* abort) {
   if (n <= 0) return;
   accumulate_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, radii, v_means2d, half_width, half_height, grad2d, count);
+      n, radii, v_means2d, half_width, half_height, grad2d, count, abort);
   SPLAT_CUDA_CHECK_LAUNCH("adc_accumulate");
 }
 

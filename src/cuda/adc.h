@@ -29,7 +29,8 @@ void adc_accumulate(int n,
                     float half_height,
                     float* grad2d,        // [N] accumulated
                     std::int32_t* count,  // [N] accumulated
-                    cudaStream_t stream);
+                    cudaStream_t stream,
+                    const int* abort = nullptr);  // nonzero device int: an abandoned step, no-op
 
 // Totals of a tick, as adc_decide leaves them on the host: surviving kept originals, clones and
 // split pairs, then the clone and split decisions before pruning.

@@ -1,6 +1,19 @@
-// The CUDA backend: every stage of a training step on one stream. The one host wait inside a
-// step reads the intersection count (buffers are sized from it); the loss comes back
-// asynchronously through pinned memory and is collected later.
+// The CUDA backend: every stage of a training step on one stream, submitted in one of three ways
+// (backend.submission) with or without pipelining (backend.pipelining); DESIGN.md section 4.
+//   per_kernel: a host wait after every stage.
+//   chained: the kernels queued back to back; one wait per step, for the intersection count that
+//     sizes the per-intersection buffers.
+//   graph: the step captured once as a CUDA graph and replayed; the values that change from step
+//     to step (camera, learning rates, bias corrections, noise seed, target image) are copied to
+//     fixed device memory before each launch. A new shape (splat count, image size, active SH
+//     degree, intersection capacity, ...) runs once eagerly, sizing every buffer, and is captured
+//     at its next step.
+// Graph mode and depth2 pipelining have no wait inside a step: the intersection buffers are
+// bounded (Sizing::Bounded), and a step whose count overflows them is abandoned on the GPU (the
+// abort flag: Adam, noise and ADC statistics skip it, and every step queued after it) and queued
+// again by the host with more room, so the history of losses and parameters is that of a run
+// without overflow. The loss, the count and the flag come back through pinned memory, read when
+// the step's event has passed.
 #include "cuda/backend.h"
 
 #include <cuda_runtime.h>
@@ -11,11 +24,13 @@
 #include <deque>
 #include <limits>
 
+#include "core/error.h"
 #include "cuda/adam.h"
 #include "cuda/adc.h"
 #include "cuda/loss.h"
 #include "cuda/mcmc.h"
 #include "cuda/renderer.h"
+#include "io/config.h"
 
 namespace splat::cuda {
 
@@ -45,15 +60,41 @@ struct Groups {
   }
 };
 
+// What a replayed graph reads from device memory: everything of a step that changes every step.
+struct StepScalars {
+  CameraParams cam;
+  AdamScalars adam;
+  NoiseScalars noise;
+};
+
+// Everything a captured graph bakes in besides StepScalars: when any of it changes, the graph is
+// captured again. `generation` counts model buffer changes (set_state, refine ticks).
+struct GraphKey {
+  long generation = -1;
+  int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
+  bool antialiased = false, accumulate_grad2d = false, noise = false, u8 = false;
+  float background[3] = {}, ssim_lambda = 0;
+  double opacity_reg = 0, scale_reg = 0;
+  bool operator==(const GraphKey&) const = default;
+};
+
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(bool timing)
-      : stream_(new_stream()), timer_(timing), renderer_(stream_, syncs_, timer_), loss_host_(kLossSlots * 2) {
-    for (auto& e : loss_events_) SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  explicit CudaBackend(const BackendConfig& cfg)
+      : submission_(cfg.submission),
+        depth_(cfg.pipelining == Pipelining::Depth2 ? 2 : 1),
+        deterministic_(cfg.deterministic),
+        stream_(new_stream()),
+        timer_(cfg.timing),
+        renderer_(stream_, syncs_, timer_),
+        ring_(kSlots) {
+    for (auto& e : done_events_) SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (submission_ == Submission::PerKernel) timer_.sync_each_stage(&syncs_);
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
-    for (auto& e : loss_events_) cudaEventDestroy(e);
+    if (graph_) cudaGraphExecDestroy(graph_);
+    for (auto& e : done_events_) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
 
@@ -67,6 +108,7 @@ class CudaBackend final : public Backend {
 
   // Training images stay on the device: 8-bit when every value is exactly k/255, float otherwise.
   void set_images(const std::vector<const Image*>& images) override {
+    drain();
     images_.clear();
     for (const Image* img : images) {
       if (img->channels != 3) throw Error("cuda backend: training images must be RGB");
@@ -101,6 +143,7 @@ class CudaBackend final : public Backend {
     for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
     adam_step_ = s.adam_step;
     if (adc_stats_in_use()) reset_adc_stats();
+    ++generation_;
     uploaded();
   }
 
@@ -125,57 +168,7 @@ class CudaBackend final : public Backend {
     const DeviceImage& target = images_.at(image);
     if (target.width != cam.width || target.height != cam.height)
       throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
-    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
-    isect_sum_ += double(renderer_.intersections());
-    ++steps_;
-
-    // Loss and its gradient, then the sums go home asynchronously.
-    PerPixel& px = renderer_.pixels();
-    const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
-    timer_.begin("loss", stream_);
-    if (target.u8.size())
-      photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-    else
-      photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-    timer_.end(stream_);
-    queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda);
-
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
-
-    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this step's screen-space gradients
-      if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
-      timer_.begin("adc_stats", stream_);
-      const PerSplat& sp = renderer_.splats();
-      adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
-                     grad2d_.data(), vis_count_.data(), stream_);
-      timer_.end(stream_);
-    }
-
-    if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
-      timer_.begin("regularize", stream_);
-      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), s.opacity_reg, s.scale_reg,
-                             grads_.g[3].data(), grads_.g[1].data(), stream_);
-      timer_.end(stream_);
-    }
-
-    timer_.begin("adam", stream_);
-    const int K = sh_coeffs(sh_degree_);
-    std::array<AdamGroup, 5> groups;
-    const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats), float(s.lr.opacity),
-                          float(s.lr.sh0)};
-    for (int i = 0; i < 5; ++i)
-      groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
-                   params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
-    adam_step(groups.data(), 5, ++adam_step_, stream_);
-    timer_.end(stream_);
-
-    if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
-      timer_.begin("noise", stream_);
-      mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(), float(s.noise_scale),
-                        s.noise_seed, params_.g[0].data(), stream_);
-      timer_.end(stream_);
-    }
-    timer_.end_step();
+    submit({-1, cam, image, s, adam_step_ + 1, 0});
   }
 
   void collect_losses(std::vector<StepResult>& out, bool wait) override {
@@ -183,10 +176,9 @@ class CudaBackend final : public Backend {
       drain();
       timer_.harvest_all();
     }
+    while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
     out.insert(out.end(), ready_.begin(), ready_.end());
     ready_.clear();
-    while (!pending_.empty() && cudaEventQuery(loss_events_[pending_.front().slot]) == cudaSuccess)
-      out.push_back(take_oldest_loss());
   }
 
   // One MCMC tick (cpu::mcmc_refine). Host waits: the drain, then one for the dead count, which
@@ -195,8 +187,8 @@ class CudaBackend final : public Backend {
   // copies out of it.
   RefineStats mcmc_refine(const McmcRefineSettings& s) override {
     drain();
-    if (cudaStreamQuery(stream_) != cudaSuccess)
-      throw Error("cuda backend: work still in flight after the drain before an MCMC refine");
+    assert_idle("an MCMC refine");
+    ++generation_;
     const int n = n_;
     if (n == 0) return {};
     const std::size_t target = std::max(s.target_count, std::size_t(n));
@@ -241,8 +233,8 @@ class CudaBackend final : public Backend {
   // capacity: survivors with their Adam moments, new slots with zero moments, tails zero.
   RefineStats adc_refine(const AdcRefineSettings& s) override {
     drain();
-    if (cudaStreamQuery(stream_) != cudaSuccess)
-      throw Error("cuda backend: work still in flight after the drain before an ADC refine");
+    assert_idle("an ADC refine");
+    ++generation_;
     const int n = n_;
     if (n == 0) return {};
     if (n > INT_MAX / 3) throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
@@ -291,6 +283,7 @@ class CudaBackend final : public Backend {
   }
 
   void adc_reset_opacity(float max_opacity) override {
+    drain();  // a step abandoned for overflow would be queued again after the reset
     cuda::adc_reset_opacity(n_, adc::logit_threshold(double(max_opacity)), params_.g[3].data(), m_.g[3].data(),
                             v_.g[3].data(), stream_);
   }
@@ -311,6 +304,12 @@ class CudaBackend final : public Backend {
     grad2d_.upload(st.grad2d);
     vis_count_.upload(st.count);
     uploaded();
+  }
+
+  // Test hook (poison_scratch in cuda/backend.h).
+  void poison() {
+    drain();
+    renderer_.poison_scratch();
   }
 
   // Test hook (model_arrays in cuda/backend.h).
@@ -340,6 +339,16 @@ class CudaBackend final : public Backend {
     for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
     r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
     if (steps_ > 0) r.push_back({"isect.mean_per_step", isect_sum_ / double(steps_)});
+    // Which execution paths ran (the parity tests read these).
+    r.push_back({"engine.submission_" + std::string(to_string(submission_)), 1});
+    r.push_back({"engine.steps_retired", double(steps_)});
+    r.push_back({"engine.max_in_flight", double(max_in_flight_)});
+    r.push_back({"engine.bounded_steps", double(bounded_steps_)});
+    r.push_back({"engine.isect_overflows", double(overflows_)});
+    r.push_back({"engine.graph_eager_steps", double(eager_steps_)});
+    r.push_back({"engine.graph_captures", double(captures_)});
+    r.push_back({"engine.graph_launches", double(launches_)});
+    r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
     for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
     return r;
   }
@@ -350,39 +359,257 @@ class CudaBackend final : public Backend {
     DeviceBuffer<std::uint8_t> u8;
     DeviceBuffer<float> f32;
   };
-  struct PendingLoss {
-    int slot;
-    double elements, lambda;
+  // A queued step, with what it takes to queue it again after an overflow.
+  struct Pending {
+    int slot;  // ring entry of its readback (and of its scalars in graph mode)
+    Camera cam;
+    int image;
+    StepSettings settings;
+    std::int64_t adam_step;  // the Adam step count after this step's update
+    int isect_count = 0;     // exact sizing: known when queued
   };
-  static constexpr int kLossSlots = 4;
+  // What comes home from a step, through pinned memory; the graph's scalars go the other way.
+  struct Slot {
+    float sums[2];       // loss sums (l1, ssim)
+    std::int32_t status[2];  // bounded sizing: intersection count, abort flag
+    StepScalars scalars;
+  };
+  static constexpr int kSlots = 4;
 
-  void queue_loss_readback(double elements, double lambda) {
-    if (int(pending_.size()) == kLossSlots) {  // ring full (not with one wait per step): make room
-      syncs_.event(loss_events_[pending_.front().slot], "loss_ring_full");
-      ready_.push_back(take_oldest_loss());
+  // No wait may sit inside a step: graph capture, or a pipeline that queues the next step early.
+  bool bounded() const { return submission_ == Submission::Graph || depth_ > 1; }
+
+  void submit(Pending p) {
+    make_room();
+    int unfinished = 1;
+    for (const Pending& q : pending_) unfinished += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+    max_in_flight_ = std::max(max_in_flight_, unfinished);
+    p.slot = next_slot_;
+    next_slot_ = (next_slot_ + 1) % kSlots;
+    adam_step_ = p.adam_step;
+    if (submission_ == Submission::Graph)
+      run_graph(p);
+    else
+      run_step(p, false);
+    Slot* slot = ring_.get() + p.slot;
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, renderer_.pixels().sums, sizeof slot->sums, cudaMemcpyDeviceToHost,
+                                     stream_));
+    if (bounded())
+      SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->status, renderer_.status(), sizeof slot->status, cudaMemcpyDeviceToHost,
+                                       stream_));
+    SPLAT_CUDA_CHECK(cudaEventRecord(done_events_[p.slot], stream_));
+    pending_.push_back(std::move(p));
+  }
+
+  // Before a step is queued: a free ring entry, and with bounded sizing at most depth - 1 steps
+  // still running (off: none; depth2: one). Exact sizing waits inside the step instead.
+  void make_room() {
+    auto unfinished = [&] {
+      int k = 0;
+      for (const Pending& q : pending_) k += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+      return k;
+    };
+    while (!pending_.empty() && (int(pending_.size()) == kSlots || (bounded() && unfinished() >= depth_))) {
+      syncs_.event(done_events_[pending_.front().slot], bounded() ? "step_done" : "loss_ring_full");
+      retire_front();
     }
-    const int slot = next_slot_;
-    next_slot_ = (next_slot_ + 1) % kLossSlots;
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(loss_host_.get() + slot * 2, renderer_.pixels().sums, 2 * sizeof(float),
-                                     cudaMemcpyDeviceToHost, stream_));
-    SPLAT_CUDA_CHECK(cudaEventRecord(loss_events_[slot], stream_));
-    pending_.push_back({slot, elements, lambda});
   }
 
-  // The oldest pending loss, whose readback has completed.
-  StepResult take_oldest_loss() {
-    const PendingLoss p = pending_.front();
-    pending_.pop_front();
-    const float* sums = loss_host_.get() + p.slot * 2;
+  // The oldest queued step, whose event has passed: its loss joins ready_, or, if it was
+  // abandoned for an intersection overflow, it and every step after it are queued again.
+  void retire_front() {
+    const Pending& p = pending_.front();
+    const Slot& slot = ring_.get()[p.slot];
+    if (bounded() && slot.status[1]) return recover();
+    const double elements = double(p.cam.width) * p.cam.height * 3, lambda = p.settings.ssim_lambda;
     StepResult r;
-    r.l1 = double(sums[0]) / p.elements;
-    r.ssim = double(sums[1]) / p.elements;
-    r.loss = (1.0 - p.lambda) * r.l1 + p.lambda * (1.0 - r.ssim);
-    return r;
+    r.l1 = double(slot.sums[0]) / elements;
+    r.ssim = double(slot.sums[1]) / elements;
+    r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
+    ready_.push_back(r);
+    isect_sum_ += bounded() ? double(slot.status[0]) : double(p.isect_count);
+    ++steps_;
+    pending_.pop_front();
   }
 
-  // Nothing in flight afterwards.
-  void drain() { syncs_.stream(stream_, "drain"); }
+  // The front step overflowed its intersection buffers. The flag stays raised, so every step
+  // queued after it skipped its update too: wait for them, make room for the largest count any
+  // of them needed (they all counted), lower the flag and queue them all again, in order.
+  void recover() {
+    syncs_.stream(stream_, "overflow_drain");
+    std::vector<Pending> redo(pending_.begin(), pending_.end());
+    pending_.clear();
+    int needed = 0;
+    for (const Pending& p : redo) needed = std::max(needed, ring_.get()[p.slot].status[0]);
+    renderer_.reserve(needed + needed / 8 + 1024);
+    renderer_.clear_abort();
+    ++overflows_;
+    for (Pending& p : redo) submit(std::move(p));
+  }
+
+  // The work of one step on stream_. from_device: the camera, Adam and noise scalars come from
+  // scalars_ and the target from staged_ (graph mode, eager or captured).
+  void run_step(Pending& p, bool from_device) {
+    const StepSettings& s = p.settings;
+    const Camera& cam = p.cam;
+    const DeviceImage& target = from_device ? staged_ : images_[p.image];
+    const StepScalars* dev = scalars_.data();
+    const Sizing sizing = bounded() ? Sizing::Bounded : Sizing::Exact;
+    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing, from_device ? &dev->cam : nullptr);
+    if (sizing == Sizing::Exact) p.isect_count = renderer_.intersections();
+    bounded_steps_ += sizing == Sizing::Bounded;
+    const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
+
+    // Loss and its gradient; the sums go home in submit().
+    PerPixel& px = renderer_.pixels();
+    const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+    timer_.begin("loss", stream_);
+    if (target.u8.size())
+      photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    else
+      photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    timer_.end(stream_);
+
+    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_);
+    deterministic_steps_ += deterministic_;
+
+    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this step's screen-space gradients
+      if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+      timer_.begin("adc_stats", stream_);
+      const PerSplat& sp = renderer_.splats();
+      adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
+                     grad2d_.data(), vis_count_.data(), stream_, abort);
+      timer_.end(stream_);
+    }
+
+    if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
+      timer_.begin("regularize", stream_);
+      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), s.opacity_reg, s.scale_reg,
+                             grads_.g[3].data(), grads_.g[1].data(), stream_);
+      timer_.end(stream_);
+    }
+
+    timer_.begin("adam", stream_);
+    const std::array<AdamGroup, 5> groups = adam_groups(s);
+    adam_step(groups.data(), 5, p.adam_step, stream_, from_device ? &dev->adam : nullptr, abort);
+    timer_.end(stream_);
+
+    if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
+      timer_.begin("noise", stream_);
+      mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
+                        {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
+                        from_device ? &dev->noise : nullptr, abort);
+      timer_.end(stream_);
+    }
+    timer_.end_step();
+  }
+
+  std::array<AdamGroup, 5> adam_groups(const StepSettings& s) {
+    const int K = sh_coeffs(sh_degree_);
+    std::array<AdamGroup, 5> groups;
+    const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats), float(s.lr.opacity),
+                          float(s.lr.sh0)};
+    for (int i = 0; i < 5; ++i)
+      groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
+                   params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
+    return groups;
+  }
+
+  // Graph mode: this step's scalars and target go to fixed device memory, then the captured
+  // graph of its shape replays; a shape seen for the first time runs eagerly, and is captured
+  // at its second step (by then every buffer has its size, so nothing allocates in a capture).
+  void run_graph(Pending& p) {
+    const StepSettings& s = p.settings;
+    const DeviceImage& target = images_[p.image];
+    Slot& slot = ring_.get()[p.slot];
+    const std::array<AdamGroup, 5> groups = adam_groups(s);
+    slot.scalars = {CameraParams::from(p.cam), adam_scalars(groups.data(), 5, p.adam_step),
+                    {float(s.noise_scale), s.noise_seed}};
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars), cudaMemcpyHostToDevice,
+                                     stream_));
+    stage_target(target);
+
+    GraphKey key;
+    key.generation = generation_;
+    key.n = n_;
+    key.capacity = renderer_.capacity();
+    key.width = p.cam.width;
+    key.height = p.cam.height;
+    key.sh_degree = s.raster.sh_degree;
+    key.antialiased = s.raster.antialiased;
+    key.accumulate_grad2d = s.accumulate_grad2d;
+    key.noise = s.noise_scale > 0;
+    key.u8 = target.u8.size() > 0;
+    for (int c = 0; c < 3; ++c) key.background[c] = s.raster.background[c];
+    key.ssim_lambda = float(s.ssim_lambda);
+    key.opacity_reg = s.opacity_reg;
+    key.scale_reg = s.scale_reg;
+    if (key.accumulate_grad2d && grad2d_.size() != std::size_t(n_)) key.generation = -2;  // stats not sized yet
+
+    if (graph_ && key == graph_key_) {
+      SPLAT_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+      ++launches_;
+      bounded_steps_ += 1;
+      deterministic_steps_ += deterministic_;
+      return;
+    }
+    if (graph_) {
+      SPLAT_CUDA_CHECK(cudaGraphExecDestroy(graph_));
+      graph_ = nullptr;
+    }
+    if (!(key == eager_key_)) {
+      eager_key_ = key;
+      ++eager_steps_;
+      run_step(p, true);
+      return;
+    }
+    cudaGraph_t graph = nullptr;
+    SPLAT_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    try {
+      run_step(p, true);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    SPLAT_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t made = cudaGraphInstantiate(&graph_, graph, 0);
+    cudaGraphDestroy(graph);
+    SPLAT_CUDA_CHECK(made);
+    graph_key_ = key;
+    ++captures_;
+    SPLAT_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+    ++launches_;
+  }
+
+  // The graph reads the target from one place: the step's image is copied there first.
+  void stage_target(const DeviceImage& target) {
+    staged_.width = target.width;
+    staged_.height = target.height;
+    staged_.u8.resize(target.u8.size());
+    if (target.u8.size())
+      SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.u8.data(), target.u8.data(), target.u8.bytes(),
+                                       cudaMemcpyDeviceToDevice, stream_));
+    staged_.f32.resize(target.f32.size());
+    if (target.f32.size())
+      SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.f32.data(), target.f32.data(), target.f32.bytes(),
+                                       cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  // Nothing in flight afterwards, every queued step retired (those abandoned for an overflow
+  // queued again and finished).
+  void drain() {
+    do {
+      syncs_.stream(stream_, "drain");
+      while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
+    } while (!pending_.empty());
+  }
+
+  // The proof a refine tick may change buffers: the stream is idle and no step is queued.
+  void assert_idle(const char* before) {
+    if (cudaStreamQuery(stream_) != cudaSuccess || !pending_.empty())
+      throw Error(std::string("cuda backend: work still in flight after the drain before ") + before);
+  }
 
   // ADC statistics: one zeroed entry per live splat. Allocated by the first step that accumulates
   // and kept sized to the count from then on; called only with nothing in flight that reads them.
@@ -417,6 +644,9 @@ class CudaBackend final : public Backend {
     return sl;
   }
 
+  const Submission submission_;
+  const int depth_;  // steps that may run at once: 1, or 2 with depth2 pipelining
+  const bool deterministic_;
   cudaStream_t stream_ = nullptr;
   SyncLog syncs_;
   StageTimer timer_;
@@ -431,13 +661,22 @@ class CudaBackend final : public Backend {
   ScratchGroup<AdcScratch, int> adc_scratch_;
   Pinned<std::int32_t> adc_totals_host_{kAdcTotals};
   std::vector<DeviceImage> images_;
-  Pinned<float> loss_host_;
-  std::array<cudaEvent_t, kLossSlots> loss_events_{};
-  std::deque<PendingLoss> pending_;
+  Pinned<Slot> ring_;
+  std::array<cudaEvent_t, kSlots> done_events_{};
+  std::deque<Pending> pending_;  // queued steps, oldest first
   std::vector<StepResult> ready_;
   int next_slot_ = 0;
-  double isect_sum_ = 0;  // intersections over all training steps, for the report
-  long steps_ = 0;
+  // Graph mode.
+  DeviceBuffer<StepScalars> scalars_{1};
+  DeviceImage staged_;
+  cudaGraphExec_t graph_ = nullptr;
+  GraphKey graph_key_, eager_key_;
+  long generation_ = 0;
+  // Report figures.
+  double isect_sum_ = 0;  // intersections over all retired steps
+  long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0, launches_ = 0,
+       deterministic_steps_ = 0;
+  int max_in_flight_ = 0;
 };
 
 }  // namespace
@@ -460,9 +699,15 @@ void set_adc_stats(Backend& backend, const adc::Stats& stats) {
   cuda->set_stats(stats);
 }
 
-std::unique_ptr<Backend> make_backend(bool timing) {
+void poison_scratch(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) throw Error("poison_scratch: the backend is " + backend.name() + ", not cuda");
+  cuda->poison();
+}
+
+std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
   if (!device_available()) throw Error("backend.type = \"cuda\": no CUDA device is available");
-  return std::make_unique<CudaBackend>(timing);
+  return std::make_unique<CudaBackend>(cfg);
 }
 
 }  // namespace splat::cuda

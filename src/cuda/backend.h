@@ -7,12 +7,17 @@
 #include "render/adc.h"
 #include "render/backend.h"
 
+namespace splat {
+struct BackendConfig;
+}
+
 namespace splat::cuda {
 
 // True when the CUDA runtime sees at least one device.
 bool device_available();
-// timing: record per-stage CUDA events and report mean ms per stage.
-std::unique_ptr<Backend> make_backend(bool timing);
+// The backend of cfg.submission, cfg.pipelining, cfg.deterministic and cfg.timing (per-stage CUDA
+// events, mean ms per stage in report()). cfg.validate_backend() has vetted the combination.
+std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
 
 // Test hook: the device arrays behind a cuda backend's model -- parameters, gradients, Adam m and
 // v, five groups each in Gaussians::for_each_group order (20 entries) -- with their element counts
@@ -27,5 +32,9 @@ std::vector<DeviceArrayView> model_arrays(const Backend& backend);
 // entry per live splat). Before the first step that accumulates they are empty.
 adc::Stats adc_stats(const Backend& backend);
 void set_adc_stats(Backend& backend, const adc::Stats& stats);
+
+// Test hook: drains a cuda backend, then fills its renderer's scratch memory with 0xFF bytes.
+// Nothing a step reads may come from an earlier step's scratch, so results must not change.
+void poison_scratch(Backend& backend);
 
 }  // namespace splat::cuda

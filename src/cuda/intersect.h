@@ -25,8 +25,18 @@ void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* of
 
 // Writes keys / gaussian ids for every intersection, splat i at [offsets[i-1], offsets[i]),
 // tiles in row-major order of its box (the CPU order). Reads depths besides intersect_count's.
+// Entries at or past `capacity` are dropped (bounded sizing, below).
 void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
-                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream);
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+                    std::int32_t capacity = INT32_MAX);
+
+// Bounded sizing, where no host wait reads the count first: the per-intersection arrays hold
+// `capacity` entries and the sort and tile_ranges run over all of them. Entries from the count on
+// become padding with every key bit below end_bit set, which sorts last and names no tile.
+// status[0] = the count (offsets[n-1]); status[1] is set to 1 if it exceeds the capacity: the
+// lists were cut short and the step must be repeated with more room. Nothing clears status[1].
+void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint64_t* keys,
+                   std::uint32_t* gaussian_ids, int* status, cudaStream_t stream);
 
 // Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit). Double-buffered: the result
 // lands in the *_out arrays.
@@ -36,7 +46,7 @@ void sort_intersections(int m, int end_bit, const std::uint64_t* keys_in, std::u
                         std::size_t temp_bytes, cudaStream_t stream);
 
 // ranges[tile] = {start, end} into the sorted arrays; tiles without intersections get {0, 0}.
-// Zeroes ranges itself.
+// Zeroes ranges itself. Keys naming a tile at or past tile_count (padding) are skipped.
 void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::uint32_t* ranges,
                  cudaStream_t stream);
 

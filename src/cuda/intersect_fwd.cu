@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,8 +60,9 @@ __global__ void emit_kernel(int n,
                             const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
                             int tiles_x,
                             int tiles_y,
-                            std::uint64_t* __restrict__ keys,            // [M]
-                            std::uint32_t* __restrict__ gaussian_ids) {  // [M]
+                            std::int32_t capacity,  // entries past it are dropped (bounded sizing)
+                            std::uint64_t* __restrict__ keys,            // [capacity]
+                            std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   std::int32_t k = i == 0 ? 0 : offsets[i - 1];
@@ -69,20 +71,47 @@ __global__ void emit_kernel(int n,
   const std::uint64_t depth_bits = __float_as_uint(depths[i]);
   // The same decisions as count_kernel, so exactly offsets[i] - offsets[i - 1] entries.
   for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile) {
-    keys[k] = (std::uint64_t(std::uint32_t(tile)) << 32) | depth_bits;
-    gaussian_ids[k] = std::uint32_t(i);
+    if (k < capacity) {
+      keys[k] = (std::uint64_t(std::uint32_t(tile)) << 32) | depth_bits;
+      gaussian_ids[k] = std::uint32_t(i);
+    }
     ++k;
   });
 }
 
+// Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
+// so it sorts after all real entries and names a tile past the grid (tile_ranges skips it).
+// status[0] = count; status[1] is raised (never lowered) when the count exceeds the capacity.
+__global__ void pad_kernel(int n,
+                           const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
+                           std::int32_t capacity,
+                           std::uint64_t pad_key,
+                           std::uint64_t* __restrict__ keys,          // [capacity]
+                           std::uint32_t* __restrict__ gaussian_ids,  // [capacity]
+                           int* __restrict__ status) {                // [2]
+  const std::int32_t count = n > 0 ? offsets[n - 1] : 0;
+  const std::int32_t k = std::int32_t(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k == 0) {
+    status[0] = count;
+    if (count > capacity) status[1] = 1;
+  }
+  if (k >= count && k < capacity) {
+    keys[k] = pad_key;
+    gaussian_ids[k] = 0;
+  }
+}
+
 // A tile's range starts where the tile id differs from the previous key and ends where it differs
 // from the next; each boundary has exactly one writer, so no atomics are needed.
+// Padding entries (tile ids past the grid) own no range.
 __global__ void tile_ranges_kernel(int m,
                                    const std::uint64_t* __restrict__ sorted_keys,  // [M]
+                                   std::uint32_t tile_count,
                                    std::uint32_t* __restrict__ ranges) {           // [tiles, 2]
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (k >= m) return;
   const std::uint32_t tile = std::uint32_t(sorted_keys[k] >> 32);
+  if (tile >= tile_count) return;
   if (k == 0 || std::uint32_t(sorted_keys[k - 1] >> 32) != tile)
     ranges[std::size_t(tile) * 2] = std::uint32_t(k);
   if (k + 1 == m || std::uint32_t(sorted_keys[k + 1] >> 32) != tile)
@@ -115,12 +144,22 @@ void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* of
 }
 
 void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
-                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream) {
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream, std::int32_t capacity) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, grid.tiles_x, grid.tiles_y, keys,
-      gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, grid.tiles_x, grid.tiles_y, capacity,
+      keys, gaussian_ids);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
+}
+
+void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint64_t* keys,
+                   std::uint32_t* gaussian_ids, int* status, cudaStream_t stream) {
+  if (end_bit <= 32 || end_bit > 64)
+    throw Error("intersect_pad: end_bit " + std::to_string(end_bit) + " is outside (32, 64]");
+  const std::uint64_t pad_key = end_bit == 64 ? ~0ull : (1ull << end_bit) - 1;
+  pad_kernel<<<std::max(1u, blocks_for(capacity)), config::intersect_block_size, 0, stream>>>(
+      n, offsets, capacity, pad_key, keys, gaussian_ids, status);
+  SPLAT_CUDA_CHECK_LAUNCH("intersect_pad");
 }
 
 // CUB's scratch grows with the number of radix passes, so sizing for all 64 bits covers every
@@ -151,8 +190,8 @@ void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::u
   SPLAT_CUDA_CHECK(
       cudaMemsetAsync(ranges, 0, std::size_t(tile_count) * 2 * sizeof(std::uint32_t), stream));
   if (m <= 0) return;
-  tile_ranges_kernel<<<blocks_for(m), config::intersect_block_size, 0, stream>>>(m, sorted_keys,
-                                                                                 ranges);
+  tile_ranges_kernel<<<blocks_for(m), config::intersect_block_size, 0, stream>>>(
+      m, sorted_keys, std::uint32_t(tile_count), ranges);
   SPLAT_CUDA_CHECK_LAUNCH("tile_ranges");
 }
 

@@ -73,11 +73,15 @@ __global__ void noise_kernel(int n,
                              const float* __restrict__ log_scales,   // [N, 3]
                              const float* __restrict__ quats,        // [N, 4]
                              const float* __restrict__ raw_opacity,  // [N]
-                             float noise_scale,
-                             std::uint64_t seed,
+                             NoiseScalars noise,
+                             const NoiseScalars* __restrict__ device_noise,
+                             const int* __restrict__ abort,
                              float* __restrict__ means) {  // [N, 3]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
+  if (i >= n || (abort && *abort)) return;
+  if (device_noise) noise = *device_noise;
+  const float noise_scale = noise.scale;
+  const std::uint64_t seed = noise.seed;
   const float4 q = reinterpret_cast<const float4*>(quats)[i];
   const float qn = sqrtf(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
   if (!(qn > 0)) return;  // degenerate rotation: the CPU leaves the splat alone
@@ -293,15 +297,16 @@ void mcmc_inject_noise(int n,
                        const float* log_scales,
                        const float* quats,
                        const float* raw_opacity,
-                       float noise_scale,
-                       std::uint64_t seed,
+                       NoiseScalars noise,
                        float* means,
-                       cudaStream_t stream) {
+                       cudaStream_t stream,
+                       const NoiseScalars* device_noise,
+                       const int* abort) {
   if (n <= 0) return;
   if (reinterpret_cast<std::uintptr_t>(quats) % 16 != 0)
     throw Error("mcmc_inject_noise: quaternions must be 16-byte aligned");
   noise_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, log_scales, quats, raw_opacity, noise_scale, seed, means);
+      n, log_scales, quats, raw_opacity, noise, device_noise, abort, means);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_inject_noise");
 }
 

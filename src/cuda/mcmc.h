@@ -28,16 +28,23 @@ void mcmc_regularizer_grads(int n,
                             float* v_log_scales,
                             cudaStream_t stream);
 
-// means += noise_scale * gate(opacity) * R S^2 R^T z, z from mcmc::normal(seed, kNoise, 3 i +
-// axis).
+// The noise of one step; a replayed CUDA graph reads it from a device copy.
+struct NoiseScalars {
+  float scale = 0;
+  std::uint64_t seed = 0;
+};
+// means += noise.scale * gate(opacity) * R S^2 R^T z, z from mcmc::normal(noise.seed, kNoise,
+// 3 i + axis). With `device_noise`, the kernel reads the scalars there instead; with `abort`
+// pointing at a nonzero device int (an abandoned step), it does nothing.
 void mcmc_inject_noise(int n,
                        const float* log_scales,
                        const float* quats,
                        const float* raw_opacity,
-                       float noise_scale,
-                       std::uint64_t seed,
+                       NoiseScalars noise,
                        float* means,
-                       cudaStream_t stream);
+                       cudaStream_t stream,
+                       const NoiseScalars* device_noise = nullptr,
+                       const int* abort = nullptr);
 
 // The model's slot arrays: five groups in Gaussians::for_each_group order, each [slots, width].
 struct McmcSlots {

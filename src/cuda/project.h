@@ -11,6 +11,10 @@ struct ProjectParams {
   int sh_degree = 0;  // active degree
   bool antialiased = false;
   CameraParams cam;
+  // When set, the kernels read the camera from this device copy instead of `cam`: a replayed CUDA
+  // graph (backend.submission = graph) keeps its parameters, so the camera of each step is written
+  // there before the launch.
+  const CameraParams* device_cam = nullptr;
 };
 
 // Writes every output entry of all n splats (culled splats get radii 0 and zeros elsewhere).

@@ -25,9 +25,21 @@ struct TileLists {
 void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
                    float* alpha, std::uint32_t* last, cudaStream_t stream);
 
-// Accumulates into v (the caller zeroes it first). v_alpha may be null.
+// Accumulates into v (the caller zeroes it first). v_alpha may be null. Float atomics: the sums
+// depend on the order the warps reach them, so two runs can differ in the last bits.
 void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
                    const float* alpha, const std::uint32_t* last, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream);
+
+// The deterministic variant: every warp's contribution is rounded to a multiple of
+// 2^-kFixedFractionBits and summed as a 64-bit integer, which is associative, so the result does
+// not depend on the order of the atomics. fixed [N, 9] (means2d 2, conics 3, colors 3, opacity 1)
+// is zeroed here; v is overwritten with the sums converted back to float. Range +-2^23 per value,
+// resolution 2^-40 (9.1e-13): gradients of a mean-pixel loss are far inside both.
+inline constexpr int kFixedFractionBits = 40;
+void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
+                                 const float* alpha, const std::uint32_t* last, const float* v_image,
+                                 const float* v_alpha, int n, unsigned long long* fixed,
+                                 const ProjectedGradPtrs& v, cudaStream_t stream);
 
 }  // namespace splat::cuda

@@ -25,6 +25,50 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// One level of a reduce-scatter: lanes l and l ^ offset each keep one half of their kHalf * 2
+// partial sums (the lane with `upper` the upper half) and send the other half to the partner.
+template <int kHalf>
+__device__ __forceinline__ void halve(float* v, bool upper, int offset) {  // v[0, 2 kHalf)
+#pragma unroll
+  for (int j = 0; j < kHalf; ++j) {
+    const float send = upper ? v[j] : v[j + kHalf];
+    const float keep = upper ? v[j + kHalf] : v[j];
+    v[j] = keep + __shfl_xor_sync(kFullWarp, send, offset);
+  }
+}
+
+// Sums 8 values over the 32 lanes with 9 shuffles (a tree per value takes 40): halving at
+// offsets 16, 8 and 4 leaves lane l one partial of value l / 4, which the lanes 4k .. 4k + 3
+// complete at offsets 2 and 1. Returns the total of value lane / 4. Every lane must call it.
+__device__ __forceinline__ float warp_reduce_scatter8(float (&v)[8], int lane) {
+  halve<4>(v, lane & 16, 16);
+  halve<2>(v, lane & 8, 8);
+  halve<1>(v, lane & 4, 4);
+  float total = v[0];
+  total += __shfl_xor_sync(kFullWarp, total, 2);
+  total += __shfl_xor_sync(kFullWarp, total, 1);
+  return total;
+}
+
+// One warp's gradient of splat g: value `index` (0-1 means2d, 2-4 conic, 5-7 color, 8 opacity)
+// added where it belongs, as a float atomic into v or (kFixed) a 64-bit integer atomic of its
+// fixed-point value into fixed [N, 9]. Lanes add different values in one instruction.
+template <bool kFixed>
+__device__ __forceinline__ void add_splat_grad(std::uint32_t g, int index, float value, const ProjectedGradPtrs& v,
+                                               unsigned long long* fixed) {
+  if constexpr (kFixed) {
+    constexpr float scale = float(1ull << kFixedFractionBits);
+    atomicAdd(&fixed[std::size_t(g) * 9 + index], static_cast<unsigned long long>(__float2ll_rn(value * scale)));
+  } else {
+    float* dst = index < 2   ? v.means2d + std::size_t(g) * 2 + index
+                 : index < 5 ? v.conics + std::size_t(g) * 3 + (index - 2)
+                 : index < 8 ? v.colors + std::size_t(g) * 3 + (index - 5)
+                             : v.opacities + g;
+    atomicAdd(dst, value);
+  }
+}
+
+template <bool kFixed>
 __global__ void __launch_bounds__(kBlock)
     rasterize_bwd_kernel(RasterParams p,
                          const float* __restrict__ means2d,               // [N, 2]
@@ -37,10 +81,8 @@ __global__ void __launch_bounds__(kBlock)
                          const std::uint32_t* __restrict__ last,          // [H, W]
                          const float* __restrict__ v_image,               // [H, W, 3]
                          const float* __restrict__ v_alpha,               // [H, W] or null
-                         float* __restrict__ v_means2d,                   // [N, 2]
-                         float* __restrict__ v_conics,                    // [N, 3]
-                         float* __restrict__ v_colors,                    // [N, 3]
-                         float* __restrict__ v_opacities) {               // [N]
+                         ProjectedGradPtrs v,                             // [N, ...] (float sums)
+                         unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
   __shared__ std::uint32_t s_id[kBlock];
   __shared__ float2 s_mean[kBlock];
   __shared__ float4 s_conic_opacity[kBlock];  // a, b, c, opacity
@@ -108,8 +150,8 @@ __global__ void __launch_bounds__(kBlock)
                          !(a < config::alpha_min);
       if (!__any_sync(kFullWarp, valid)) continue;
 
-      float v_mean[2] = {0.0f, 0.0f}, v_conic[3] = {0.0f, 0.0f, 0.0f};
-      float v_col[3] = {0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
+      // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
+      float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
       if (valid) {
         const float one_minus = 1.0f - a;
         const float ra = 1.0f / one_minus;
@@ -119,7 +161,7 @@ __global__ void __launch_bounds__(kBlock)
         const float w = a * trans;
         float v_alpha_i = v_a * t_final * ra;
         for (int ch = 0; ch < 3; ++ch) {
-          v_col[ch] = w * v_out[ch];
+          vg[5 + ch] = w * v_out[ch];
           v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
           behind[ch] += c[ch] * w;
         }
@@ -127,29 +169,52 @@ __global__ void __launch_bounds__(kBlock)
         if (!(raw_alpha > config::alpha_max)) {
           // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px.
           const float v_power = v_alpha_i * a;
-          v_mean[0] = -v_power * (co.x * dx + co.y * dy);
-          v_mean[1] = -v_power * (co.z * dy + co.y * dx);
-          v_conic[0] = -0.5f * v_power * dx * dx;
-          v_conic[1] = -v_power * dx * dy;
-          v_conic[2] = -0.5f * v_power * dy * dy;
+          vg[0] = -v_power * (co.x * dx + co.y * dy);
+          vg[1] = -v_power * (co.z * dy + co.y * dx);
+          vg[2] = -0.5f * v_power * dx * dx;
+          vg[3] = -v_power * dx * dy;
+          vg[4] = -0.5f * v_power * dy * dy;
           v_opacity = v_alpha_i * gauss;
         }
       }
-      // Outside any branch: all 32 lanes shuffle.
-      for (int j = 0; j < 2; ++j) v_mean[j] = warp_sum(v_mean[j]);
-      for (int j = 0; j < 3; ++j) v_conic[j] = warp_sum(v_conic[j]);
-      for (int j = 0; j < 3; ++j) v_col[j] = warp_sum(v_col[j]);
+      // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
+      // of vg, lane 0 also the opacity's.
+      const float sum = warp_reduce_scatter8(vg, lane);
       v_opacity = warp_sum(v_opacity);
-      if (lane == 0) {
-        const std::uint32_t g = s_id[t];
-        for (int j = 0; j < 2; ++j) atomicAdd(&v_means2d[g * 2 + j], v_mean[j]);
-        for (int j = 0; j < 3; ++j) atomicAdd(&v_conics[g * 3 + j], v_conic[j]);
-        for (int j = 0; j < 3; ++j) atomicAdd(&v_colors[g * 3 + j], v_col[j]);
-        atomicAdd(&v_opacities[g], v_opacity);
-      }
+      const std::uint32_t g = s_id[t];
+      if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
+      if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
     }
     hi -= n;
   }
+}
+
+// v = fixed / 2^kFixedFractionBits, back in float.
+__global__ void fixed_to_float_kernel(int n, const unsigned long long* __restrict__ fixed, ProjectedGradPtrs v) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  constexpr double inv_scale = 1.0 / double(1ull << kFixedFractionBits);
+  float val[9];
+  for (int j = 0; j < 9; ++j) val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * 9 + j])) * inv_scale);
+  for (int j = 0; j < 2; ++j) v.means2d[i * 2 + j] = val[j];
+  for (int j = 0; j < 3; ++j) v.conics[i * 3 + j] = val[2 + j];
+  for (int j = 0; j < 3; ++j) v.colors[i * 3 + j] = val[5 + j];
+  v.opacities[i] = val[8];
+}
+
+// The launch of both variants; false when there is nothing to rasterize.
+template <bool kFixed>
+bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* alpha,
+            const std::uint32_t* last, const float* v_image, const float* v_alpha, const ProjectedGradPtrs& v,
+            unsigned long long* fixed, cudaStream_t stream) {
+  dim3 grid;
+  if (!tile_launch_grid(who, p, grid)) return false;
+  const dim3 block(config::tile_size, config::tile_size);
+  rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
+                                                          lists.gaussian_ids, lists.ranges, alpha, last, v_image,
+                                                          v_alpha, v, fixed);
+  SPLAT_CUDA_CHECK_LAUNCH(who);
+  return true;
 }
 
 }  // namespace
@@ -157,19 +222,19 @@ __global__ void __launch_bounds__(kBlock)
 void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
                    const float* alpha, const std::uint32_t* last, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream) {
-  const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
-  const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
-  if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
-    throw Error("rasterize_bwd: tile grid " + std::to_string(p.tiles_x) + "x" +
-                std::to_string(p.tiles_y) + " does not fit a " + std::to_string(p.width) + "x" +
-                std::to_string(p.height) + " image");
-  if (tiles_x == 0 || tiles_y == 0) return;
-  const dim3 grid{unsigned(tiles_x), unsigned(tiles_y)};
-  const dim3 block(config::tile_size, config::tile_size);
-  rasterize_bwd_kernel<<<grid, block, 0, stream>>>(
-      p, proj.means2d, proj.conics, proj.colors, proj.opacities, lists.gaussian_ids, lists.ranges,
-      alpha, last, v_image, v_alpha, v.means2d, v.conics, v.colors, v.opacities);
-  SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd");
+  launch<false>("rasterize_bwd", p, proj, lists, alpha, last, v_image, v_alpha, v, nullptr, stream);
+}
+
+void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
+                                 const float* alpha, const std::uint32_t* last, const float* v_image,
+                                 const float* v_alpha, int n, unsigned long long* fixed,
+                                 const ProjectedGradPtrs& v, cudaStream_t stream) {
+  if (n <= 0) return;
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
+  launch<true>("rasterize_bwd_deterministic", p, proj, lists, alpha, last, v_image, v_alpha, v, fixed, stream);
+  constexpr int kThreads = 256;
+  fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed, v);
+  SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd_deterministic: fixed_to_float");
 }
 
 }  // namespace splat::cuda

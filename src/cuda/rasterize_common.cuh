@@ -1,9 +1,25 @@
 #pragma once
 // Device code the rasterizer's forward and backward must share exactly: the backward recomputes
 // every alpha and has to take the forward's skip decisions bit for bit.
+#include <string>
+
+#include "core/error.h"
+#include "cuda/rasterize.h"
 #include "render/settings.h"
 
 namespace splat::cuda {
+
+// The launch grid of both passes: one block per tile. Throws if p's tile grid does not fit its
+// image; returns false for an empty image (nothing to launch).
+inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid) {
+  const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
+  const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
+  if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
+    throw Error(std::string(who) + ": tile grid " + std::to_string(p.tiles_x) + "x" + std::to_string(p.tiles_y) +
+                " does not fit a " + std::to_string(p.width) + "x" + std::to_string(p.height) + " image");
+  grid = dim3(unsigned(tiles_x), unsigned(tiles_y));
+  return tiles_x > 0 && tiles_y > 0;
+}
 
 // One thread per pixel of a tile; a batch holds one splat per thread so all threads load.
 inline constexpr int kRasterBlock = config::tile_size * config::tile_size;

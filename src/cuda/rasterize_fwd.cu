@@ -94,14 +94,8 @@ __global__ void __launch_bounds__(kBlock)
 
 void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
                    float* alpha, std::uint32_t* last, cudaStream_t stream) {
-  const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
-  const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
-  if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
-    throw Error("rasterize_fwd: tile grid " + std::to_string(p.tiles_x) + "x" +
-                std::to_string(p.tiles_y) + " does not fit a " + std::to_string(p.width) + "x" +
-                std::to_string(p.height) + " image");
-  if (tiles_x == 0 || tiles_y == 0) return;
-  const dim3 grid{unsigned(tiles_x), unsigned(tiles_y)};
+  dim3 grid;
+  if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
                                                    proj.opacities, lists.gaussian_ids,

@@ -37,12 +37,18 @@ void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
   sums = c.take<float>(2);
 }
 
-void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs) {
+Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer)
+    : stream_(stream), syncs_(syncs), timer_(timer) {
+  status_.zero(stream_);
+}
+
+void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs, Sizing sizing,
+                       const CameraParams* device_cam) {
   n_ = n;
   PerSplat& sp = splats_.ensure(n);
   const cpu::TileGrid grid = cpu::TileGrid::for_image(cam.width, cam.height);
   const TileGridParams tg{grid.width, grid.height};
-  project_params_ = {n, K, rs.sh_degree, rs.antialiased, CameraParams::from(cam)};
+  project_params_ = {n, K, rs.sh_degree, rs.antialiased, CameraParams::from(cam), device_cam};
 
   timer_.begin("project", stream_);
   project_fwd(project_params_, params, sp.proj, stream_);
@@ -51,21 +57,25 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.begin("intersect", stream_);
   intersect_count(n, sp.proj, tg, sp.tiles_per_splat, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
+  const int end_bit = cpu::sort_end_bit(grid.count());
   m_ = 0;
-  if (n > 0) {
+  if (sizing == Sizing::Bounded) {
+    m_ = capacity_;
+  } else if (n > 0) {
     SPLAT_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), sp.offsets + (n - 1), sizeof(std::int32_t),
                                      cudaMemcpyDeviceToHost, stream_));
     syncs_.stream(stream_, "isect_count");  // the step's one wait: buffers below are sized by it
     m_ = count_host_.get()[0];
+    timer_.harvest();  // the previous step's events are complete now
   }
-  timer_.harvest();  // the previous step's events are complete now
   PerIsect& is = isects_.ensure(m_);
-  intersect_emit(n, sp.proj, sp.offsets, tg, is.keys, is.ids, stream_);
+  intersect_emit(n, sp.proj, sp.offsets, tg, is.keys, is.ids, stream_, m_);
+  if (sizing == Sizing::Bounded) intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
   timer_.end(stream_);
 
   timer_.begin("sort", stream_);
-  sort_intersections(m_, cpu::sort_end_bit(grid.count()), is.keys, is.keys_sorted, is.ids, is.ids_sorted,
-                     is.sort_temp, is.sort_bytes, stream_);
+  sort_intersections(m_, end_bit, is.keys, is.keys_sorted, is.ids, is.ids_sorted, is.sort_temp, is.sort_bytes,
+                     stream_);
   PerTile& tl = tiles_.ensure(grid.count());
   tile_ranges(m_, is.keys_sorted, grid.count(), tl.ranges, stream_);
   timer_.end(stream_);
@@ -79,16 +89,22 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 }
 
-void Renderer::backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads) {
+void Renderer::backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
+                        bool deterministic) {
   PerSplat& sp = splats_.get();
   PerPixel& px = pixels_.get();
   const std::size_t n = std::size_t(n_);
   timer_.begin("rasterize_bwd", stream_);
-  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
-  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
-  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
-  SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-  rasterize_bwd(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, sp.v, stream_);
+  if (deterministic) {
+    rasterize_bwd_deterministic(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, n_,
+                                fixed_.ensure(n_).sums, sp.v, stream_);
+  } else {
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
+    rasterize_bwd(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, sp.v, stream_);
+  }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);
   project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_);

@@ -2,6 +2,7 @@
 // The differentiable renderer on the GPU: project -> intersect -> sort -> tile ranges ->
 // rasterize, and back, on one stream, with scratch from the per-domain arenas. The training step
 // (backend.cpp) and the GPU tests drive the same code.
+#include <algorithm>
 #include <cstdint>
 
 #include "core/camera.h"
@@ -42,28 +43,68 @@ struct PerPixel {
   void carve(Carver& c, std::pair<int, int> width_height);
 };
 
+// How the per-intersection buffers get their size.
+enum class Sizing {
+  // One host wait reads the intersection count, and the buffers are sized to it.
+  Exact,
+  // No wait: the buffers hold capacity() entries and the sort runs over all of them
+  // (intersect_pad). A count beyond the capacity raises status()[1], the step's abort flag:
+  // the lists were cut short, the kernels that change the model skip the step, and the backend
+  // repeats it after reserve() (cuda/backend.cpp). Needed where no host wait may sit inside a
+  // step: a captured graph, or a pipeline that queues the next step before this one is done.
+  Bounded,
+};
+
+struct FixedGrads {  // rasterize_bwd_deterministic's fixed-point sums
+  unsigned long long* sums;  // [N, 9]
+  void carve(Carver& c, int n) { sums = c.take<unsigned long long>(std::size_t(n) * 9); }
+};
+
 class Renderer {
  public:
-  Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer)
-      : stream_(stream), syncs_(syncs), timer_(timer) {}
+  Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer);
 
   // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
-  // Waits once, for the intersection count that sizes the per-intersection buffers.
-  void forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs);
+  // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
+  // the camera from that device copy (a replayed graph); `cam` still gives the image size.
+  void forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs,
+               Sizing sizing = Sizing::Exact, const CameraParams* device_cam = nullptr);
   // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
-  // (may be null), for the last forward. Overwrites every entry of grads.
-  void backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads);
+  // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
+  // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.
+  void backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
+                bool deterministic = false);
 
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }
+  // The intersection count of the last exact forward; the capacity of a bounded one.
   int intersections() const { return m_; }
-  int allocations() const { return splats_.allocations() + isects_.allocations() + tiles_.allocations() + pixels_.allocations(); }
+  int allocations() const {
+    return splats_.allocations() + isects_.allocations() + tiles_.allocations() + pixels_.allocations() +
+           fixed_.allocations();
+  }
+
+  // Bounded sizing: room for at least m intersections from the next forward on.
+  void reserve(int m) { capacity_ = std::max(capacity_, m); }
+  int capacity() const { return capacity_; }
+  // Device [2]: the last bounded forward's intersection count, and the abort flag.
+  const int* status() const { return status_.data(); }
+  const int* abort_flag() const { return status_.data() + 1; }
+  // Test hook: poisons every scratch group (not the status).
+  void poison_scratch() {
+    splats_.poison(stream_);
+    isects_.poison(stream_);
+    tiles_.poison(stream_);
+    pixels_.poison(stream_);
+    fixed_.poison(stream_);
+  }
+  void clear_abort() { SPLAT_CUDA_CHECK(cudaMemsetAsync(status_.data() + 1, 0, sizeof(int), stream_)); }
 
  private:
   cudaStream_t stream_;
   SyncLog& syncs_;
   StageTimer& timer_;
-  int n_ = 0, m_ = 0;
+  int n_ = 0, m_ = 0, capacity_ = 0;
   ProjectParams project_params_;
   RasterParams raster_params_;
   TileLists lists_{};
@@ -71,6 +112,8 @@ class Renderer {
   ScratchGroup<PerIsect, int> isects_;
   ScratchGroup<PerTile, int> tiles_;
   ScratchGroup<PerPixel, std::pair<int, int>> pixels_;
+  ScratchGroup<FixedGrads, int> fixed_;
+  DeviceBuffer<int> status_{2};
   Pinned<std::int32_t> count_host_{1};
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // Per-stage GPU timing with CUDA events, read without extra host waits: the events of step i are
-// harvested after a later synchronization has already passed them.
+// harvested after a later synchronization has already passed them. The stage boundaries are also
+// where submission = per_kernel waits (sync_each_stage).
 #include <cuda_runtime.h>
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/sync.h"
 
 namespace splat::cuda {
 
@@ -23,6 +25,8 @@ class StageTimer {
   StageTimer& operator=(const StageTimer&) = delete;
 
   void set_active(bool active) { active_ = active; }
+  // With a log, end() waits for the stage to finish (counted as sync.per_kernel).
+  void sync_each_stage(SyncLog* log) { sync_ = log; }
   void begin(const char* name, cudaStream_t stream) {
     if (!on()) return;
     Set& set = sets_[cur_];
@@ -37,8 +41,8 @@ class StageTimer {
     SPLAT_CUDA_CHECK(cudaEventRecord(s.start, stream));
   }
   void end(cudaStream_t stream) {
-    if (!on()) return;
-    SPLAT_CUDA_CHECK(cudaEventRecord(sets_[cur_].stages[sets_[cur_].used - 1].stop, stream));
+    if (on()) SPLAT_CUDA_CHECK(cudaEventRecord(sets_[cur_].stages[sets_[cur_].used - 1].stop, stream));
+    if (sync_) sync_->stream(stream, "per_kernel");
   }
   // Closes the current step; its events are read by a later harvest.
   void end_step() {
@@ -91,6 +95,7 @@ class StageTimer {
   }
 
   bool enabled_, active_ = true;
+  SyncLog* sync_ = nullptr;
   Set sets_[2];
   int cur_ = 0;
   long steps_ = 0;

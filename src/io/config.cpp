@@ -42,6 +42,17 @@ constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
     {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
 
+constexpr std::pair<Submission, std::string_view> kSubmissions[] = {
+    {Submission::PerKernel, "per_kernel"}, {Submission::Chained, "chained"}, {Submission::Graph, "graph"}};
+constexpr std::pair<Pipelining, std::string_view> kPipelinings[] = {{Pipelining::Off, "off"},
+                                                                    {Pipelining::Depth2, "depth2"}};
+
+EnumInfo<Submission> enum_info(Submission) {
+  return {"submission mode", kSubmissions};
+}
+EnumInfo<Pipelining> enum_info(Pipelining) {
+  return {"pipelining mode", kPipelinings};
+}
 EnumInfo<BackendKind> enum_info(BackendKind) {
   return {"backend type", kBackendKinds};
 }
@@ -354,6 +365,12 @@ const std::vector<Field>& fields() {
       backend("type", &BackendConfig::type, "auto: cuda if a GPU is found, else cpu"),
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
       backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
+      backend("submission", &BackendConfig::submission,
+              "cuda: a host wait after every stage, one per step, or the step as a CUDA graph"),
+      backend("pipelining", &BackendConfig::pipelining,
+              "cuda: depth2 queues the next step while the GPU runs this one"),
+      backend("deterministic", &BackendConfig::deterministic,
+              "cuda: bit-identical runs from the same seed (gradient sums in fixed point)"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
@@ -504,6 +521,12 @@ std::string_view to_string(InitKind k) {
 std::string_view to_string(DensifyStrategy k) {
   return name_of(k);
 }
+std::string_view to_string(Submission k) {
+  return name_of(k);
+}
+std::string_view to_string(Pipelining k) {
+  return name_of(k);
+}
 
 template <>
 BackendKind from_string<BackendKind>(std::string_view name) {
@@ -516,6 +539,14 @@ InitKind from_string<InitKind>(std::string_view name) {
 template <>
 DensifyStrategy from_string<DensifyStrategy>(std::string_view name) {
   return parse_enum<DensifyStrategy>(name);
+}
+template <>
+Submission from_string<Submission>(std::string_view name) {
+  return parse_enum<Submission>(name);
+}
+template <>
+Pipelining from_string<Pipelining>(std::string_view name) {
+  return parse_enum<Pipelining>(name);
 }
 
 void Config::validate() const {
@@ -533,9 +564,30 @@ void Config::validate() const {
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +
                 " (MCMC never removes splats, so the cap must hold the initial ones)");
+  validate_backend();
   if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
+}
+
+// Execution modes that cannot work together are rejected, naming both keys; none is overridden.
+void Config::validate_backend() const {
+  auto conflict = [](const std::string& a, const std::string& b, const std::string& why) {
+    return Error("config: " + a + " and " + b + " cannot be combined: " + why);
+  };
+  const std::string submission = "backend.submission = \"" + std::string(to_string(backend.submission)) + "\"";
+  const std::string pipelining = "backend.pipelining = \"" + std::string(to_string(backend.pipelining)) + "\"";
+  if (backend.submission == Submission::PerKernel && backend.pipelining == Pipelining::Depth2)
+    throw conflict(submission, pipelining, "per_kernel waits after every stage, so nothing can overlap");
+  if (backend.timing && backend.submission == Submission::Graph)
+    throw conflict("backend.timing = true", submission,
+                   "stage events cannot be read inside a replayed graph; time with per_kernel or chained");
+  if (backend.timing && backend.pipelining == Pipelining::Depth2)
+    throw conflict("backend.timing = true", pipelining, "stage times need each step to finish before the next");
+  if (backend.type == BackendKind::Cpu && backend.submission != Submission::Chained)
+    throw conflict("backend.type = \"cpu\"", submission, "submission modes are the cuda backend's");
+  if (backend.type == BackendKind::Cpu && backend.pipelining != Pipelining::Off)
+    throw conflict("backend.type = \"cpu\"", pipelining, "the cpu backend runs each step to the end");
 }
 
 std::string Config::to_toml() const {

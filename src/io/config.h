@@ -12,10 +12,20 @@ namespace splat {
 enum class BackendKind { Auto, Cpu, Cuda };
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
+// How the CUDA backend hands a step to the GPU (DESIGN.md section 4):
+//   per_kernel: a host wait after every stage (exact per-stage times; slowest);
+//   chained: the step's kernels queued on one stream, one host wait per step;
+//   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change).
+enum class Submission { PerKernel, Chained, Graph };
+// off: step i+1 is queued once step i has passed its wait; depth2: the host queues step i+1 while
+// the GPU still runs step i (at most two steps in flight).
+enum class Pipelining { Off, Depth2 };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
+std::string_view to_string(Submission k);
+std::string_view to_string(Pipelining k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names.
 template <class E>
@@ -26,6 +36,10 @@ template <>
 InitKind from_string<InitKind>(std::string_view name);
 template <>
 DensifyStrategy from_string<DensifyStrategy>(std::string_view name);
+template <>
+Submission from_string<Submission>(std::string_view name);
+template <>
+Pipelining from_string<Pipelining>(std::string_view name);
 
 struct DataConfig {
   std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
@@ -64,6 +78,9 @@ struct BackendConfig {
   BackendKind type = BackendKind::Auto;
   std::int64_t threads = 0;  // CPU backend: 0 = all cores
   bool timing = false;       // per-stage GPU timing table at the end of training
+  Submission submission = Submission::Chained;
+  Pipelining pipelining = Pipelining::Off;
+  bool deterministic = false;  // cuda: bit-identical results from the same seed (fixed-point sums)
 };
 
 struct DensifyConfig {
@@ -105,6 +122,7 @@ struct Config {
 
   // Rejects incompatible combinations, naming both keys. Throws splat::Error.
   void validate() const;
+  void validate_backend() const;  // part of validate(): the execution modes
   // The resolved config as TOML (every key, in table order).
   std::string to_toml() const;
 };

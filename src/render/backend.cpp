@@ -14,11 +14,16 @@ std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
 #if SPLAT_HAVE_CUDA
   if (cfg.type == BackendKind::Cuda || (cfg.type == BackendKind::Auto && cuda::device_available()))
-    return cuda::make_backend(cfg.timing);
+    return cuda::make_backend(cfg);
 #else
   if (cfg.type == BackendKind::Cuda)
     throw Error("backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");
 #endif
+  // validate_backend() rejects these with backend.type = "cpu"; with auto they meet no GPU here.
+  if (cfg.submission != Submission::Chained || cfg.pipelining != Pipelining::Off)
+    throw Error("backend.type = \"auto\" found no GPU, and backend.submission = \"" +
+                std::string(to_string(cfg.submission)) + "\" / backend.pipelining = \"" +
+                std::string(to_string(cfg.pipelining)) + "\" are the cuda backend's modes");
   return make_cpu_backend(int(cfg.threads));
 }
 
