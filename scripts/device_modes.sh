@@ -16,7 +16,8 @@ for round in 1 2; do
     read -r sub pipe det <<<"$m"
     tag="${sub}_${pipe}_det${det}_r$round"
     .carry/bin/splat bench replay --checkpoint "$ckpt" "$data" --iters "$iters" --warmup 30 \
-      --set backend.submission="$sub" --set backend.pipelining="$pipe" --set backend.deterministic="$det" \
+      --set backend.timing=false --set backend.submission="$sub" --set backend.pipelining="$pipe" \
+      --set backend.deterministic="$det" \
       --out "$out/modes/$tag.json" > "$out/modes/$tag.log" 2>&1 || { echo "FAILED $tag"; tail -5 "$out/modes/$tag.log"; }
     python3 -c "import json,sys; j=json.load(open(sys.argv[1])); r=j['backend_report']; print(f\"$tag median {j['median_ms']:.3f} p5 {j['p5_ms']:.3f} p95 {j['p95_ms']:.3f} mean {j['mean_ms']:.3f} captures {r.get('engine.graph_captures',0):.0f} launches {r.get('engine.graph_launches',0):.0f} overflows {r.get('engine.isect_overflows',0):.0f} in_flight {r.get('engine.max_in_flight',0):.0f}\")" "$out/modes/$tag.json" 2>/dev/null
   done

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "app/bench.h"
@@ -138,12 +139,16 @@ int run_bench_parity(const ParityArgs& args) {
     Gaussians grads;
     StepResult loss;
     double seconds = 0;
+    Image render;  // the view after the step (the parameters did not move)
   };
+  // cpu, cuda as configured, and cuda with deterministic flipped: the two cuda sides differ only
+  // in the order of the rasterizer's gradient sums, which measures the float noise floor.
   std::vector<Side> sides;
-  for (const BackendKind kind : {BackendKind::Cpu, BackendKind::Cuda}) {
+  for (int k = 0; k < 3; ++k) {
     BackendConfig bc = cfg.backend;
-    bc.type = kind;
-    if (kind == BackendKind::Cpu) bc.submission = Submission::Chained, bc.pipelining = Pipelining::Off;
+    bc.type = k == 0 ? BackendKind::Cpu : BackendKind::Cuda;
+    if (k == 0) bc.submission = Submission::Chained, bc.pipelining = Pipelining::Off;
+    if (k == 2) bc.deterministic = !bc.deterministic;
     auto backend = make_backend(bc);
     backend->set_images(images);
     TrainState st{ckpt.params, ckpt.params, ckpt.params, 0};
@@ -154,8 +159,12 @@ int run_bench_parity(const ParityArgs& args) {
     backend->step(data.train[args.view].camera, args.view, s);
     std::vector<StepResult> losses;
     backend->collect_losses(losses, true);
-    Side side{backend->name(), backend->state().adam_m, losses.at(0)};
+    Side side;
+    side.name = backend->name();
+    side.grads = backend->state().adam_m;
+    side.loss = losses.at(0);
     side.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    side.render = backend->render(data.train[args.view].camera, s.raster);
     sides.push_back(std::move(side));
   }
 
@@ -168,34 +177,64 @@ int run_bench_parity(const ParityArgs& args) {
   std::printf("parity on view %s, %zu splats, SH degree %d: cpu %.2f s, cuda %.3f s for the step\n",
               data.train[args.view].name.c_str(), ckpt.params.size(), s.raster.sh_degree, sides[0].seconds,
               sides[1].seconds);
-  std::printf("%-12s %12s %12s %12s %12s\n", "gradient", "rel L2", "1 - cos", "max abs diff", "max abs");
-  bool ok = true;
-  std::vector<const std::vector<float>*> cpu_groups;
-  sides[0].grads.for_each_group([&](const char*, const std::vector<float>& v) { cpu_groups.push_back(&v); });
-  int g = 0;
-  sides[1].grads.for_each_group([&](const char* name, const std::vector<float>& got) {
-    const std::vector<float>& want = *cpu_groups[g++];
-    double d2 = 0, w2 = 0, g2 = 0, dot = 0, max_diff = 0, max_abs = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      const double a = got[i], b = want[i];
-      d2 += (a - b) * (a - b), w2 += b * b, g2 += a * a, dot += a * b;
-      max_diff = std::max(max_diff, std::abs(a - b));
-      max_abs = std::max(max_abs, std::abs(b));
-    }
-    const double rel = std::sqrt(d2 / std::max(w2, 1e-300));
-    const double one_minus_cos = w2 > 0 && g2 > 0 ? 1 - dot / std::sqrt(w2 * g2) : 0;
-    const bool pass = rel <= args.tolerance || w2 == 0;
-    ok = ok && pass;
-    std::printf("%-12s %12.3g %12.3g %12.3g %12.3g %s\n", name, rel, one_minus_cos, max_diff, max_abs,
-                pass ? "" : "  over tolerance");
-    j["gradients"][name] = {{"rel_l2", rel}, {"one_minus_cos", one_minus_cos}, {"max_abs_diff", max_diff},
-                            {"max_abs", max_abs}, {"pass", pass}};
-  });
+  // got against want, group by group; prints a row per group and returns whether all pass.
+  auto compare = [&](const Gaussians& got_g, const Gaussians& want_g, const char* what, nlohmann::json& out,
+                     double tolerance) {
+    std::printf("%s\n%-12s %12s %12s %12s %12s\n", what, "gradient", "rel L2", "1 - cos", "max abs diff", "max abs");
+    bool pass_all = true;
+    std::vector<const std::vector<float>*> want_groups;
+    want_g.for_each_group([&](const char*, const std::vector<float>& v) { want_groups.push_back(&v); });
+    int g = 0;
+    got_g.for_each_group([&](const char* name, const std::vector<float>& got) {
+      const std::vector<float>& want = *want_groups[g++];
+      double d2 = 0, w2 = 0, g2 = 0, dot = 0, max_diff = 0, max_abs = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const double a = got[i], b = want[i];
+        d2 += (a - b) * (a - b), w2 += b * b, g2 += a * a, dot += a * b;
+        max_diff = std::max(max_diff, std::abs(a - b));
+        max_abs = std::max(max_abs, std::abs(b));
+      }
+      const double rel = std::sqrt(d2 / std::max(w2, 1e-300));
+      const double one_minus_cos = w2 > 0 && g2 > 0 ? 1 - dot / std::sqrt(w2 * g2) : 0;
+      const bool pass = rel <= tolerance || w2 == 0;
+      pass_all = pass_all && pass;
+      std::printf("%-12s %12.3g %12.3g %12.3g %12.3g%s\n", name, rel, one_minus_cos, max_diff, max_abs,
+                  pass ? "" : "  over tolerance");
+      out[name] = {{"rel_l2", rel}, {"one_minus_cos", one_minus_cos}, {"max_abs_diff", max_diff},
+                   {"max_abs", max_abs}, {"pass", pass}};
+    });
+    return pass_all;
+  };
+  bool ok = compare(sides[1].grads, sides[0].grads, "cuda against cpu", j["gradients"], args.tolerance);
+  compare(sides[1].grads, sides[2].grads,
+          cfg.backend.deterministic ? "noise floor: cuda against cuda with float atomics"
+                                    : "noise floor: cuda against cuda with fixed-point sums",
+          j["noise_floor"], std::numeric_limits<double>::infinity());
+  // Where the renders differ, if they do: the worst pixel and how many pixels differ visibly.
+  const Image& rc = sides[0].render;
+  const Image& rg = sides[1].render;
+  double max_px = 0, sum_px = 0;
+  std::size_t worst = 0, visible = 0;
+  for (std::size_t i = 0; i < rc.data.size(); ++i) {
+    const double d = std::abs(double(rc.data[i]) - rg.data[i]);
+    sum_px += d;
+    visible += d > 1.0 / 255;
+    if (d > max_px) max_px = d, worst = i;
+  }
+  const std::size_t wp = worst / 3;
+  std::printf("%-12s mean |diff| %.3g, max %.3g at pixel (%zu, %zu), %zu values differ by more than 1/255\n", "render",
+              sum_px / double(rc.data.size()), max_px, wp % std::size_t(rc.width), wp / std::size_t(rc.width), visible);
+  j["render"] = {{"mean_abs_diff", sum_px / double(rc.data.size())}, {"max_abs_diff", max_px},
+                 {"worst_pixel", {wp % std::size_t(rc.width), wp / std::size_t(rc.width)}},
+                 {"values_over_1_255", visible}};
+  std::printf("%-12s cpu %.9g / %.9g  cuda %.9g / %.9g\n", "l1 / ssim", sides[0].loss.l1, sides[0].loss.ssim,
+              sides[1].loss.l1, sides[1].loss.ssim);
   const double loss_rel = std::abs(sides[1].loss.loss - sides[0].loss.loss) / std::max(std::abs(sides[0].loss.loss), 1e-300);
   std::printf("%-12s cpu %.9g  cuda %.9g  relative difference %.3g\n", "loss", sides[0].loss.loss,
               sides[1].loss.loss, loss_rel);
   ok = ok && loss_rel <= args.tolerance;
-  j["loss"] = {{"cpu", sides[0].loss.loss}, {"cuda", sides[1].loss.loss}, {"rel_diff", loss_rel}};
+  j["loss"] = {{"cpu", sides[0].loss.loss}, {"cuda", sides[1].loss.loss}, {"rel_diff", loss_rel},
+               {"l1", {sides[0].loss.l1, sides[1].loss.l1}}, {"ssim", {sides[0].loss.ssim, sides[1].loss.ssim}}};
   j["pass"] = ok;
   std::printf("%s (tolerance: relative L2 %g per gradient group and on the loss)\n", ok ? "PASS" : "FAIL",
               args.tolerance);

@@ -59,13 +59,15 @@ LossResult<T> photometric_loss(const std::vector<T>& image, const std::vector<T>
   const T C1 = T(0.01 * 0.01), C2 = T(0.03 * 0.03);
   LossResult<T> r;
   if (with_grad) r.v_image.assign(ne, T(0));
-  T l1 = 0;
+  // Sums in double: in float, a million terms near 1 round each addition to the sum's ulp and the
+  // mean SSIM comes out percent-level wrong (the GPU reduces in double too).
+  double l1 = 0;
   for (std::size_t i = 0; i < ne; ++i) {
     const T d = image[i] - target[i];
     l1 += std::abs(d);
     if (with_grad) r.v_image[i] = (T(1) - ssim_lambda) * inv_n * T((d > 0) - (d < 0));
   }
-  T ssim_sum = 0;
+  double ssim_sum = 0;
   std::vector<T> x(np), y(np), xx(np), yy(np), xy(np);
   for (int ch = 0; ch < 3; ++ch) {
     for (std::size_t i = 0; i < np; ++i) {
@@ -99,8 +101,8 @@ LossResult<T> photometric_loss(const std::vector<T>& image, const std::vector<T>
     const auto bsxy = gaussian_blur(d_sxy, width, height);
     for (std::size_t i = 0; i < np; ++i) r.v_image[i * 3 + ch] += bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i];
   }
-  r.l1 = l1 * inv_n;
-  r.ssim = ssim_sum * inv_n;
+  r.l1 = T(l1 / double(ne));
+  r.ssim = T(ssim_sum / double(ne));
   r.loss = (T(1) - ssim_lambda) * r.l1 + ssim_lambda * (T(1) - r.ssim);
   return r;
 }

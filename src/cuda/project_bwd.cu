@@ -31,7 +31,7 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           float* __restrict__ v_raw_opacity,      // [N]
                                           float* sh_splat) {                      // [K, 3] shared
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
-  const CameraParams& cam = p.device_cam ? *p.device_cam : p.cam;
+  const CameraParams cam = p.device_cam ? *p.device_cam : p.cam;  // registers, not a generic pointer
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
   const detail::SplatGeometry g =
       detail::splat_geometry(cam, means + i3, log_scales + i3, quats + i4);

@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3;
-  const CameraParams& cam = p.device_cam ? *p.device_cam : p.cam;
+  const CameraParams cam = p.device_cam ? *p.device_cam : p.cam;  // registers, not a generic pointer
 
   const detail::SplatGeometry g =
       detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4);
