@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with .carry/ from scripts/device_build.sh:
 # the A/B gate (splat bench ab, DESIGN.md section 6) of the carried binary against a baseline
-# binary on the Lego device subset, then one --timing run of each for the per-stage tables.
+# binary on the Lego device subset, then (unless NO_TIMING is set) one --timing run of each for
+# the per-stage tables.
 #   scripts/device_gate.sh BASELINE_BINARY PAIRS [CONFIG_A [CONFIG_B]]
 # Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views).
 set -euo pipefail
@@ -16,6 +17,7 @@ subset "$cfg_a" /tmp/gate/a.toml
 subset "$cfg_b" /tmp/gate/b.toml
 .carry/bin/splat bench ab --a /tmp/gate/a.toml --b /tmp/gate/b.toml --binary-a "$base" --binary-b .carry/bin/splat \
   --pairs "$pairs" "$data" --out "$out/ab" 2>&1 | tail -25
+[ -n "${NO_TIMING:-}" ] && exit 0  # modes that cannot time (graph, depth2)
 for arm in a b; do
   bin=$([ $arm = a ] && echo "$base" || echo .carry/bin/splat)
   echo "== per-stage, arm $arm"

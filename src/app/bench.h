@@ -17,7 +17,7 @@ int run_bench_replay(const ReplayArgs& args);
 struct ParityArgs {
   std::string checkpoint, data, out;
   int view = 0;
-  double tolerance = 1e-3;  // relative L2 per gradient group
+  double tolerance = 5e-3;  // relative L2 per gradient group and on the loss
   ConfigArgs config;
 };
 int run_bench_parity(const ParityArgs& args);

@@ -266,7 +266,7 @@ void add_bench(CLI::App& app, Action& action) {
   parity->add_option("DATA", p->data, "dataset directory")->required();
   parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")->required()->check(CLI::ExistingFile);
   parity->add_option("--view", p->view, "training view index (default 0)");
-  parity->add_option("--tolerance", p->tolerance, "relative L2 bound per gradient group (default 1e-3)");
+  parity->add_option("--tolerance", p->tolerance, "relative L2 bound per gradient group and on the loss (default 5e-3)");
   parity->add_option("--out", p->out, "write the result as JSON to this file");
   add_config_options(*parity, p->config);
   parity->callback([p, &action] { action = [p] { return run_bench_parity(*p); }; });

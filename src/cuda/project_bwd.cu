@@ -14,6 +14,7 @@ namespace {
 // Gradients of one splat the forward kept. `sh_splat` is this thread's row of the block's shared
 // stage: it holds the splat's SH coefficients [K, 3] on entry and their gradients on exit;
 // everything else goes straight to global memory.
+template <bool kDeviceCam>
 __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           int i,
                                           const float* __restrict__ means,        // [N, 3]
@@ -31,7 +32,7 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           float* __restrict__ v_raw_opacity,      // [N]
                                           float* sh_splat) {                      // [K, 3] shared
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
-  const CameraParams cam = p.device_cam ? *p.device_cam : p.cam;  // registers, not a generic pointer
+  const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
   const detail::SplatGeometry g =
       detail::splat_geometry(cam, means + i3, log_scales + i3, quats + i4);
@@ -221,6 +222,7 @@ __device__ __forceinline__ void for_each_slice_element(int K3, int stride, int c
 // splat) go through shared memory, read and written by the block as one contiguous, coalesced
 // slice. Accessed straight from each thread, every warp instruction touches 32 separate sectors:
 // on an H200 (2M splats, degree 3) the kernel took 1.64 ms that way, 0.55 ms staged.
+template <bool kDeviceCam>
 __global__ void __launch_bounds__(config::project_bwd_block_size)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -262,7 +264,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size)
       v_raw_opacity[i] = 0.f;
       for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
     } else {
-      splat_bwd(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
+      splat_bwd<kDeviceCam>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
                 v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat);
     }
   }
@@ -285,7 +287,8 @@ void project_bwd(const ProjectParams& p,
   const int block = config::project_bwd_block_size;
   const int blocks = (p.n + block - 1) / block;
   const std::size_t stage_bytes = std::size_t(block) * ((p.K * 3) | 1) * sizeof(float);
-  project_bwd_kernel<<<blocks, block, stage_bytes, stream>>>(
+  auto kernel = p.device_cam ? project_bwd_kernel<true> : project_bwd_kernel<false>;
+  kernel<<<blocks, block, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, fwd.conics, fwd.radii, v.means2d,
       v.conics, v.colors, v.opacities, grads.means, grads.log_scales, grads.quats,
       grads.raw_opacity, grads.sh);

@@ -11,6 +11,7 @@ namespace splat::cuda {
 
 namespace {
 
+template <bool kDeviceCam>
 __global__ void __launch_bounds__(config::project_fwd_block_size)
     project_fwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -27,7 +28,7 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3;
-  const CameraParams cam = p.device_cam ? *p.device_cam : p.cam;  // registers, not a generic pointer
+  const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
 
   const detail::SplatGeometry g =
       detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4);
@@ -98,7 +99,8 @@ void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cud
   detail::check_project_params(p, "project_fwd");
   if (p.n <= 0) return;
   const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
-  project_fwd_kernel<<<blocks, config::project_fwd_block_size, 0, stream>>>(
+  auto kernel = p.device_cam ? project_fwd_kernel<true> : project_fwd_kernel<false>;
+  kernel<<<blocks, config::project_fwd_block_size, 0, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, out.means2d, out.depths,
       out.conics, out.radii, out.colors, out.opacities);
   SPLAT_CUDA_CHECK_LAUNCH("project_fwd_kernel");

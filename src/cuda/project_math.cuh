@@ -27,6 +27,14 @@ inline void check_project_params(const ProjectParams& p, const char* who) {
                 " stored coefficients per channel");
 }
 
+// The camera of a launch: from the kernel parameters, or (kDeviceCam, a replayed graph) from
+// ProjectParams::device_cam, copied into registers once.
+template <bool kDeviceCam>
+__device__ __forceinline__ CameraParams launch_camera(const ProjectParams& p) {
+  if constexpr (kDeviceCam) return *p.device_cam;
+  return p.cam;
+}
+
 // Everything the forward computes for one splat and the backward needs again.
 struct SplatGeometry {
   bool valid;

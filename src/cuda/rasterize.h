@@ -34,9 +34,11 @@ void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
 // The deterministic variant: every warp's contribution is rounded to a multiple of
 // 2^-kFixedFractionBits and summed as a 64-bit integer, which is associative, so the result does
 // not depend on the order of the atomics. fixed [N, 9] (means2d 2, conics 3, colors 3, opacity 1)
-// is zeroed here; v is overwritten with the sums converted back to float. Range +-2^23 per value,
-// resolution 2^-40 (9.1e-13): gradients of a mean-pixel loss are far inside both.
-inline constexpr int kFixedFractionBits = 40;
+// is zeroed here; v is overwritten with the sums converted back to float. Range +-2^19 per value,
+// resolution 2^-44 (5.7e-14): gradients of a mean-pixel loss are far inside both. (With 2^-40,
+// quaternion gradients of small splats lost enough bits that 15 Adam steps moved the quaternions
+// 2.5e-3 (relative L2) away from a float-atomics run.)
+inline constexpr int kFixedFractionBits = 44;
 void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
                                  const float* alpha, const std::uint32_t* last, const float* v_image,
                                  const float* v_alpha, int n, unsigned long long* fixed,
