@@ -48,7 +48,7 @@ Config changed_everywhere() {
   c.backend.timing = true;
   c.backend.submission = Submission::Graph;
   c.backend.pipelining = Pipelining::Depth2;
-  c.backend.deterministic = true;
+  c.backend.deterministic = false;
   c.densify.strategy = DensifyStrategy::Mcmc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;
@@ -424,9 +424,9 @@ namespace splat {
 namespace {
 
 // Execution modes: every combination that cannot work is rejected naming both keys; every other
-// one is accepted as written (no silent override).
+// one is accepted as written (no silent override), and auto resolves by the documented rule.
 TEST(Config, BackendModeCombinations) {
-  const std::string sub[] = {"per_kernel", "chained", "graph"}, pipe[] = {"off", "depth2"};
+  const std::string sub[] = {"auto", "per_kernel", "chained", "graph"}, pipe[] = {"auto", "off", "depth2"};
   for (const std::string& s : sub)
     for (const std::string& p : pipe)
       for (const bool timing : {false, true}) {
@@ -435,31 +435,37 @@ TEST(Config, BackendModeCombinations) {
         apply_config_text(c, "[backend]\nsubmission = \"" + s + "\"\npipelining = \"" + p +
                                  "\"\ntiming = " + (timing ? "true" : "false") + "\n", "test");
         SCOPED_TRACE(s + " " + p + (timing ? " timing" : ""));
-        const bool bad = (s == "per_kernel" && p == "depth2") || (timing && (s == "graph" || p == "depth2"));
+        const std::string rs = s != "auto" ? s : timing ? "per_kernel" : "graph";
+        const std::string rp = p != "auto" ? p : timing || rs == "per_kernel" ? "off" : "depth2";
+        EXPECT_EQ(to_string(resolved(c.backend.submission, timing)), rs);
+        EXPECT_EQ(to_string(resolved(c.backend.pipelining, resolved(c.backend.submission, timing), timing)), rp);
+        const bool bad = (rs == "per_kernel" && rp == "depth2") || (timing && (rs == "graph" || rp == "depth2"));
         if (!bad) {
           EXPECT_NO_THROW(c.validate());
-          EXPECT_EQ(to_string(c.backend.submission), s);
+          EXPECT_EQ(to_string(c.backend.submission), s);  // kept as written
           EXPECT_EQ(to_string(c.backend.pipelining), p);
           continue;
         }
         const std::string e = validate_error(c);
-        if (s == "per_kernel" && p == "depth2") {
-          EXPECT_HAS(e, "backend.submission = \"per_kernel\"");
+        if (rs == "per_kernel" && rp == "depth2") {
+          EXPECT_HAS(e, "backend.submission = \"" + s + "\"");
           EXPECT_HAS(e, "backend.pipelining = \"depth2\"");
         } else {
           EXPECT_HAS(e, "backend.timing = true");
-          EXPECT_HAS(e, s == "graph" ? "backend.submission = \"graph\"" : "backend.pipelining = \"depth2\"");
+          EXPECT_HAS(e, rs == "graph" ? "backend.submission = \"graph\"" : "backend.pipelining = \"depth2\"");
         }
       }
   Config cpu;
   cpu.backend.type = BackendKind::Cpu;
+  EXPECT_NO_THROW(cpu.validate());  // auto, auto, deterministic: the defaults work on the cpu
   cpu.backend.pipelining = Pipelining::Depth2;
-  const std::string e = validate_error(cpu);
+  std::string e = validate_error(cpu);
   EXPECT_HAS(e, "backend.type = \"cpu\"");
   EXPECT_HAS(e, "backend.pipelining = \"depth2\"");
-  cpu.backend.pipelining = Pipelining::Off;
-  cpu.backend.deterministic = true;  // the cpu backend is deterministic anyway
-  EXPECT_NO_THROW(cpu.validate());
+  cpu.backend.pipelining = Pipelining::Auto;
+  cpu.backend.submission = Submission::Chained;
+  e = validate_error(cpu);
+  EXPECT_HAS(e, "backend.submission = \"chained\"");
 }
 
 }  // namespace

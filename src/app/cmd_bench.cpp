@@ -147,7 +147,7 @@ int run_bench_parity(const ParityArgs& args) {
   for (int k = 0; k < 3; ++k) {
     BackendConfig bc = cfg.backend;
     bc.type = k == 0 ? BackendKind::Cpu : BackendKind::Cuda;
-    if (k == 0) bc.submission = Submission::Chained, bc.pipelining = Pipelining::Off;
+    if (k == 0) bc.submission = Submission::Auto, bc.pipelining = Pipelining::Auto;
     if (k == 2) bc.deterministic = !bc.deterministic;
     auto backend = make_backend(bc);
     backend->set_images(images);

@@ -81,8 +81,8 @@ struct GraphKey {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendConfig& cfg)
-      : submission_(cfg.submission),
-        depth_(cfg.pipelining == Pipelining::Depth2 ? 2 : 1),
+      : submission_(resolved(cfg.submission, cfg.timing)),
+        depth_(resolved(cfg.pipelining, submission_, cfg.timing) == Pipelining::Depth2 ? 2 : 1),
         deterministic_(cfg.deterministic),
         stream_(new_stream()),
         timer_(cfg.timing),

@@ -42,10 +42,12 @@ constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
     {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
 
-constexpr std::pair<Submission, std::string_view> kSubmissions[] = {
-    {Submission::PerKernel, "per_kernel"}, {Submission::Chained, "chained"}, {Submission::Graph, "graph"}};
-constexpr std::pair<Pipelining, std::string_view> kPipelinings[] = {{Pipelining::Off, "off"},
-                                                                    {Pipelining::Depth2, "depth2"}};
+constexpr std::pair<Submission, std::string_view> kSubmissions[] = {{Submission::Auto, "auto"},
+                                                                    {Submission::PerKernel, "per_kernel"},
+                                                                    {Submission::Chained, "chained"},
+                                                                    {Submission::Graph, "graph"}};
+constexpr std::pair<Pipelining, std::string_view> kPipelinings[] = {
+    {Pipelining::Auto, "auto"}, {Pipelining::Off, "off"}, {Pipelining::Depth2, "depth2"}};
 
 EnumInfo<Submission> enum_info(Submission) {
   return {"submission mode", kSubmissions};
@@ -366,9 +368,10 @@ const std::vector<Field>& fields() {
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
       backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
       backend("submission", &BackendConfig::submission,
-              "cuda: a host wait after every stage, one per step, or the step as a CUDA graph"),
+              "cuda: a host wait after every stage, one per step, or the step as a CUDA graph; auto: graph "
+              "(per_kernel with timing)"),
       backend("pipelining", &BackendConfig::pipelining,
-              "cuda: depth2 queues the next step while the GPU runs this one"),
+              "cuda: depth2 queues the next step while the GPU runs this one; auto: depth2 (off with timing)"),
       backend("deterministic", &BackendConfig::deterministic,
               "cuda: bit-identical runs from the same seed (gradient sums in fixed point)"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
@@ -570,6 +573,15 @@ void Config::validate() const {
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
 }
 
+Submission resolved(Submission s, bool timing) {
+  if (s != Submission::Auto) return s;
+  return timing ? Submission::PerKernel : Submission::Graph;
+}
+Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
+  if (p != Pipelining::Auto) return p;
+  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off : Pipelining::Depth2;
+}
+
 // Execution modes that cannot work together are rejected, naming both keys; none is overridden.
 void Config::validate_backend() const {
   auto conflict = [](const std::string& a, const std::string& b, const std::string& why) {
@@ -577,16 +589,18 @@ void Config::validate_backend() const {
   };
   const std::string submission = "backend.submission = \"" + std::string(to_string(backend.submission)) + "\"";
   const std::string pipelining = "backend.pipelining = \"" + std::string(to_string(backend.pipelining)) + "\"";
-  if (backend.submission == Submission::PerKernel && backend.pipelining == Pipelining::Depth2)
+  const Submission sub = resolved(backend.submission, backend.timing);
+  const Pipelining pipe = resolved(backend.pipelining, sub, backend.timing);
+  if (sub == Submission::PerKernel && pipe == Pipelining::Depth2)
     throw conflict(submission, pipelining, "per_kernel waits after every stage, so nothing can overlap");
-  if (backend.timing && backend.submission == Submission::Graph)
+  if (backend.timing && sub == Submission::Graph)
     throw conflict("backend.timing = true", submission,
                    "stage events cannot be read inside a replayed graph; time with per_kernel or chained");
-  if (backend.timing && backend.pipelining == Pipelining::Depth2)
+  if (backend.timing && pipe == Pipelining::Depth2)
     throw conflict("backend.timing = true", pipelining, "stage times need each step to finish before the next");
-  if (backend.type == BackendKind::Cpu && backend.submission != Submission::Chained)
+  if (backend.type == BackendKind::Cpu && backend.submission != Submission::Auto)
     throw conflict("backend.type = \"cpu\"", submission, "submission modes are the cuda backend's");
-  if (backend.type == BackendKind::Cpu && backend.pipelining != Pipelining::Off)
+  if (backend.type == BackendKind::Cpu && backend.pipelining != Pipelining::Auto)
     throw conflict("backend.type = \"cpu\"", pipelining, "the cpu backend runs each step to the end");
 }
 

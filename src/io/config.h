@@ -15,11 +15,17 @@ enum class DensifyStrategy { None, Mcmc, Adc };
 // How the CUDA backend hands a step to the GPU (DESIGN.md section 4):
 //   per_kernel: a host wait after every stage (exact per-stage times; slowest);
 //   chained: the step's kernels queued on one stream, one host wait per step;
-//   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change).
-enum class Submission { PerKernel, Chained, Graph };
+//   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
+//   auto: graph, the fastest on the H200 by the A/B gate in docs/benchmarks.md; per_kernel when
+//     backend.timing is on. (The cpu backend runs every step to its end: auto only.)
+enum class Submission { Auto, PerKernel, Chained, Graph };
 // off: step i+1 is queued once step i has passed its wait; depth2: the host queues step i+1 while
-// the GPU still runs step i (at most two steps in flight).
-enum class Pipelining { Off, Depth2 };
+// the GPU still runs step i (at most two steps in flight); auto: depth2, or off with timing or
+// per_kernel.
+enum class Pipelining { Auto, Off, Depth2 };
+// The modes auto stands for (see above).
+Submission resolved(Submission s, bool timing);
+Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing);
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
@@ -78,9 +84,11 @@ struct BackendConfig {
   BackendKind type = BackendKind::Auto;
   std::int64_t threads = 0;  // CPU backend: 0 = all cores
   bool timing = false;       // per-stage GPU timing table at the end of training
-  Submission submission = Submission::Chained;
-  Pipelining pipelining = Pipelining::Off;
-  bool deterministic = false;  // cuda: bit-identical results from the same seed (fixed-point sums)
+  Submission submission = Submission::Auto;
+  Pipelining pipelining = Pipelining::Auto;
+  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: the
+  // A/B gate measured it faster than float atomics on the H200 (docs/benchmarks.md).
+  bool deterministic = true;
 };
 
 struct DensifyConfig {

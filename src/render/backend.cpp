@@ -20,7 +20,7 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
     throw Error("backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");
 #endif
   // validate_backend() rejects these with backend.type = "cpu"; with auto they meet no GPU here.
-  if (cfg.submission != Submission::Chained || cfg.pipelining != Pipelining::Off)
+  if (cfg.submission != Submission::Auto || cfg.pipelining != Pipelining::Auto)
     throw Error("backend.type = \"auto\" found no GPU, and backend.submission = \"" +
                 std::string(to_string(cfg.submission)) + "\" / backend.pipelining = \"" +
                 std::string(to_string(cfg.pipelining)) + "\" are the cuda backend's modes");
