@@ -42,6 +42,9 @@ constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
     {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
 
+constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
+    {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
+
 EnumInfo<BackendKind> enum_info(BackendKind) {
   return {"backend type", kBackendKinds};
 }
@@ -50,6 +53,9 @@ EnumInfo<InitKind> enum_info(InitKind) {
 }
 EnumInfo<DensifyStrategy> enum_info(DensifyStrategy) {
   return {"densify strategy", kDensifyStrategies};
+}
+EnumInfo<LrBatchScaling> enum_info(LrBatchScaling) {
+  return {"learning-rate batch scaling", kLrBatchScalings};
 }
 
 template <class E>
@@ -351,6 +357,10 @@ const std::vector<Field>& fields() {
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
       train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
       train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
+      train("batch_size", &T::batch_size, {1, 4096}, "views per step over all ranks; gradients averaged, one Adam update"),
+      train("lr_batch_scaling", &T::lr_batch_scaling, "learning rates times sqrt(batch_size) (Grendel-GS), batch_size (linear) or 1 (none)"),
+      train("digest_every", &T::digest_every, {0}, "several ranks: compare a digest of the model across ranks every n steps (0 = never)"),
+      train("collective_timeout", &T::collective_timeout, {0}, "several ranks: seconds a collective waits before the job ends with an error (0 = forever)"),
       backend("type", &BackendConfig::type, "auto: cuda if a GPU is found, else cpu"),
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
       backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
@@ -504,6 +514,9 @@ std::string_view to_string(InitKind k) {
 std::string_view to_string(DensifyStrategy k) {
   return name_of(k);
 }
+std::string_view to_string(LrBatchScaling k) {
+  return name_of(k);
+}
 
 template <>
 BackendKind from_string<BackendKind>(std::string_view name) {
@@ -516,6 +529,10 @@ InitKind from_string<InitKind>(std::string_view name) {
 template <>
 DensifyStrategy from_string<DensifyStrategy>(std::string_view name) {
   return parse_enum<DensifyStrategy>(name);
+}
+template <>
+LrBatchScaling from_string<LrBatchScaling>(std::string_view name) {
+  return parse_enum<LrBatchScaling>(name);
 }
 
 void Config::validate() const {

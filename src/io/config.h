@@ -12,10 +12,12 @@ namespace splat {
 enum class BackendKind { Auto, Cpu, Cuda };
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
+enum class LrBatchScaling { None, Sqrt, Linear };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
+std::string_view to_string(LrBatchScaling k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names.
 template <class E>
@@ -26,6 +28,8 @@ template <>
 InitKind from_string<InitKind>(std::string_view name);
 template <>
 DensifyStrategy from_string<DensifyStrategy>(std::string_view name);
+template <>
+LrBatchScaling from_string<LrBatchScaling>(std::string_view name);
 
 struct DataConfig {
   std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
@@ -58,6 +62,14 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
+  // Views per step, over all ranks: their gradients are averaged into one Adam update. Iterations,
+  // schedules and refine intervals count steps.
+  std::int64_t batch_size = 1;
+  // Learning rates times sqrt(B) (Grendel-GS), B or 1: sqrt keeps the Adam step per epoch, and
+  // the MCMC noise (which follows the means rate) per epoch, what they are at B = 1.
+  LrBatchScaling lr_batch_scaling = LrBatchScaling::Sqrt;
+  std::int64_t digest_every = 100;  // several ranks: compare a model digest every n steps (0 = never)
+  double collective_timeout = 300;  // several ranks: seconds before a stalled collective ends the job
 };
 
 struct BackendConfig {
