@@ -16,8 +16,12 @@
 namespace splat::test {
 
 RunResult run_splat(const std::string& args) {
+  return run_command(std::string(SPLAT_BINARY) + " " + args);
+}
+
+RunResult run_command(const std::string& command) {
   RunResult r;
-  const std::string cmd = std::string(SPLAT_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;

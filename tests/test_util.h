@@ -22,6 +22,8 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
+// Runs a shell command line, stdout and stderr together.
+RunResult run_command(const std::string& command);
 // Runs the splat binary with the given argument string through the shell.
 RunResult run_splat(const std::string& args);
 
