@@ -38,13 +38,14 @@ struct AdamLaunch {
   int count;
   float inv_bc1;       // 1 / (1 - beta1^t)
   float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
+  float grad_scale;    // times every gradient (exactly 1 at batch size 1)
 };
 
 // The bias corrections are folded into two host-computed factors:
 // m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).
 __device__ __forceinline__ void adam_element(
-    float& p, float& g, float& m, float& v, float lr, float inv_bc1, float inv_sqrt_bc2) {
-  const float gr = g;
+    float& p, float& g, float& m, float& v, float lr, float inv_bc1, float inv_sqrt_bc2, float grad_scale) {
+  const float gr = g * grad_scale;
   m = kBeta1 * m + kOneMinusBeta1 * gr;
   v = kBeta2 * v + kOneMinusBeta2 * (gr * gr);
   p -= lr * (m * inv_bc1) / (sqrtf(v) * inv_sqrt_bc2 + kEps);
@@ -90,13 +91,13 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
       float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
       float4 m = reinterpret_cast<const float4*>(G.m)[unit];
       float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-      adam_element(p.x, g.x, m.x, v.x, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      adam_element(p.x, g.x, m.x, v.x, lr.current(), L.inv_bc1, L.inv_sqrt_bc2, L.grad_scale);
       lr.next();
-      adam_element(p.y, g.y, m.y, v.y, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      adam_element(p.y, g.y, m.y, v.y, lr.current(), L.inv_bc1, L.inv_sqrt_bc2, L.grad_scale);
       lr.next();
-      adam_element(p.z, g.z, m.z, v.z, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      adam_element(p.z, g.z, m.z, v.z, lr.current(), L.inv_bc1, L.inv_sqrt_bc2, L.grad_scale);
       lr.next();
-      adam_element(p.w, g.w, m.w, v.w, lr.current(), L.inv_bc1, L.inv_sqrt_bc2);
+      adam_element(p.w, g.w, m.w, v.w, lr.current(), L.inv_bc1, L.inv_sqrt_bc2, L.grad_scale);
       reinterpret_cast<float4*>(G.param)[unit] = p;
       reinterpret_cast<float4*>(G.grad)[unit] = g;
       reinterpret_cast<float4*>(G.m)[unit] = m;
@@ -104,12 +105,12 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     } else {
       for (std::size_t i = i0; i < G.n; ++i, lr.next())
         adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), L.inv_bc1,
-                     L.inv_sqrt_bc2);
+                     L.inv_sqrt_bc2, L.grad_scale);
     }
   } else if (unit < G.n) {
     const LrWalk lr(G, unit);
     adam_element(G.param[unit], G.grad[unit], G.m[unit], G.v[unit], lr.current(), L.inv_bc1,
-                 L.inv_sqrt_bc2);
+                 L.inv_sqrt_bc2, L.grad_scale);
   }
 }
 
@@ -119,7 +120,7 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream) {
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale) {
   if (count < 0 || count > kMaxAdamGroups)
     throw Error("adam_step: " + std::to_string(count) + " parameter groups (at most " +
                 std::to_string(kMaxAdamGroups) + ")");
@@ -151,6 +152,7 @@ void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t 
   const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
   L.inv_bc1 = float(1.0 / bc1);
   L.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
+  L.grad_scale = grad_scale;
 
   adam_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(L);
   SPLAT_CUDA_CHECK_LAUNCH("adam_kernel");

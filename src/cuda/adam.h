@@ -22,7 +22,8 @@ struct AdamGroup {
   float lr_rest = 0;
 };
 
-// step: 1-based step count after this update.
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream);
+// step: 1-based step count after this update. grad_scale multiplies every gradient before use
+// (1 / batch size: the gradients hold the sum over the batch's views).
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale = 1.0f);
 
 }  // namespace splat::cuda

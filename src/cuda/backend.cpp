@@ -11,6 +11,7 @@
 #include <deque>
 #include <limits>
 
+#include "cuda/accumulate.h"
 #include "cuda/adam.h"
 #include "cuda/adc.h"
 #include "cuda/loss.h"
@@ -121,38 +122,56 @@ class CudaBackend final : public Backend {
 
   std::size_t num_splats() const override { return std::size_t(n_); }
 
-  void step(const Camera& cam, int image, const StepSettings& s) override {
-    const DeviceImage& target = images_.at(image);
-    if (target.width != cam.width || target.height != cam.height)
-      throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
-    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
+  // Per view: forward, loss, backward; the first view's gradients land in grads_, later views'
+  // in view_grads_, added into grads_. Adam divides the sum by the batch size.
+  void step(std::span<const BatchView> views, const StepSettings& s) override {
+    if (views.empty()) throw Error("cuda backend: a step needs at least one view");
+    for (std::size_t k = 0; k < views.size(); ++k) {
+      const Camera& cam = *views[k].camera;
+      const DeviceImage& target = images_.at(views[k].image);
+      if (target.width != cam.width || target.height != cam.height)
+        throw Error("cuda backend: image " + std::to_string(views[k].image) + " size does not match its camera");
+      renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
 
-    // Loss and its gradient, then the sums go home asynchronously.
-    PerPixel& px = renderer_.pixels();
-    const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
-    timer_.begin("loss", stream_);
-    if (target.u8.size())
-      photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-    else
-      photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-    timer_.end(stream_);
-    queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda);
-
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
-
-    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this step's screen-space gradients
-      if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
-      timer_.begin("adc_stats", stream_);
-      const PerSplat& sp = renderer_.splats();
-      adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
-                     grad2d_.data(), vis_count_.data(), stream_);
+      // Loss and its gradient, then the sums go home asynchronously.
+      PerPixel& px = renderer_.pixels();
+      const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+      timer_.begin("loss", stream_);
+      if (target.u8.size())
+        photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+      else
+        photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
       timer_.end(stream_);
+      queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda, k + 1 == views.size() ? int(views.size()) : 0);
+
+      if (k == 0) {
+        renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
+      } else {
+        for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
+        renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out());
+        timer_.begin("batch_accumulate", stream_);
+        for (int g = 0; g < 5; ++g)
+          add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+        timer_.end(stream_);
+      }
+
+      if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
+        if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+        timer_.begin("adc_stats", stream_);
+        const PerSplat& sp = renderer_.splats();
+        adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
+                       grad2d_.data(), vis_count_.data(), stream_);
+        timer_.end(stream_);
+      }
     }
 
+    // Adam scales the summed gradients by 1 / B; the regularizers, once per step, are added B times
+    // as large so that they survive that scaling unchanged.
+    const double batch = double(s.batch_size);
     if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
       timer_.begin("regularize", stream_);
-      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), s.opacity_reg, s.scale_reg,
-                             grads_.g[3].data(), grads_.g[1].data(), stream_);
+      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), batch * s.opacity_reg,
+                             batch * s.scale_reg, grads_.g[3].data(), grads_.g[1].data(), stream_);
       timer_.end(stream_);
     }
 
@@ -164,7 +183,7 @@ class CudaBackend final : public Backend {
     for (int i = 0; i < 5; ++i)
       groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
                    params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
-    adam_step(groups.data(), 5, ++adam_step_, stream_);
+    adam_step(groups.data(), 5, ++adam_step_, stream_, 1.0f / float(s.batch_size));
     timer_.end(stream_);
 
     if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
@@ -181,10 +200,10 @@ class CudaBackend final : public Backend {
       drain();
       timer_.harvest_all();
     }
+    while (!pending_.empty() && cudaEventQuery(loss_events_[pending_.front().slot]) == cudaSuccess)
+      retire_oldest_loss();
     out.insert(out.end(), ready_.begin(), ready_.end());
     ready_.clear();
-    while (!pending_.empty() && cudaEventQuery(loss_events_[pending_.front().slot]) == cudaSuccess)
-      out.push_back(take_oldest_loss());
   }
 
   // One MCMC tick (cpu::mcmc_refine). Host waits: the drain, then one for the dead count, which
@@ -350,32 +369,37 @@ class CudaBackend final : public Backend {
   struct PendingLoss {
     int slot;
     double elements, lambda;
+    int step_views;  // the last view of its step: the step's view count; other views: 0
   };
   static constexpr int kLossSlots = 4;
 
-  void queue_loss_readback(double elements, double lambda) {
+  void queue_loss_readback(double elements, double lambda, int step_views) {
     if (int(pending_.size()) == kLossSlots) {  // ring full (not with one wait per step): make room
       syncs_.event(loss_events_[pending_.front().slot], "loss_ring_full");
-      ready_.push_back(take_oldest_loss());
+      retire_oldest_loss();
     }
     const int slot = next_slot_;
     next_slot_ = (next_slot_ + 1) % kLossSlots;
     SPLAT_CUDA_CHECK(cudaMemcpyAsync(loss_host_.get() + slot * 2, renderer_.pixels().sums, 2 * sizeof(float),
                                      cudaMemcpyDeviceToHost, stream_));
     SPLAT_CUDA_CHECK(cudaEventRecord(loss_events_[slot], stream_));
-    pending_.push_back({slot, elements, lambda});
+    pending_.push_back({slot, elements, lambda, step_views});
   }
 
-  // The oldest pending loss, whose readback has completed.
-  StepResult take_oldest_loss() {
+  // The oldest pending loss, whose readback has completed, joins its step's; the step's mean over
+  // its views is ready after its last view.
+  void retire_oldest_loss() {
     const PendingLoss p = pending_.front();
     pending_.pop_front();
     const float* sums = loss_host_.get() + p.slot * 2;
-    StepResult r;
-    r.l1 = double(sums[0]) / p.elements;
-    r.ssim = double(sums[1]) / p.elements;
-    r.loss = (1.0 - p.lambda) * r.l1 + p.lambda * (1.0 - r.ssim);
-    return r;
+    const double l1 = double(sums[0]) / p.elements, ssim = double(sums[1]) / p.elements;
+    step_loss_.l1 += l1;
+    step_loss_.ssim += ssim;
+    step_loss_.loss += (1.0 - p.lambda) * l1 + p.lambda * (1.0 - ssim);
+    if (p.step_views == 0) return;
+    const double n = double(p.step_views);
+    ready_.push_back({step_loss_.loss / n, step_loss_.l1 / n, step_loss_.ssim / n});
+    step_loss_ = {};
   }
 
   // Nothing in flight afterwards.
@@ -421,6 +445,7 @@ class CudaBackend final : public Backend {
   int n_ = 0, sh_degree_ = 0;
   std::int64_t adam_step_ = 0;
   Groups params_, grads_, m_, v_;
+  Groups view_grads_;  // batches: the gradients of a view after the first, added into grads_
   ScratchGroup<McmcScratch, McmcSize> mcmc_scratch_;
   Pinned<std::int32_t> dead_host_{1};
   DeviceBuffer<float> grad2d_;            // [N] ADC: gradient-norm sums since the last tick
@@ -432,6 +457,7 @@ class CudaBackend final : public Backend {
   std::array<cudaEvent_t, kLossSlots> loss_events_{};
   std::deque<PendingLoss> pending_;
   std::vector<StepResult> ready_;
+  StepResult step_loss_;  // sums over the retired views of the step in progress
   int next_slot_ = 0;
 };
 
