@@ -43,6 +43,10 @@ Config changed_everywhere() {
   c.train.lr_sh0 = 2.5e-3 * 1.1;
   c.train.lr_shN = 4e-320;  // subnormal
   c.train.log_every = 10;
+  c.train.batch_size = 3;
+  c.train.lr_batch_scaling = LrBatchScaling::Linear;
+  c.train.digest_every = 7;
+  c.train.collective_timeout = 12.5;
   c.backend.type = BackendKind::Cpu;
   c.backend.threads = 2;
   c.backend.timing = true;
