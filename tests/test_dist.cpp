@@ -166,7 +166,8 @@ double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussia
 // by up to the learning rate, and 16 steps with MCMC ticks compound that. Measured ||a-b|| / ||b||:
 // parameters 1e-6, Adam m 2.5e-5 (2 and 3 ranks). Bound: 1e-3. Another run of the same config
 // with batch 5 instead of 6, or linear instead of sqrt learning-rate scaling, measures 0.26 to
-// 1.2; a rank that lost the all-reduce or drew another random stream stops on a digest mismatch.
+// 1.2; dividing by a rank's own view count instead of B measured 0.19 (2 ranks); a rank that lost
+// an all-reduce or drew another random stream stops on a digest mismatch.
 TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
   const Checkpoint one = train_once(1, "mpi_single");
   ASSERT_GT(one.params.size(), 1500u);  // MCMC grew the model: refine ticks ran
@@ -182,6 +183,18 @@ TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
     EXPECT_LT(d, 1e-3) << ranks << " ranks: parameters differ from one process by " << d;
     EXPECT_LT(dm, 1e-3) << ranks << " ranks: Adam moments differ by " << dm;
   }
+}
+
+TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
+  // ADC: each rank accumulates the screen-space statistics of its own views; the tick at step 10
+  // must decide from their sum over the ranks, or the ranks would split different splats (and
+  // stop on a digest mismatch) and differ from one process. Tolerance as above.
+  const std::string adc = "--set densify.strategy=adc --set densify.grow_grad2d=0.001 --set train.iterations=11";
+  const Checkpoint one = train_once(1, "mpi_adc_single", adc);
+  ASSERT_GT(one.params.size(), 1500u);  // the tick split splats
+  const Checkpoint two = train_once(2, "mpi_adc_2", adc);
+  ASSERT_EQ(two.params.size(), one.params.size());
+  EXPECT_LT(relative_difference(two.params, one.params, nullptr), 1e-3);
 }
 
 // A rank that fails: its error, on its rank, then every rank stopped, well before any timeout.
@@ -232,7 +245,7 @@ TEST(DistMpi, StalledRankTimesOutNamingTheCollective) {
   EXPECT_LT(seconds, 60.0);
 }
 
-TEST(DistMpi, CheckpointOfTwoRanksResumesOnThree) {
+TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
   const auto out = test::temp_dir("mpi_resume");
   const std::string first = train_args(out, "--set output.checkpoint_every=8");
   test::RunResult r = test::run_command(mpirun(2) + SPLAT_BINARY " " + first);
@@ -248,6 +261,14 @@ TEST(DistMpi, CheckpointOfTwoRanksResumesOnThree) {
   EXPECT_EQ(resumed.iteration, full.iteration);
   EXPECT_EQ(resumed.view_pos, full.view_pos);
   EXPECT_LT(relative_difference(resumed.params, full.params, nullptr), 1e-3);  // as above
+
+  // Ranks resumed from different checkpoints of the same run agree on the config and start from
+  // rank 0's model, but not on the iteration and the view schedule: the first digest says so.
+  const std::string resume = SPLAT_BINARY " train " + test::small_demo_scene() + " --out " + out3.string() + " --resume ";
+  r = test::run_command(mpirun(1) + resume + (out / "checkpoint_8.ckpt").string() + " : -n 1 " + resume +
+                        (out / "checkpoint.ckpt").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"ranks diverged", "view schedule", "differs from rank 0's", "rank 1 "});
 }
 
 #endif

@@ -72,7 +72,15 @@ void Trainer::start_from(TrainState st) {
 
 void Trainer::check_ranks_identical(const std::string& when) {
   if (comm_.size() == 1) return;
-  dist::expect_identical(comm_, dist::digest(backend_.state()), "the model (parameters and Adam state) " + when);
+  // The model and what picks the next views: iteration, RNG state, epoch order and position.
+  std::vector<std::uint64_t> schedule = rng_.save();
+  schedule.push_back(std::uint64_t(iteration_));
+  schedule.push_back(std::uint64_t(view_pos_));
+  for (const std::int32_t v : view_order_) schedule.push_back(std::uint64_t(v));
+  const std::uint64_t d = dist::digest(backend_.state()) ^
+                          dist::digest(std::string_view(reinterpret_cast<const char*>(schedule.data()),
+                                                        schedule.size() * sizeof(std::uint64_t)));
+  dist::expect_identical(comm_, d, "the model (parameters, Adam state) or view schedule " + when);
 }
 
 void Trainer::resume(const Checkpoint& ckpt) {
