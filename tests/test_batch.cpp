@@ -36,12 +36,13 @@ struct ViewGrad {
 };
 ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, double lambda) {
   const cpu::RenderState<float> fwd = cpu::render_fwd(g, v.camera, rs);
-  const cpu::LossResult<float> loss =
-      cpu::photometric_loss(fwd.raster.image, v.image.data, v.camera.width, v.camera.height, float(lambda), true);
+  const cpu::LossResult<float> loss = cpu::photometric_loss(
+      fwd.raster.image, v.image.data, v.camera.width, v.camera.height, float(lambda), true);
   return {cpu::render_bwd(g, v.camera, rs, fwd, loss.v_image, {}), loss.loss};
 }
 
-// After one Adam step from zero moments, m = (1 - beta1) * gradient: the step's gradient, read back.
+// After one Adam step from zero moments, m = (1 - beta1) * gradient: the step's gradient, read
+// back.
 TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   const Config cfg = batch_config(1, 2);
@@ -49,7 +50,8 @@ TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
   st.params = initialize_model(cfg.model, data, 7);
   st.adam_m = st.adam_v = st.params;
   for (Gaussians* g : {&st.adam_m, &st.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+    g->for_each_group(
+        [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
 
   StepSettings s;
   s.raster = final_raster_settings(cfg);
@@ -87,7 +89,8 @@ TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
       differing += x[i] != y[i];
     }
   });
-  EXPECT_GT(differing, 1000u) << "the two views should have different gradients, or the test proves nothing";
+  EXPECT_GT(differing, 1000u)
+      << "the two views should have different gradients, or the test proves nothing";
 }
 
 TEST(Batch, OneLossPerStepAndBatchViewsAdvanceTheEpoch) {
@@ -119,7 +122,8 @@ TEST(Batch, LearningRateScalingRule) {
   TrainConfig c;
   c.batch_size = 4;
   const LearningRates one = learning_rates(TrainConfig{}, 2.0, 10);
-  for (auto [rule, factor] : {std::pair{LrBatchScaling::Sqrt, 2.0}, {LrBatchScaling::Linear, 4.0},
+  for (auto [rule, factor] : {std::pair{LrBatchScaling::Sqrt, 2.0},
+                              {LrBatchScaling::Linear, 4.0},
                               {LrBatchScaling::None, 1.0}}) {
     c.lr_batch_scaling = rule;
     const LearningRates lr = learning_rates(c, 2.0, 10);
@@ -135,7 +139,8 @@ TEST(Batch, ConfigErrorsNameTheKey) {
   Config cfg;
   test::expect_contains(test::error_of([&] { apply_override(cfg, "train.lr_batch_scaling=cube"); }),
                         {"train.lr_batch_scaling", "none, sqrt, linear"});
-  test::expect_contains(test::error_of([&] { apply_override(cfg, "train.batch_size=0"); }), {"train.batch_size = 0"});
+  test::expect_contains(test::error_of([&] { apply_override(cfg, "train.batch_size=0"); }),
+                        {"train.batch_size = 0"});
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   const Config big = batch_config(1, 25);
   auto backend = make_backend(big.backend);

@@ -72,9 +72,11 @@ TEST(Dist, MismatchErrorNamesTheRanks) {
   FakeRanks same({42, 42});
   EXPECT_NO_THROW(dist::expect_identical(same, 42, "the model"));
   FakeRanks differ({42, 7, 42, 9});
-  test::expect_contains(test::error_of([&] { dist::expect_identical(differ, 42, "the model at iteration 100"); }),
-                        {"ranks diverged", "the model at iteration 100", "rank 2", "rank 4"});
-  EXPECT_EQ(test::error_of([&] { dist::expect_identical(differ, 42, "x"); }).find("rank 1 "), std::string::npos);
+  test::expect_contains(
+      test::error_of([&] { dist::expect_identical(differ, 42, "the model at iteration 100"); }),
+      {"ranks diverged", "the model at iteration 100", "rank 2", "rank 4"});
+  EXPECT_EQ(test::error_of([&] { dist::expect_identical(differ, 42, "x"); }).find("rank 1 "),
+            std::string::npos);
 }
 
 TEST(Dist, SingleProcessIsTheIdentity) {
@@ -92,14 +94,16 @@ TEST(Dist, SingleProcessIsTheIdentity) {
 
 TEST(Dist, HostCommunicatorsRejectDeviceBuffers) {
   FakeRanks two({1});
-  test::expect_contains(test::error_of([&] { two.allreduce_sum_device(nullptr, 4, nullptr, "gradient all-reduce"); }),
-                        {"gradient all-reduce", "fake", "host buffers only"});
+  test::expect_contains(
+      test::error_of([&] { two.allreduce_sum_device(nullptr, 4, nullptr, "gradient all-reduce"); }),
+      {"gradient all-reduce", "fake", "host buffers only"});
 }
 
 TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
   unsetenv("NCCL_NVLS_ENABLE");
   EXPECT_NO_THROW(dist::check_gpus(1));
-  for (const char* var : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"})
+  for (const char* var :
+       {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"})
     ASSERT_NE(std::getenv(var), nullptr) << var;
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   EXPECT_STREQ(std::getenv("TORCH_SYMM_MEM_DISABLE_MULTICAST"), "1");
@@ -107,7 +111,8 @@ TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
 }
 
 TEST(Dist, SeveralGpusWithoutNcclIsAClearError) {
-  const auto r = test::run_splat("train " + test::small_demo_scene() + " --gpus 2 --out " + test::temp_dir("gpus").string());
+  const auto r = test::run_splat("train " + test::small_demo_scene() + " --gpus 2 --out " +
+                                 test::temp_dir("gpus").string());
   EXPECT_NE(r.exit_code, 0);
   test::expect_contains(r.output, {"--gpus 2", "no NCCL"});
 }
@@ -121,22 +126,26 @@ std::string train_args(const std::filesystem::path& out, const std::string& extr
          " --set backend.type=cpu --set backend.threads=1 --set model.init_points=1500"
          " --set train.iterations=16 --set train.batch_size=6 --set train.digest_every=5"
          " --set densify.strategy=mcmc --set densify.refine_start=3 --set densify.refine_every=5"
-         " --set output.save_renders=false --set data.test_every=4 " + extra;
+         " --set output.save_renders=false --set data.test_every=4 " +
+         extra;
 }
 
 // mpirun as root on a small machine; a wall-clock cap so that a hang fails the test, not CI.
 std::string mpirun(int ranks, const std::string& env = "") {
-  return "timeout 120 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
+  return "timeout 120 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_rmaps_base_oversubscribe=1 " +
          env + " " SPLAT_MPIEXEC " -n " + std::to_string(ranks) + " ";
 }
 
 Checkpoint train_once(int ranks, const std::string& name, const std::string& extra = "") {
   const auto out = test::temp_dir(name);
   const std::string args = train_args(out, extra);
-  const test::RunResult r = ranks == 1 ? test::run_splat(args) : test::run_command(mpirun(ranks) + SPLAT_BINARY " " + args);
+  const test::RunResult r = ranks == 1 ? test::run_splat(args)
+                                       : test::run_command(mpirun(ranks) + SPLAT_BINARY " " + args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   if (ranks > 1) {
-    EXPECT_NE(r.output.find("x " + std::to_string(ranks) + " ranks (mpi)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("x " + std::to_string(ranks) + " ranks (mpi)"), std::string::npos)
+        << r.output;
   }
   return read_checkpoint((out / "checkpoint.ckpt").string());
 }
@@ -146,7 +155,8 @@ double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussia
   double diff = 0, moved = 0;
   std::vector<const std::vector<float>*> bs, is;
   b.for_each_group([&](const char*, const std::vector<float>& v) { bs.push_back(&v); });
-  if (init) init->for_each_group([&](const char*, const std::vector<float>& v) { is.push_back(&v); });
+  if (init)
+    init->for_each_group([&](const char*, const std::vector<float>& v) { is.push_back(&v); });
   std::size_t g = 0;
   a.for_each_group([&](const char*, const std::vector<float>& v) {
     const std::vector<float>& w = *bs[g];
@@ -179,7 +189,8 @@ TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
     EXPECT_EQ(many.view_pos, one.view_pos);
     const double d = relative_difference(many.params, one.params, nullptr);
     const double dm = relative_difference(many.adam_m, one.adam_m, nullptr);
-    std::printf("%d ranks vs one process: relative difference of parameters %.3g, Adam m %.3g\n", ranks, d, dm);
+    std::printf("%d ranks vs one process: relative difference of parameters %.3g, Adam m %.3g\n",
+                ranks, d, dm);
     EXPECT_LT(d, 1e-3) << ranks << " ranks: parameters differ from one process by " << d;
     EXPECT_LT(dm, 1e-3) << ranks << " ranks: Adam moments differ by " << dm;
   }
@@ -189,7 +200,8 @@ TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
   // ADC: each rank accumulates the screen-space statistics of its own views; the tick at step 10
   // must decide from their sum over the ranks, or the ranks would split different splats (and
   // stop on a digest mismatch) and differ from one process. Tolerance as above.
-  const std::string adc = "--set densify.strategy=adc --set densify.grow_grad2d=0.001 --set train.iterations=11";
+  const std::string adc =
+      "--set densify.strategy=adc --set densify.grow_grad2d=0.001 --set train.iterations=11";
   const Checkpoint one = train_once(1, "mpi_adc_single", adc);
   ASSERT_GT(one.params.size(), 1500u);  // the tick split splats
   const Checkpoint two = train_once(2, "mpi_adc_2", adc);
@@ -198,13 +210,16 @@ TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
 }
 
 // A rank that fails: its error, on its rank, then every rank stopped, well before any timeout.
-void expect_job_stopped_by_rank_1(const std::string& name, const std::string& env, const std::string& args1) {
+void expect_job_stopped_by_rank_1(const std::string& name,
+                                  const std::string& env,
+                                  const std::string& args1) {
   const auto out = test::temp_dir(name);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string cmd = mpirun(1, env) + SPLAT_BINARY " " + train_args(out) + " : -n 1 " SPLAT_BINARY " " +
-                          train_args(out, args1);
+  const std::string cmd = mpirun(1, env) + SPLAT_BINARY " " + train_args(out) +
+                          " : -n 1 " SPLAT_BINARY " " + train_args(out, args1);
   const test::RunResult r = test::run_command(cmd);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.exit_code, 124) << "the job hung until the test's timeout: " << r.output;
   test::expect_contains(r.output, {"rank 1 of 2: error", "stopping all 2 ranks"});
@@ -224,8 +239,8 @@ TEST(DistMpi, RankFailingAtStartStopsTheJob) {
 
 TEST(DistMpi, DifferentConfigsOnTheRanksAreAnError) {
   const auto out = test::temp_dir("mpi_config");
-  const std::string cmd = mpirun(1) + SPLAT_BINARY " " + train_args(out) + " : -n 1 " SPLAT_BINARY " " +
-                          train_args(out, "--set train.seed=5");
+  const std::string cmd = mpirun(1) + SPLAT_BINARY " " + train_args(out) +
+                          " : -n 1 " SPLAT_BINARY " " + train_args(out, "--set train.seed=5");
   const test::RunResult r = test::run_command(cmd);
   EXPECT_NE(r.exit_code, 0) << r.output;
   test::expect_contains(r.output, {"ranks diverged", "resolved config", "rank 1"});
@@ -236,12 +251,16 @@ TEST(DistMpi, StalledRankTimesOutNamingTheCollective) {
   // out train.collective_timeout and ends the job.
   const auto out = test::temp_dir("mpi_stall");
   const auto t0 = std::chrono::steady_clock::now();
-  const test::RunResult r = test::run_command(mpirun(2, "SPLAT_TEST_FAULT=stall:1:30") + SPLAT_BINARY " " +
-                                              train_args(out, "--set train.collective_timeout=3"));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const test::RunResult r =
+      test::run_command(mpirun(2, "SPLAT_TEST_FAULT=stall:1:30") + SPLAT_BINARY " " +
+                        train_args(out, "--set train.collective_timeout=3"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.exit_code, 124) << "the job hung until the test's timeout: " << r.output;
-  test::expect_contains(r.output, {"rank 0 of 2", "did not complete within train.collective_timeout = 3 s", "all-reduce"});
+  test::expect_contains(
+      r.output,
+      {"rank 0 of 2", "did not complete within train.collective_timeout = 3 s", "all-reduce"});
   EXPECT_LT(seconds, 60.0);
 }
 
@@ -253,8 +272,9 @@ TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
   ASSERT_TRUE(std::filesystem::exists(out / "checkpoint_8.ckpt"));
   const Checkpoint full = read_checkpoint((out / "checkpoint.ckpt").string());
   const auto out3 = test::temp_dir("mpi_resume3");
-  r = test::run_command(mpirun(3) + SPLAT_BINARY " train " + test::small_demo_scene() + " --resume " +
-                        (out / "checkpoint_8.ckpt").string() + " --out " + out3.string());
+  r = test::run_command(mpirun(3) + SPLAT_BINARY " train " + test::small_demo_scene() +
+                        " --resume " + (out / "checkpoint_8.ckpt").string() + " --out " +
+                        out3.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const Checkpoint resumed = read_checkpoint((out3 / "checkpoint.ckpt").string());
   ASSERT_EQ(resumed.params.size(), full.params.size());
@@ -264,11 +284,13 @@ TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
 
   // Ranks resumed from different checkpoints of the same run agree on the config and start from
   // rank 0's model, but not on the iteration and the view schedule: the first digest says so.
-  const std::string resume = SPLAT_BINARY " train " + test::small_demo_scene() + " --out " + out3.string() + " --resume ";
-  r = test::run_command(mpirun(1) + resume + (out / "checkpoint_8.ckpt").string() + " : -n 1 " + resume +
-                        (out / "checkpoint.ckpt").string());
+  const std::string resume =
+      SPLAT_BINARY " train " + test::small_demo_scene() + " --out " + out3.string() + " --resume ";
+  r = test::run_command(mpirun(1) + resume + (out / "checkpoint_8.ckpt").string() + " : -n 1 " +
+                        resume + (out / "checkpoint.ckpt").string());
   EXPECT_NE(r.exit_code, 0) << r.output;
-  test::expect_contains(r.output, {"ranks diverged", "view schedule", "differs from rank 0's", "rank 1 "});
+  test::expect_contains(r.output,
+                        {"ranks diverged", "view schedule", "differs from rank 0's", "rank 1 "});
 }
 
 #endif

@@ -122,48 +122,50 @@ class CudaBackend final : public Backend {
 
   std::size_t num_splats() const override { return std::size_t(n_); }
 
-  // Per view: forward, loss, backward; the first view's gradients land in grads_, later views'
-  // in view_grads_, added into grads_. Adam divides the sum by the batch size.
+  // One view of a step: forward, loss, backward, ADC statistics. The first view's gradients land
+  // in grads_; project_bwd overwrites its output, so later views' go to view_grads_ and are added.
+  void view_pass(const Camera& cam, int image, const StepSettings& s, bool first, int step_views) {
+    const DeviceImage& target = images_.at(image);
+    if (target.width != cam.width || target.height != cam.height)
+      throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
+    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
+
+    // Loss and its gradient, then the sums go home asynchronously.
+    PerPixel& px = renderer_.pixels();
+    const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+    timer_.begin("loss", stream_);
+    if (target.u8.size())
+      photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    else
+      photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    timer_.end(stream_);
+    queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda, step_views);
+
+    if (first) {
+      renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
+    } else {
+      for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
+      renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out());
+      timer_.begin("batch_accumulate", stream_);
+      for (int g = 0; g < 5; ++g)
+        add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+      timer_.end(stream_);
+    }
+
+    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
+      if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+      timer_.begin("adc_stats", stream_);
+      const PerSplat& sp = renderer_.splats();
+      adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
+                     grad2d_.data(), vis_count_.data(), stream_);
+      timer_.end(stream_);
+    }
+  }
+
   void step(std::span<const BatchView> views, const StepSettings& s) override {
     if (views.empty()) throw Error("cuda backend: a step needs at least one view");
-    for (std::size_t k = 0; k < views.size(); ++k) {
-      const Camera& cam = *views[k].camera;
-      const DeviceImage& target = images_.at(views[k].image);
-      if (target.width != cam.width || target.height != cam.height)
-        throw Error("cuda backend: image " + std::to_string(views[k].image) + " size does not match its camera");
-      renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster);
-
-      // Loss and its gradient, then the sums go home asynchronously.
-      PerPixel& px = renderer_.pixels();
-      const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
-      timer_.begin("loss", stream_);
-      if (target.u8.size())
-        photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-      else
-        photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-      timer_.end(stream_);
-      queue_loss_readback(double(cam.width) * cam.height * 3, s.ssim_lambda, k + 1 == views.size() ? int(views.size()) : 0);
-
-      if (k == 0) {
-        renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out());
-      } else {
-        for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
-        renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out());
-        timer_.begin("batch_accumulate", stream_);
-        for (int g = 0; g < 5; ++g)
-          add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
-        timer_.end(stream_);
-      }
-
-      if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
-        if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
-        timer_.begin("adc_stats", stream_);
-        const PerSplat& sp = renderer_.splats();
-        adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
-                       grad2d_.data(), vis_count_.data(), stream_);
-        timer_.end(stream_);
-      }
-    }
+    for (std::size_t k = 0; k < views.size(); ++k)
+      view_pass(*views[k].camera, views[k].image, s, k == 0, k + 1 == views.size() ? int(views.size()) : 0);
 
     // Adam scales the summed gradients by 1 / B; the regularizers, once per step, are added B times
     // as large so that they survive that scaling unchanged.

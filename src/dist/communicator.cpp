@@ -11,8 +11,9 @@
 namespace splat::dist {
 
 void Communicator::allreduce_sum_device(float*, std::size_t, cudaStream_t, const char* what) {
-  throw Error(std::string(what) + ": the " + name() +
-              " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
+  throw Error(
+      std::string(what) + ": the " + name() +
+      " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
 }
 
 namespace {
@@ -27,7 +28,9 @@ class SingleProcess final : public Communicator {
   void allreduce_sum(std::span<std::int32_t>, const char*) override {}
   void allreduce_sum_device(float*, std::size_t, cudaStream_t, const char*) override {}
   void broadcast(std::span<std::byte>, int, const char*) override {}
-  std::vector<std::uint64_t> allgather(std::uint64_t value, const char*) override { return {value}; }
+  std::vector<std::uint64_t> allgather(std::uint64_t value, const char*) override {
+    return {value};
+  }
   void set_timeout(double) override {}
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "\n%s\n", message.c_str());

@@ -32,7 +32,10 @@ class Communicator {
   virtual void allreduce_sum(std::span<std::int32_t> data, const char* what) = 0;
   // The same for a device buffer, ordered on `stream` (GPU communicators). Host communicators
   // throw splat::Error: their backends reduce host copies.
-  virtual void allreduce_sum_device(float* data, std::size_t count, cudaStream_t stream, const char* what);
+  virtual void allreduce_sum_device(float* data,
+                                    std::size_t count,
+                                    cudaStream_t stream,
+                                    const char* what);
   // root's bytes into every rank's buffer of the same length.
   virtual void broadcast(std::span<std::byte> data, int root, const char* what) = 0;
   // Every rank's value, indexed by rank.

@@ -54,8 +54,10 @@ class MpiCommunicator final : public Communicator {
   MpiCommunicator(int& argc, char**& argv) {
     int provided = 0;
     // Funneled: only the main thread calls MPI (OpenMP threads never do).
-    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread", "MPI initialization");
-    // Errors come back as codes, so they reach the caller as splat::Error with the collective's name.
+    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread",
+          "MPI initialization");
+    // Errors come back as codes, so they reach the caller as splat::Error with the collective's
+    // name.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -65,7 +67,8 @@ class MpiCommunicator final : public Communicator {
       char kind[16] = {};
       if (std::sscanf(v, "%15[a-z]:%d:%lld", kind, &fault_rank_, &fault_at_) != 3 ||
           (std::string(kind) != "stall" && std::string(kind) != "throw"))
-        throw Error(std::string("SPLAT_TEST_FAULT = '") + v + "': expected stall:RANK:INDEX or throw:RANK:INDEX");
+        throw Error(std::string("SPLAT_TEST_FAULT = '") + v +
+                    "': expected stall:RANK:INDEX or throw:RANK:INDEX");
       fault_stalls_ = std::string(kind) == "stall";
     }
   }
@@ -80,16 +83,20 @@ class MpiCommunicator final : public Communicator {
   void allreduce_sum(std::span<std::int32_t> d, const char* what) override { allreduce(d, what); }
 
   void broadcast(std::span<std::byte> data, int root, const char* what) override {
-    in_chunks(data.size(), [&](std::size_t off, int n, MPI_Request* req) {
-      return MPI_Ibcast(data.data() + off, n, MPI_BYTE, root, MPI_COMM_WORLD, req);
-    }, what);
+    in_chunks(
+        data.size(),
+        [&](std::size_t off, int n, MPI_Request* req) {
+          return MPI_Ibcast(data.data() + off, n, MPI_BYTE, root, MPI_COMM_WORLD, req);
+        },
+        what);
   }
 
   std::vector<std::uint64_t> allgather(std::uint64_t value, const char* what) override {
     std::vector<std::uint64_t> all(static_cast<std::size_t>(size_), 0);
     MPI_Request req;
-    check(MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, &req),
-          "MPI_Iallgather", what);
+    check(
+        MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, &req),
+        "MPI_Iallgather", what);
     wait(req, what);
     return all;
   }
@@ -97,7 +104,8 @@ class MpiCommunicator final : public Communicator {
   void set_timeout(double seconds) override { timeout_s_ = seconds; }
 
   [[noreturn]] void abort(const std::string& message) override {
-    std::fprintf(stderr, "\nrank %d of %d: %s\n(stopping all %d ranks)\n", rank_, size_, message.c_str(), size_);
+    std::fprintf(stderr, "\nrank %d of %d: %s\n(stopping all %d ranks)\n", rank_, size_,
+                 message.c_str(), size_);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);  // MPI_Abort does not return; this keeps the promise if it ever did
@@ -106,9 +114,13 @@ class MpiCommunicator final : public Communicator {
  private:
   template <class T>
   void allreduce(std::span<T> d, const char* what) {
-    in_chunks(d.size(), [&](std::size_t off, int n, MPI_Request* req) {
-      return MPI_Iallreduce(MPI_IN_PLACE, d.data() + off, n, mpi_type<T>(), MPI_SUM, MPI_COMM_WORLD, req);
-    }, what);
+    in_chunks(
+        d.size(),
+        [&](std::size_t off, int n, MPI_Request* req) {
+          return MPI_Iallreduce(MPI_IN_PLACE, d.data() + off, n, mpi_type<T>(), MPI_SUM,
+                                MPI_COMM_WORLD, req);
+        },
+        what);
   }
 
   // MPI counts are int: a large buffer is several collectives. start(offset, count, request)
@@ -138,7 +150,8 @@ class MpiCommunicator final : public Communicator {
       // outnumber cores.
       if (polls < 1000) continue;
       std::this_thread::sleep_for(std::chrono::microseconds(polls < 10000 ? 10 : 200));
-      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (timeout_s_ > 0 && waited > timeout_s_) {
         char msg[256];
         std::snprintf(msg, sizeof msg,
@@ -166,9 +179,10 @@ std::unique_ptr<Communicator> make_mpi_communicator(int& argc, char**& argv) {
 #else
 
 std::unique_ptr<Communicator> make_mpi_communicator(int&, char**&) {
-  throw Error("this process was launched as one of " + std::to_string(launcher_size()) +
-              " MPI ranks, but this build of splat has no MPI (install libopenmpi-dev and reconfigure; "
-              "CMake then builds with SPLAT_MPI)");
+  throw Error(
+      "this process was launched as one of " + std::to_string(launcher_size()) +
+      " MPI ranks, but this build of splat has no MPI (install libopenmpi-dev and reconfigure; "
+      "CMake then builds with SPLAT_MPI)");
 }
 
 #endif

@@ -46,7 +46,9 @@ std::uint64_t digest(const TrainState& st) {
   Hasher h;
   for (const Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
     h.word(std::uint64_t(g->sh_degree));
-    g->for_each_group([&](const char*, const std::vector<float>& v) { h.bytes(v.data(), v.size() * sizeof(float)); });
+    g->for_each_group([&](const char*, const std::vector<float>& v) {
+      h.bytes(v.data(), v.size() * sizeof(float));
+    });
   }
   h.word(std::uint64_t(st.adam_step));
   return h.finish();
@@ -62,13 +64,16 @@ void expect_identical(Communicator& comm, std::uint64_t d, const std::string& wh
   const std::vector<std::uint64_t> all = comm.allgather(d, what.c_str());
   std::string differ;
   for (std::size_t r = 1; r < all.size(); ++r)
-    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + ("rank " + std::to_string(r) + " " + hex(all[r]));
+    if (all[r] != all[0])
+      differ += (differ.empty() ? "" : ", ") + ("rank " + std::to_string(r) + " " + hex(all[r]));
   if (!differ.empty())
-    throw Error("ranks diverged: " + what + " differs from rank 0's (" + hex(all[0]) + ") on " + differ);
+    throw Error("ranks diverged: " + what + " differs from rank 0's (" + hex(all[0]) + ") on " +
+                differ);
 }
 
 void allreduce_sum(Communicator& comm, Gaussians& grads, const char* what) {
-  grads.for_each_group([&](const char*, std::vector<float>& v) { comm.allreduce_sum(std::span<float>(v), what); });
+  grads.for_each_group(
+      [&](const char*, std::vector<float>& v) { comm.allreduce_sum(std::span<float>(v), what); });
 }
 
 void broadcast_state(Communicator& comm, TrainState& st, int root) {

@@ -38,11 +38,13 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
                 std::to_string(data_.train.size()) + " training views");
   if (batch < comm_.size())
     throw Error("train.batch_size = " + std::to_string(batch) + " is smaller than the " +
-                std::to_string(comm_.size()) + " ranks of this job (every rank renders at least one view per step)");
+                std::to_string(comm_.size()) +
+                " ranks of this job (every rank renders at least one view per step)");
   comm_.set_timeout(cfg_.train.collective_timeout);
-  if (comm_.size() > 1)
-    dist::expect_identical(comm_, dist::digest(cfg_.to_toml() + "\ntraining views " + std::to_string(data_.train.size())),
-                           "the resolved config (and training view count)");
+  if (comm_.size() > 1) {
+    const std::string setup = cfg_.to_toml() + "\ntraining views " + std::to_string(data_.train.size());
+    dist::expect_identical(comm_, dist::digest(setup), "the resolved config (and training view count)");
+  }
   backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
   densifier_ = make_densifier(cfg_, scene_extent_);
