@@ -61,7 +61,8 @@ int launcher_size() {
 
 World::World(int& argc, char**& argv) : comm_(&single_process()) {
   const int launched = launcher_size();
-  if (launched > 1 || std::getenv("PMIX_RANK")) {
+  // One rank under a launcher runs MPI too where the build has it; several ranks need it.
+  if (launched > 1 || (have_mpi() && std::getenv("PMIX_RANK"))) {
     disable_nvlink_multicast();  // before anything could initialize NCCL in this process
     owned_ = make_mpi_communicator(argc, argv);  // throws where the build has no MPI
     comm_ = owned_.get();

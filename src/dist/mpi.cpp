@@ -172,11 +172,19 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
+bool have_mpi() {
+  return true;
+}
+
 std::unique_ptr<Communicator> make_mpi_communicator(int& argc, char**& argv) {
   return std::make_unique<MpiCommunicator>(argc, argv);
 }
 
 #else
+
+bool have_mpi() {
+  return false;
+}
 
 std::unique_ptr<Communicator> make_mpi_communicator(int&, char**&) {
   throw Error(
