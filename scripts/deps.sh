@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages splat builds with, if any is missing (apt-get; root or sudo).
+# Open MPI (libopenmpi-dev, openmpi-bin) is optional for the build (multi-process training) and is
+# installed so that CI runs the multi-rank tests.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev
-          libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev)
+          libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

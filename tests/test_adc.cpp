@@ -378,7 +378,7 @@ class RecordingBackend final : public Backend {
   void set_state(const TrainState&) override {}
   TrainState state() const override { return {}; }
   std::size_t num_splats() const override { return 10; }
-  void step(const Camera&, int, const StepSettings&) override {}
+  void step(std::span<const BatchView>, const StepSettings&) override {}
   void collect_losses(std::vector<StepResult>&, bool) override {}
   RefineStats mcmc_refine(const McmcRefineSettings&) override { return {}; }
   RefineStats adc_refine(const AdcRefineSettings& s) override {
@@ -439,7 +439,7 @@ class TickLog final : public Backend {
   void set_state(const TrainState& s) override { b_.set_state(s); }
   TrainState state() const override { return b_.state(); }
   std::size_t num_splats() const override { return b_.num_splats(); }
-  void step(const Camera& c, int image, const StepSettings& s) override { b_.step(c, image, s); }
+  void step(std::span<const BatchView> views, const StepSettings& s) override { b_.step(views, s); }
   void collect_losses(std::vector<StepResult>& out, bool wait) override {
     b_.collect_losses(out, wait);
   }

@@ -43,6 +43,10 @@ Config changed_everywhere() {
   c.train.lr_sh0 = 2.5e-3 * 1.1;
   c.train.lr_shN = 4e-320;  // subnormal
   c.train.log_every = 10;
+  c.train.batch_size = 3;
+  c.train.lr_batch_scaling = LrBatchScaling::Linear;
+  c.train.digest_every = 7;
+  c.train.collective_timeout = 12.5;
   c.backend.type = BackendKind::Cpu;
   c.backend.threads = 2;
   c.backend.timing = true;
@@ -455,6 +459,16 @@ TEST(Config, BackendModeCombinations) {
           EXPECT_HAS(e, rs == "graph" ? "backend.submission = \"graph\"" : "backend.pipelining = \"depth2\"");
         }
       }
+  // A graph replays one view per step: batches need chained, which auto picks for them.
+  Config batch;
+  batch.train.batch_size = 4;
+  EXPECT_EQ(resolved(batch.backend.submission, false, batch.train.batch_size), Submission::Chained);
+  EXPECT_NO_THROW(batch.validate());
+  batch.backend.submission = Submission::Graph;
+  const std::string be = validate_error(batch);
+  EXPECT_HAS(be, "backend.submission = \"graph\"");
+  EXPECT_HAS(be, "train.batch_size = 4");
+
   Config cpu;
   cpu.backend.type = BackendKind::Cpu;
   EXPECT_NO_THROW(cpu.validate());  // auto, auto, deterministic: the defaults work on the cpu

@@ -55,31 +55,11 @@ TEST(Train, LossFallsAndPsnrRises) {
 }
 
 TEST(Train, ResumeMatchesUninterruptedRun) {
-  const Dataset data = load_small();
   // The uninterrupted run writes a checkpoint at iteration 30 on its way to 70; 70 iterations
   // cross epoch boundaries (24 views) before and after that point.
-  const auto dir = test::temp_dir("resume");
   Config cfg = small_config(70);
   cfg.output.checkpoint_every = 30;
-  auto b1 = make_backend(cfg.backend);
-  Trainer full(cfg, data, *b1);
-  full.initialize();
-  full.train(dir.string());
-
-  auto b2 = make_backend(cfg.backend);
-  Trainer resumed(cfg, data, *b2);
-  resumed.resume(read_checkpoint((dir / "checkpoint_30.ckpt").string()));
-  EXPECT_EQ(resumed.iteration(), 30);
-  resumed.train("");
-
-  const TrainState a = b1->state(), b = b2->state();
-  EXPECT_EQ(a.adam_step, b.adam_step);
-  test::expect_bit_identical(a.params, b.params);
-  test::expect_bit_identical(a.adam_m, b.adam_m);
-  test::expect_bit_identical(a.adam_v, b.adam_v);
-  // The resumed run's losses are the tail of the uninterrupted run's.
-  ASSERT_EQ(resumed.loss_history().size(), 40u);
-  for (std::size_t i = 0; i < 40; ++i) EXPECT_EQ(full.loss_history()[30 + i], resumed.loss_history()[i]);
+  test::expect_resume_exact(cfg, load_small(), 30);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <map>
 
 #include "core/gaussians.h"
+#include "io/checkpoint.h"
 #include "io/demo_scene.h"
+#include "train/trainer.h"
 
 #include <array>
 #include <cstdio>
@@ -16,8 +18,12 @@
 namespace splat::test {
 
 RunResult run_splat(const std::string& args) {
+  return run_command(std::string(SPLAT_BINARY) + " " + args);
+}
+
+RunResult run_command(const std::string& command) {
   RunResult r;
-  const std::string cmd = std::string(SPLAT_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -62,6 +68,30 @@ void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
   a.for_each_group([&](const char* name, const std::vector<float>& v) {
     EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
   });
+}
+
+void expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at) {
+  const auto dir = temp_dir("resume_exact");
+  auto b1 = make_backend(cfg.backend);
+  Trainer full(cfg, data, *b1);
+  full.initialize();
+  full.train(dir.string());
+
+  auto b2 = make_backend(cfg.backend);
+  Trainer resumed(cfg, data, *b2);
+  resumed.resume(read_checkpoint((dir / ("checkpoint_" + std::to_string(at) + ".ckpt")).string()));
+  EXPECT_EQ(resumed.iteration(), at);
+  resumed.train("");
+
+  const TrainState a = b1->state(), b = b2->state();
+  EXPECT_EQ(a.adam_step, b.adam_step);
+  expect_bit_identical(a.params, b.params);
+  expect_bit_identical(a.adam_m, b.adam_m);
+  expect_bit_identical(a.adam_v, b.adam_v);
+  // The resumed run's losses are the tail of the uninterrupted run's.
+  const std::size_t rest = std::size_t(cfg.train.iterations - at);
+  ASSERT_EQ(resumed.loss_history().size(), rest);
+  for (std::size_t i = 0; i < rest; ++i) EXPECT_EQ(full.loss_history()[std::size_t(at) + i], resumed.loss_history()[i]);
 }
 
 }  // namespace splat::test

@@ -22,6 +22,8 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
+// Runs a shell command line, stdout and stderr together.
+RunResult run_command(const std::string& command);
 // Runs the splat binary with the given argument string through the shell.
 RunResult run_splat(const std::string& args);
 
@@ -53,9 +55,15 @@ const std::string& small_demo_scene();
 namespace splat {
 template <class T>
 struct GaussiansT;
+struct Config;
+struct Dataset;
 namespace test {
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
+// Trains cfg (whose output.checkpoint_every is `at`) from scratch, resumes a second run from its
+// checkpoint at step `at`, and EXPECTs the two to end bit-identical: parameters, Adam state and
+// the losses after `at`.
+void expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at);
 }  // namespace test
 }  // namespace splat
 

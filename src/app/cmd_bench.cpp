@@ -59,15 +59,20 @@ int run_bench_replay(const ReplayArgs& args) {
   auto last = std::chrono::steady_clock::now();
   std::fprintf(stderr, "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps\n",
                backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters);
+  std::vector<BatchView> batch(std::size_t(cfg.train.batch_size));  // train.batch_size views a step
   for (int i = 0; i < total; ++i, ++step) {
-    const int view = order[pos++ % order.size()];
+    for (BatchView& v : batch) {
+      v.image = order[pos++ % order.size()];
+      v.camera = &data.train[std::size_t(v.image)].camera;
+    }
     StepSettings s;
     s.raster = final_raster_settings(cfg);
     s.raster.sh_degree = active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
     s.ssim_lambda = cfg.train.ssim_lambda;
     s.lr = learning_rates(cfg.train, extent, step);
+    s.batch_size = int(batch.size());
     densifier->step_settings(step, s);
-    backend->step(data.train[view].camera, view, s);
+    backend->step(batch, s);
     losses.clear();
     backend->collect_losses(losses, i + 1 == args.warmup || i + 1 == total);  // drained: warm-up done, window done
     const auto now = std::chrono::steady_clock::now();

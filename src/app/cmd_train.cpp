@@ -1,6 +1,7 @@
-// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT]
+// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT] [--gpus N]
 #include "app/commands.h"
 #include "app/common.h"
+#include "dist/launch.h"
 #include "io/checkpoint.h"
 
 namespace splat::app {
@@ -16,6 +17,7 @@ void add_train(CLI::App& app, Action& action) {
   struct Args {
     std::string data, out, resume;
     ConfigArgs config;
+    int gpus = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
@@ -23,9 +25,15 @@ void add_train(CLI::App& app, Action& action) {
   cmd->add_option("--out", args->out, "output directory (default: out/<dataset name>)");
   cmd->add_option("--resume", args->resume, "continue from a checkpoint")->check(CLI::ExistingFile);
   cmd->add_flag("--timing", args->config.timing, "per-stage GPU timing table at the end (backend.timing)");
+  cmd->add_option("--gpus", args->gpus, "train on N local GPUs (backend.type = cuda; N > 1 needs NCCL)")
+      ->check(CLI::PositiveNumber);
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {
+      if (args->gpus > 0) {
+        dist::check_gpus(args->gpus);
+        args->config.sets.insert(args->config.sets.begin(), "backend.type=cuda");
+      }
       // A resumed run starts from the checkpoint's config; --config and --set apply on top.
       const std::string base = args->resume.empty() ? "" : read_checkpoint(args->resume).config_toml;
       const Config cfg = resolve_config(args->config, base, args->resume);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/ply.h"
 
@@ -129,28 +130,39 @@ void print_report(const Report& report, std::int64_t iterations) {
 
 EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
                         const std::string& resume_path) {
-  std::fprintf(stderr, "# resolved config\n%s\n", cfg.to_toml().c_str());
-  fs::create_directories(out_dir);
-  std::ofstream(fs::path(out_dir) / "config.toml") << cfg.to_toml();
+  // Every rank trains; rank 0 alone prints, evaluates and writes the outputs.
+  dist::Communicator& comm = dist::world();
+  const bool leader = comm.rank() == 0;
+  if (leader) {
+    std::fprintf(stderr, "# resolved config\n%s\n", cfg.to_toml().c_str());
+    fs::create_directories(out_dir);
+    std::ofstream(fs::path(out_dir) / "config.toml") << cfg.to_toml();
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   const Dataset data = load_dataset(data_path, cfg);
-  std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n", data_path.c_str(),
-               data.train.size(), data.test.size(), data.train.front().camera.width,
-               data.train.front().camera.height,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (leader)
+    std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n", data_path.c_str(),
+                 data.train.size(), data.test.size(), data.train.front().camera.width,
+                 data.train.front().camera.height,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   auto backend = make_backend(cfg.backend);
-  Trainer trainer(cfg, data, *backend);
+  Trainer trainer(cfg, data, *backend, comm);
   if (resume_path.empty()) {
     trainer.initialize();
   } else {
     trainer.resume(read_checkpoint(resume_path));
-    std::fprintf(stderr, "resumed from %s at iteration %lld\n", resume_path.c_str(), (long long)trainer.iteration());
+    if (leader)
+      std::fprintf(stderr, "resumed from %s at iteration %lld\n", resume_path.c_str(), (long long)trainer.iteration());
   }
-  std::fprintf(stderr, "training on %s: %zu splats, %lld iterations\n", backend->name().c_str(),
-               backend->num_splats(), (long long)cfg.train.iterations);
+  const std::string ranks = comm.size() > 1 ? " x " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "";
+  if (leader)
+    std::fprintf(stderr, "training on %s%s: %zu splats, %lld iterations, %lld views per step\n",
+                 backend->name().c_str(), ranks.c_str(), backend->num_splats(), (long long)cfg.train.iterations,
+                 (long long)cfg.train.batch_size);
   trainer.train(out_dir);
+  if (!leader) return {};
   const Report report = backend->report();  // before evaluation adds renders of its own
 
   const fs::path out(out_dir);

@@ -34,7 +34,8 @@ EvalResult evaluate_model(const std::string& model_path, const std::vector<View>
                           const std::string& render_dir);
 
 // Trains on `data_path` into `out_dir`: model.ply, checkpoint.ckpt, config.toml, metrics.json,
-// renders/test/*.png. Returns the evaluation.
+// renders/test/*.png. Returns the evaluation. Under MPI every rank trains (dist::world()); rank 0
+// alone prints, evaluates and writes, and the other ranks return an empty evaluation.
 EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
                         const std::string& resume_path);
 

@@ -8,6 +8,8 @@
 #include "cpu/loss.h"
 #include "cpu/mcmc.h"
 #include "cpu/pipeline.h"
+#include "dist/communicator.h"
+#include "dist/sync.h"
 #include "render/backend.h"
 
 namespace splat {
@@ -30,6 +32,8 @@ void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr) 
 
 namespace {
 
+void add_in_place(Gaussians& sum, const Gaussians& term);
+
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
@@ -46,28 +50,50 @@ class CpuBackend final : public Backend {
   TrainState state() const override { return state_; }
   std::size_t num_splats() const override { return state_.params.size(); }
 
-  void step(const Camera& cam, int image, const StepSettings& s) override {
-    const Image& target = *images_.at(image);
-    if (target.width != cam.width || target.height != cam.height)
-      throw Error("cpu backend: image " + std::to_string(image) + " is " +
-                  std::to_string(target.width) + "x" + std::to_string(target.height) +
-                  " but its camera is " + std::to_string(cam.width) + "x" + std::to_string(cam.height));
-    const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
-    const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
-                                                    cam.height, float(s.ssim_lambda), true);
-    // render_bwd's two stages, so ADC can read the projected gradients in between.
-    const ProjectedGrad<float> v =
-        rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height, s.raster, loss.v_image, {});
-    Gaussians grads;
-    project_bwd(state_.params, cam, s.raster, fwd.projected, v, grads);
-    if (s.accumulate_grad2d) {
-      if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
-      adc_accumulate(stats_, fwd.projected.radii, v.means2d, cam.width, cam.height);
+  void set_communicator(dist::Communicator& comm) override { comm_ = &comm; }
+
+  void step(std::span<const BatchView> views, const StepSettings& s) override {
+    if (views.empty()) throw Error("cpu backend: a step needs at least one view");
+    Gaussians grads, view_grads;
+    double sums[3] = {0, 0, 0};  // loss, l1, ssim over this rank's views
+    for (std::size_t k = 0; k < views.size(); ++k) {
+      const Camera& cam = *views[k].camera;
+      const Image& target = *images_.at(views[k].image);
+      if (target.width != cam.width || target.height != cam.height)
+        throw Error("cpu backend: image " + std::to_string(views[k].image) + " is " +
+                    std::to_string(target.width) + "x" + std::to_string(target.height) +
+                    " but its camera is " + std::to_string(cam.width) + "x" + std::to_string(cam.height));
+      const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
+      const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
+                                                      cam.height, float(s.ssim_lambda), true);
+      // render_bwd's two stages, so ADC can read the projected gradients in between.
+      const ProjectedGrad<float> v =
+          rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height, s.raster, loss.v_image, {});
+      project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads);
+      if (k > 0) add_in_place(grads, view_grads);
+      if (s.accumulate_grad2d) {
+        if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
+        adc_accumulate(stats_, fwd.projected.radii, v.means2d, cam.width, cam.height);
+      }
+      sums[0] += loss.loss;
+      sums[1] += loss.l1;
+      sums[2] += loss.ssim;
+    }
+    if (comm_->size() > 1) {
+      dist::allreduce_sum(*comm_, grads, "gradient all-reduce");
+      comm_->allreduce_sum(std::span(sums), "loss all-reduce");
+    }
+    const int batch = s.batch_size;
+    if (batch > 1) {
+      const float inv = 1.0f / float(batch);
+      grads.for_each_group([&](const char*, std::vector<float>& g) {
+        for (float& x : g) x *= inv;
+      });
     }
     add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
     adam_step(state_, grads, s.lr);
     if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
-    finished_.push_back({loss.loss, loss.l1, loss.ssim});
+    finished_.push_back({sums[0] / batch, sums[1] / batch, sums[2] / batch});
   }
 
   void collect_losses(std::vector<StepResult>& out, bool) override {
@@ -83,6 +109,10 @@ class CpuBackend final : public Backend {
 
   RefineStats adc_refine(const AdcRefineSettings& s) override {
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
+    if (comm_->size() > 1) {  // every rank decides from the statistics of the whole batch
+      comm_->allreduce_sum(std::span(stats_.grad2d), "ADC statistics all-reduce (grad2d)");
+      comm_->allreduce_sum(std::span(stats_.count), "ADC statistics all-reduce (count)");
+    }
     return cpu::adc_refine(state_, stats_, s);
   }
   void adc_reset_opacity(float max_opacity) override { cpu::adc_reset_opacity(state_, max_opacity); }
@@ -107,7 +137,18 @@ class CpuBackend final : public Backend {
   TrainState state_;
   adc::Stats stats_;  // ADC statistics since the last refine tick, one entry per splat
   std::vector<StepResult> finished_;
+  dist::Communicator* comm_ = &dist::single_process();
 };
+
+void add_in_place(Gaussians& sum, const Gaussians& term) {
+  std::vector<const std::vector<float>*> terms;
+  term.for_each_group([&](const char*, const std::vector<float>& v) { terms.push_back(&v); });
+  std::size_t g = 0;
+  sum.for_each_group([&](const char*, std::vector<float>& v) {
+    const std::vector<float>& t = *terms[g++];
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] += t[i];
+  });
+}
 
 }  // namespace
 

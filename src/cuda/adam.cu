@@ -43,12 +43,11 @@ struct AdamLaunch {
 
 // The bias corrections are folded into two host-computed factors:
 // m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).
-__device__ __forceinline__ void adam_element(
-    float& p, float& g, float& m, float& v, float lr, float inv_bc1, float inv_sqrt_bc2) {
-  const float gr = g;
+__device__ __forceinline__ void adam_element(float& p, float& g, float& m, float& v, float lr, const AdamScalars& S) {
+  const float gr = g * S.grad_scale;
   m = kBeta1 * m + kOneMinusBeta1 * gr;
   v = kBeta2 * v + kOneMinusBeta2 * (gr * gr);
-  p -= lr * (m * inv_bc1) / (sqrtf(v) * inv_sqrt_bc2 + kEps);
+  p -= lr * (m * S.inv_bc1) / (sqrtf(v) * S.inv_sqrt_bc2 + kEps);
   g = 0.0f;
 }
 
@@ -94,20 +93,20 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
     float4 m = reinterpret_cast<const float4*>(G.m)[unit];
     float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-    adam_element(p.x, g.x, m.x, v.x, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    adam_element(p.x, g.x, m.x, v.x, lr.current(), S);
     lr.next();
-    adam_element(p.y, g.y, m.y, v.y, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    adam_element(p.y, g.y, m.y, v.y, lr.current(), S);
     lr.next();
-    adam_element(p.z, g.z, m.z, v.z, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    adam_element(p.z, g.z, m.z, v.z, lr.current(), S);
     lr.next();
-    adam_element(p.w, g.w, m.w, v.w, lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+    adam_element(p.w, g.w, m.w, v.w, lr.current(), S);
     reinterpret_cast<float4*>(G.param)[unit] = p;
     reinterpret_cast<float4*>(G.grad)[unit] = g;
     reinterpret_cast<float4*>(G.m)[unit] = m;
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {
     for (std::size_t i = first; i < last; ++i, lr.next())
-      adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), S.inv_bc1, S.inv_sqrt_bc2);
+      adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), S);
   }
 }
 
@@ -117,7 +116,7 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
-AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step) {
+AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, float grad_scale) {
   if (step < 1) throw Error("adam_step: step " + std::to_string(step) + " (the count is 1-based)");
   AdamScalars S;
   for (int g = 0; g < count && g < kMaxAdamGroups; ++g) {
@@ -129,17 +128,18 @@ AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step) {
   const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
   S.inv_bc1 = float(1.0 / bc1);
   S.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
+  S.grad_scale = grad_scale;
   return S;
 }
 
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream,
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale,
                const AdamScalars* device_scalars, const int* abort) {
   if (count < 0 || count > kMaxAdamGroups)
     throw Error("adam_step: " + std::to_string(count) + " parameter groups (at most " +
                 std::to_string(kMaxAdamGroups) + ")");
   AdamLaunch L{};
   L.count = count;
-  L.scalars = adam_scalars(groups, count, step);
+  L.scalars = adam_scalars(groups, count, step, grad_scale);
   L.device_scalars = device_scalars;
   L.abort = abort;
   std::size_t blocks = 0;

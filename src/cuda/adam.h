@@ -23,19 +23,20 @@ struct AdamGroup {
 };
 
 // What changes from step to step: the learning rates and the bias corrections of step t,
-// 1 / (1 - beta1^t) and 1 / sqrt(1 - beta2^t), computed in double on the host.
+// 1 / (1 - beta1^t) and 1 / sqrt(1 - beta2^t) (computed in double on the host), and the factor
+// on every gradient (1 / batch size: the gradients hold the sum over the batch's views).
 struct AdamScalars {
   float lr[kMaxAdamGroups] = {}, lr_rest[kMaxAdamGroups] = {};
-  float inv_bc1 = 1, inv_sqrt_bc2 = 1;
+  float inv_bc1 = 1, inv_sqrt_bc2 = 1, grad_scale = 1;
 };
 // The scalars of `groups` at step t (1-based step count after this update).
-AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step);
+AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, float grad_scale = 1.0f);
 
-// One update of every group. With `device_scalars`, the kernel reads learning rates and bias
-// corrections from that device copy (a replayed CUDA graph) instead of groups[g].lr and `step`.
-// With `abort` pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h),
-// it only clears the gradients.
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream,
+// One update of every group. With `device_scalars`, the kernel reads the scalars from that device
+// copy (a replayed CUDA graph) instead of groups[g].lr, `step` and `grad_scale`. With `abort`
+// pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h), it only clears
+// the gradients.
+void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale = 1.0f,
                const AdamScalars* device_scalars = nullptr, const int* abort = nullptr);
 
 }  // namespace splat::cuda

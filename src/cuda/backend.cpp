@@ -23,8 +23,10 @@
 #include <climits>
 #include <deque>
 #include <limits>
+#include <span>
 
 #include "core/error.h"
+#include "cuda/accumulate.h"
 #include "cuda/adam.h"
 #include "cuda/adc.h"
 #include "cuda/loss.h"
@@ -81,7 +83,8 @@ struct GraphKey {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendConfig& cfg)
-      : submission_(resolved(cfg.submission, cfg.timing)),
+      : auto_submission_(cfg.submission == Submission::Auto),
+        submission_(resolved(cfg.submission, cfg.timing)),
         depth_(resolved(cfg.pipelining, submission_, cfg.timing) == Pipelining::Depth2 ? 2 : 1),
         deterministic_(cfg.deterministic),
         stream_(new_stream()),
@@ -164,11 +167,31 @@ class CudaBackend final : public Backend {
 
   std::size_t num_splats() const override { return std::size_t(n_); }
 
-  void step(const Camera& cam, int image, const StepSettings& s) override {
-    const DeviceImage& target = images_.at(image);
-    if (target.width != cam.width || target.height != cam.height)
-      throw Error("cuda backend: image " + std::to_string(image) + " size does not match its camera");
-    submit({-1, cam, image, s, adam_step_ + 1, 0});
+  // The views' gradients are summed (the first view's backward writes grads_, later ones write
+  // view_grads_, added in), Adam scales the sum by 1 / batch_size, and the regularizers, once per
+  // step, are added batch_size times as large so they survive that scaling unchanged.
+  void step(std::span<const BatchView> views, const StepSettings& s) override {
+    if (views.empty()) throw Error("cuda backend: a step needs at least one view");
+    if (views.size() > std::size_t(kMaxViews))
+      throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
+                  std::to_string(kMaxViews) + " per GPU");
+    if (views.size() > 1 && submission_ == Submission::Graph && auto_submission_) {
+      drain();  // auto means chained for batches (io/config.h); nothing queued may see the switch
+      submission_ = Submission::Chained;
+    }
+    if (views.size() > 1 && submission_ == Submission::Graph)
+      throw Error("cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
+                  std::to_string(views.size()) + " views needs chained or per_kernel");
+    Pending p{};
+    for (const BatchView& v : views) {
+      const DeviceImage& target = images_.at(std::size_t(v.image));
+      if (target.width != v.camera->width || target.height != v.camera->height)
+        throw Error("cuda backend: image " + std::to_string(v.image) + " size does not match its camera");
+      p.views.push_back({*v.camera, v.image});
+    }
+    p.settings = s;
+    p.adam_step = adam_step_ + 1;
+    submit(std::move(p));
   }
 
   void collect_losses(std::vector<StepResult>& out, bool wait) override {
@@ -360,18 +383,22 @@ class CudaBackend final : public Backend {
     DeviceBuffer<float> f32;
   };
   // A queued step, with what it takes to queue it again after an overflow.
-  struct Pending {
-    int slot;  // ring entry of its readback (and of its scalars in graph mode)
+  struct ViewRef {
     Camera cam;
     int image;
-    StepSettings settings;
-    std::int64_t adam_step;  // the Adam step count after this step's update
-    int isect_count = 0;     // exact sizing: known when queued
   };
+  struct Pending {
+    int slot = -1;  // ring entry of its readback (and of its scalars in graph mode)
+    std::vector<ViewRef> views;
+    StepSettings settings;
+    std::int64_t adam_step = 0;  // the Adam step count after this step's update
+    int isect_count = 0;         // exact sizing: the views' intersections, known when queued
+  };
+  static constexpr int kMaxViews = 64;
   // What comes home from a step, through pinned memory; the graph's scalars go the other way.
   struct Slot {
-    float sums[2];       // loss sums (l1, ssim)
-    std::int32_t status[2];  // bounded sizing: intersection count, abort flag
+    float sums[kMaxViews][2];  // loss sums (l1, ssim) of each view
+    std::int32_t status[3];    // bounded sizing: last view's count, abort flag, largest count
     StepScalars scalars;
   };
   static constexpr int kSlots = 4;
@@ -392,8 +419,8 @@ class CudaBackend final : public Backend {
     else
       run_step(p, false);
     Slot* slot = ring_.get() + p.slot;
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, renderer_.pixels().sums, sizeof slot->sums, cudaMemcpyDeviceToHost,
-                                     stream_));
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, view_sums_.data(), p.views.size() * sizeof slot->sums[0],
+                                     cudaMemcpyDeviceToHost, stream_));
     if (bounded())
       SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->status, renderer_.status(), sizeof slot->status, cudaMemcpyDeviceToHost,
                                        stream_));
@@ -421,11 +448,15 @@ class CudaBackend final : public Backend {
     const Pending& p = pending_.front();
     const Slot& slot = ring_.get()[p.slot];
     if (bounded() && slot.status[1]) return recover();
-    const double elements = double(p.cam.width) * p.cam.height * 3, lambda = p.settings.ssim_lambda;
-    StepResult r;
-    r.l1 = double(slot.sums[0]) / elements;
-    r.ssim = double(slot.sums[1]) / elements;
-    r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
+    const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
+    StepResult r;  // the mean over the step's views
+    for (std::size_t k = 0; k < p.views.size(); ++k) {
+      const double elements = double(p.views[k].cam.width) * p.views[k].cam.height * 3;
+      const double l1 = double(slot.sums[k][0]) / elements, ssim = double(slot.sums[k][1]) / elements;
+      r.l1 += l1 / views;
+      r.ssim += ssim / views;
+      r.loss += ((1.0 - lambda) * l1 + lambda * (1.0 - ssim)) / views;
+    }
     ready_.push_back(r);
     isect_sum_ += bounded() ? double(slot.status[0]) : double(p.isect_count);
     ++steps_;
@@ -440,7 +471,7 @@ class CudaBackend final : public Backend {
     std::vector<Pending> redo(pending_.begin(), pending_.end());
     pending_.clear();
     int needed = 0;
-    for (const Pending& p : redo) needed = std::max(needed, ring_.get()[p.slot].status[0]);
+    for (const Pending& p : redo) needed = std::max(needed, ring_.get()[p.slot].status[2]);
     renderer_.reserve(needed + needed / 8 + 1024);
     renderer_.clear_abort();
     ++overflows_;
@@ -448,19 +479,53 @@ class CudaBackend final : public Backend {
   }
 
   // The work of one step on stream_. from_device: the camera, Adam and noise scalars come from
-  // scalars_ and the target from staged_ (graph mode, eager or captured).
+  // scalars_ and the target from staged_ (graph mode, eager or captured; one view).
   void run_step(Pending& p, bool from_device) {
     const StepSettings& s = p.settings;
-    const Camera& cam = p.cam;
-    const DeviceImage& target = from_device ? staged_ : images_[p.image];
-    const StepScalars* dev = scalars_.data();
     const Sizing sizing = bounded() ? Sizing::Bounded : Sizing::Exact;
-    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing, from_device ? &dev->cam : nullptr);
-    if (sizing == Sizing::Exact) p.isect_count = renderer_.intersections();
+    const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
     bounded_steps_ += sizing == Sizing::Bounded;
+    p.isect_count = 0;
+    for (std::size_t k = 0; k < p.views.size(); ++k) view_pass(p.views[k], k, s, sizing, from_device, p.isect_count);
+    deterministic_steps_ += deterministic_;
+
+    // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
+    // all-reduced them): Adam takes their mean; the regularizers are added batch_size times.
+    const float batch = float(s.batch_size);
+    if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
+      timer_.begin("regularize", stream_);
+      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), batch * s.opacity_reg,
+                             batch * s.scale_reg, grads_.g[3].data(), grads_.g[1].data(), stream_);
+      timer_.end(stream_);
+    }
+
+    timer_.begin("adam", stream_);
+    const std::array<AdamGroup, 5> groups = adam_groups(s);
+    adam_step(groups.data(), 5, p.adam_step, stream_, 1.0f / batch, from_device ? &scalars_.data()->adam : nullptr,
+              abort);
+    timer_.end(stream_);
+
+    if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
+      timer_.begin("noise", stream_);
+      mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
+                        {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
+                        from_device ? &scalars_.data()->noise : nullptr, abort);
+      timer_.end(stream_);
+    }
+    timer_.end_step();
+  }
+
+  // One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
+  // gradients, ADC statistics.
+  void view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing, bool from_device,
+                 int& isect_count) {
+    const Camera& cam = view.cam;
+    const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
+    renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
+                      from_device ? &scalars_.data()->cam : nullptr);
+    if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
     const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
-    // Loss and its gradient; the sums go home in submit().
     PerPixel& px = renderer_.pixels();
     const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
     timer_.begin("loss", stream_);
@@ -468,12 +533,21 @@ class CudaBackend final : public Backend {
       photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
     else
       photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float), cudaMemcpyDeviceToDevice,
+                                     stream_));
     timer_.end(stream_);
 
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_);
-    deterministic_steps_ += deterministic_;
+    if (k == 0) {
+      renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_);
+    } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
+      for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
+      renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
+      timer_.begin("batch_accumulate", stream_);
+      for (int g = 0; g < 5; ++g) add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+      timer_.end(stream_);
+    }
 
-    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this step's screen-space gradients
+    if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
       if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
       timer_.begin("adc_stats", stream_);
       const PerSplat& sp = renderer_.splats();
@@ -481,27 +555,6 @@ class CudaBackend final : public Backend {
                      grad2d_.data(), vis_count_.data(), stream_, abort);
       timer_.end(stream_);
     }
-
-    if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
-      timer_.begin("regularize", stream_);
-      mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), s.opacity_reg, s.scale_reg,
-                             grads_.g[3].data(), grads_.g[1].data(), stream_);
-      timer_.end(stream_);
-    }
-
-    timer_.begin("adam", stream_);
-    const std::array<AdamGroup, 5> groups = adam_groups(s);
-    adam_step(groups.data(), 5, p.adam_step, stream_, from_device ? &dev->adam : nullptr, abort);
-    timer_.end(stream_);
-
-    if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
-      timer_.begin("noise", stream_);
-      mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
-                        {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
-                        from_device ? &dev->noise : nullptr, abort);
-      timer_.end(stream_);
-    }
-    timer_.end_step();
   }
 
   std::array<AdamGroup, 5> adam_groups(const StepSettings& s) {
@@ -520,10 +573,11 @@ class CudaBackend final : public Backend {
   // at its second step (by then every buffer has its size, so nothing allocates in a capture).
   void run_graph(Pending& p) {
     const StepSettings& s = p.settings;
-    const DeviceImage& target = images_[p.image];
+    const ViewRef& view = p.views.at(0);  // step() lets only one view through in graph mode
+    const DeviceImage& target = images_[std::size_t(view.image)];
     Slot& slot = ring_.get()[p.slot];
     const std::array<AdamGroup, 5> groups = adam_groups(s);
-    slot.scalars = {CameraParams::from(p.cam), adam_scalars(groups.data(), 5, p.adam_step),
+    slot.scalars = {CameraParams::from(view.cam), adam_scalars(groups.data(), 5, p.adam_step),
                     {float(s.noise_scale), s.noise_seed}};
     SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars), cudaMemcpyHostToDevice,
                                      stream_));
@@ -533,8 +587,8 @@ class CudaBackend final : public Backend {
     key.generation = generation_;
     key.n = n_;
     key.capacity = renderer_.capacity();
-    key.width = p.cam.width;
-    key.height = p.cam.height;
+    key.width = view.cam.width;
+    key.height = view.cam.height;
     key.sh_degree = s.raster.sh_degree;
     key.antialiased = s.raster.antialiased;
     key.accumulate_grad2d = s.accumulate_grad2d;
@@ -644,7 +698,8 @@ class CudaBackend final : public Backend {
     return sl;
   }
 
-  const Submission submission_;
+  const bool auto_submission_;
+  Submission submission_;
   const int depth_;  // steps that may run at once: 1, or 2 with depth2 pipelining
   const bool deterministic_;
   cudaStream_t stream_ = nullptr;
@@ -666,6 +721,8 @@ class CudaBackend final : public Backend {
   std::deque<Pending> pending_;  // queued steps, oldest first
   std::vector<StepResult> ready_;
   int next_slot_ = 0;
+  Groups view_grads_;  // batches: the gradients of a view after the first, added into grads_
+  DeviceBuffer<float> view_sums_{2 * std::size_t(kMaxViews)};  // [views, 2] each view's loss sums
   // Graph mode.
   DeviceBuffer<StepScalars> scalars_{1};
   DeviceImage staged_;

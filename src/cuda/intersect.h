@@ -34,7 +34,8 @@ void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, 
 // `capacity` entries and the sort and tile_ranges run over all of them. Entries from the count on
 // become padding with every key bit below end_bit set, which sorts last and names no tile.
 // status[0] = the count (offsets[n-1]); status[1] is set to 1 if it exceeds the capacity: the
-// lists were cut short and the step must be repeated with more room. Nothing clears status[1].
+// lists were cut short and the step must be repeated with more room (nothing here clears it);
+// status[2] = the largest count seen.
 void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint64_t* keys,
                    std::uint32_t* gaussian_ids, int* status, cudaStream_t stream);
 

@@ -81,19 +81,21 @@ __global__ void emit_kernel(int n,
 
 // Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
 // so it sorts after all real entries and names a tile past the grid (tile_ranges skips it).
-// status[0] = count; status[1] is raised (never lowered) when the count exceeds the capacity.
+// status[0] = count; status[1] is raised (never lowered) when the count exceeds the capacity;
+// status[2] is the largest count so far (the room a repeated step needs, whichever view overflowed).
 __global__ void pad_kernel(int n,
                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
                            std::int32_t capacity,
                            std::uint64_t pad_key,
                            std::uint64_t* __restrict__ keys,          // [capacity]
                            std::uint32_t* __restrict__ gaussian_ids,  // [capacity]
-                           int* __restrict__ status) {                // [2]
+                           int* __restrict__ status) {                // [3]
   const std::int32_t count = n > 0 ? offsets[n - 1] : 0;
   const std::int32_t k = std::int32_t(blockIdx.x * blockDim.x + threadIdx.x);
   if (k == 0) {
     status[0] = count;
     if (count > capacity) status[1] = 1;
+    atomicMax(&status[2], count);
   }
   if (k >= count && k < capacity) {
     keys[k] = pad_key;

@@ -87,7 +87,7 @@ class Renderer {
   // Bounded sizing: room for at least m intersections from the next forward on.
   void reserve(int m) { capacity_ = std::max(capacity_, m); }
   int capacity() const { return capacity_; }
-  // Device [2]: the last bounded forward's intersection count, and the abort flag.
+  // Device [3]: the last bounded forward's intersection count, the abort flag, the largest count.
   const int* status() const { return status_.data(); }
   const int* abort_flag() const { return status_.data() + 1; }
   // Test hook: poisons every scratch group (not the status).
@@ -113,7 +113,7 @@ class Renderer {
   ScratchGroup<PerTile, int> tiles_;
   ScratchGroup<PerPixel, std::pair<int, int>> pixels_;
   ScratchGroup<FixedGrads, int> fixed_;
-  DeviceBuffer<int> status_{2};
+  DeviceBuffer<int> status_{3};
   Pinned<std::int32_t> count_host_{1};
 };
 

@@ -42,6 +42,9 @@ constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
     {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
 
+constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
+    {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
+
 constexpr std::pair<Submission, std::string_view> kSubmissions[] = {{Submission::Auto, "auto"},
                                                                     {Submission::PerKernel, "per_kernel"},
                                                                     {Submission::Chained, "chained"},
@@ -63,6 +66,9 @@ EnumInfo<InitKind> enum_info(InitKind) {
 }
 EnumInfo<DensifyStrategy> enum_info(DensifyStrategy) {
   return {"densify strategy", kDensifyStrategies};
+}
+EnumInfo<LrBatchScaling> enum_info(LrBatchScaling) {
+  return {"learning-rate batch scaling", kLrBatchScalings};
 }
 
 template <class E>
@@ -364,6 +370,10 @@ const std::vector<Field>& fields() {
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
       train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
       train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
+      train("batch_size", &T::batch_size, {1, 4096}, "views per step over all ranks; gradients averaged, one Adam update"),
+      train("lr_batch_scaling", &T::lr_batch_scaling, "learning rates times sqrt(batch_size) (Grendel-GS), batch_size (linear) or 1 (none)"),
+      train("digest_every", &T::digest_every, {0}, "several ranks: compare a digest of the model across ranks every n steps (0 = never)"),
+      train("collective_timeout", &T::collective_timeout, {0}, "several ranks: seconds a collective waits before the job ends with an error (0 = forever)"),
       backend("type", &BackendConfig::type, "auto: cuda if a GPU is found, else cpu"),
       backend("threads", &BackendConfig::threads, {0}, "CPU backend threads (0 = all cores)"),
       backend("timing", &BackendConfig::timing, "per-stage GPU timing (CUDA events), reported at the end"),
@@ -530,6 +540,9 @@ std::string_view to_string(Submission k) {
 std::string_view to_string(Pipelining k) {
   return name_of(k);
 }
+std::string_view to_string(LrBatchScaling k) {
+  return name_of(k);
+}
 
 template <>
 BackendKind from_string<BackendKind>(std::string_view name) {
@@ -550,6 +563,10 @@ Submission from_string<Submission>(std::string_view name) {
 template <>
 Pipelining from_string<Pipelining>(std::string_view name) {
   return parse_enum<Pipelining>(name);
+}
+template <>
+LrBatchScaling from_string<LrBatchScaling>(std::string_view name) {
+  return parse_enum<LrBatchScaling>(name);
 }
 
 void Config::validate() const {
@@ -573,9 +590,9 @@ void Config::validate() const {
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
 }
 
-Submission resolved(Submission s, bool timing) {
+Submission resolved(Submission s, bool timing, std::int64_t batch_size) {
   if (s != Submission::Auto) return s;
-  return timing ? Submission::PerKernel : Submission::Graph;
+  return timing ? Submission::PerKernel : batch_size > 1 ? Submission::Chained : Submission::Graph;
 }
 Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
   if (p != Pipelining::Auto) return p;
@@ -589,7 +606,7 @@ void Config::validate_backend() const {
   };
   const std::string submission = "backend.submission = \"" + std::string(to_string(backend.submission)) + "\"";
   const std::string pipelining = "backend.pipelining = \"" + std::string(to_string(backend.pipelining)) + "\"";
-  const Submission sub = resolved(backend.submission, backend.timing);
+  const Submission sub = resolved(backend.submission, backend.timing, train.batch_size);
   const Pipelining pipe = resolved(backend.pipelining, sub, backend.timing);
   if (sub == Submission::PerKernel && pipe == Pipelining::Depth2)
     throw conflict(submission, pipelining, "per_kernel waits after every stage, so nothing can overlap");
@@ -598,6 +615,9 @@ void Config::validate_backend() const {
                    "stage events cannot be read inside a replayed graph; time with per_kernel or chained");
   if (backend.timing && pipe == Pipelining::Depth2)
     throw conflict("backend.timing = true", pipelining, "stage times need each step to finish before the next");
+  if (sub == Submission::Graph && train.batch_size > 1)
+    throw conflict(submission, "train.batch_size = " + std::to_string(train.batch_size),
+                   "a replayed graph renders one view per step; use chained");
   if (backend.type == BackendKind::Cpu && backend.submission != Submission::Auto)
     throw conflict("backend.type = \"cpu\"", submission, "submission modes are the cuda backend's");
   if (backend.type == BackendKind::Cpu && backend.pipelining != Pipelining::Auto)

@@ -17,21 +17,24 @@ enum class DensifyStrategy { None, Mcmc, Adc };
 //   chained: the step's kernels queued on one stream, one host wait per step;
 //   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
 //   auto: graph, the fastest on the H200 by the A/B gate in docs/benchmarks.md; per_kernel when
-//     backend.timing is on. (The cpu backend runs every step to its end: auto only.)
+//     backend.timing is on; chained for batches (a graph replays one view per step).
+//     (The cpu backend runs every step to its end: auto only.)
 enum class Submission { Auto, PerKernel, Chained, Graph };
 // off: step i+1 is queued once step i has passed its wait; depth2: the host queues step i+1 while
 // the GPU still runs step i (at most two steps in flight); auto: depth2, or off with timing or
 // per_kernel.
 enum class Pipelining { Auto, Off, Depth2 };
 // The modes auto stands for (see above).
-Submission resolved(Submission s, bool timing);
+Submission resolved(Submission s, bool timing, std::int64_t batch_size = 1);
 Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing);
+enum class LrBatchScaling { None, Sqrt, Linear };
 
 std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(Submission k);
 std::string_view to_string(Pipelining k);
+std::string_view to_string(LrBatchScaling k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names.
 template <class E>
@@ -46,6 +49,8 @@ template <>
 Submission from_string<Submission>(std::string_view name);
 template <>
 Pipelining from_string<Pipelining>(std::string_view name);
+template <>
+LrBatchScaling from_string<LrBatchScaling>(std::string_view name);
 
 struct DataConfig {
   std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
@@ -78,6 +83,14 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
+  // Views per step, over all ranks: their gradients are averaged into one Adam update. Iterations,
+  // schedules and refine intervals count steps.
+  std::int64_t batch_size = 1;
+  // Learning rates times sqrt(B) (Grendel-GS), B or 1: sqrt keeps the Adam step per epoch, and
+  // the MCMC noise (which follows the means rate) per epoch, what they are at B = 1.
+  LrBatchScaling lr_batch_scaling = LrBatchScaling::Sqrt;
+  std::int64_t digest_every = 100;  // several ranks: compare a model digest every n steps (0 = never)
+  double collective_timeout = 300;  // several ranks: seconds before a stalled collective ends the job
 };
 
 struct BackendConfig {

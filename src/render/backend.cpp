@@ -1,12 +1,20 @@
 #include "render/backend.h"
 
 #include "core/error.h"
+#include "dist/communicator.h"
 #include "io/config.h"
 #if SPLAT_HAVE_CUDA
 #include "cuda/backend.h"
 #endif
 
 namespace splat {
+
+void Backend::set_communicator(dist::Communicator& comm) {
+  if (comm.size() > 1)
+    throw Error("the " + name() + " backend cannot train on " + std::to_string(comm.size()) +
+                " ranks: it has no gradient reduction for the " + comm.name() +
+                " communicator (backend.type = \"cpu\" reduces host gradients over MPI)");
+}
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp
 

@@ -4,6 +4,7 @@
 // render, loss, backward, Adam. The trainer never knows which backend it drives.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "core/gaussians.h"
 #include "core/image.h"
 #include "render/settings.h"
+
+namespace splat::dist {
+class Communicator;
+}
 
 namespace splat {
 
@@ -41,6 +46,15 @@ struct StepSettings {
   // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
   // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
   bool accumulate_grad2d = false;
+  // Views in the step's global batch, over all ranks: the gradients of the views are summed
+  // (all-reduced across ranks), divided by batch_size, then regularized and given to Adam once.
+  int batch_size = 1;
+};
+
+// One view of a step: a camera and the index of its training image (see set_images).
+struct BatchView {
+  const Camera* camera = nullptr;
+  int image = 0;
 };
 
 // One MCMC refine tick (render/mcmc.h has the shared math).
@@ -82,24 +96,35 @@ class Backend {
   virtual TrainState state() const = 0;
   virtual std::size_t num_splats() const = 0;
 
-  // One optimization step on one view. It may return before the step has run (GPU backends
-  // queue it); its loss arrives later through collect_losses.
-  virtual void step(const Camera& camera, int image, const StepSettings& settings) = 0;
-  // Appends the losses of finished steps, in step order. With wait, blocks until every step
-  // submitted so far has finished.
+  // One optimization step on this rank's views of the batch (settings.batch_size views over all
+  // ranks): render, loss and backward per view, gradients summed over the views and the ranks and
+  // divided by batch_size, regularizers, one Adam update. It may return before the step has run
+  // (GPU backends queue it); its loss arrives later through collect_losses.
+  virtual void step(std::span<const BatchView> views, const StepSettings& settings) = 0;
+  // A step on a single view (batch_size 1, one rank).
+  void step(const Camera& camera, int image, const StepSettings& settings) {
+    const BatchView view{&camera, image};
+    step(std::span(&view, 1), settings);
+  }
+  // The ranks this backend's steps reduce gradients, losses and densification statistics over
+  // (size 1 until set). The default accepts only size 1.
+  virtual void set_communicator(dist::Communicator& comm);
+  // Appends the losses of finished steps, one per step (the mean over its batch, all ranks), in
+  // step order. With wait, blocks until every step submitted so far has finished.
   virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
   // MCMC refine tick: relocate dead splats onto live ones sampled by opacity, then append copies
   // of sampled splats up to target_count, with the opacity/scale correction of mcmc::relocate on
   // every sampled source and copy. Sources, relocated and new slots get zero Adam moments.
   // Nothing is in flight while buffers change (the backend drains first).
   virtual RefineStats mcmc_refine(const McmcRefineSettings& settings) = 0;
-  // ADC refine tick from the statistics accumulated since the last one (which it then resets):
-  // clones small splats and splits large ones whose mean statistic is high, then prunes the grown
-  // set. The result is compacted in gsplat's order: surviving unsplit originals, clones, first
-  // split children, second split children, each in source index order. Survivors keep their Adam
-  // moments; clones and children start from zero. Split children are drawn from the parent's
-  // Gaussian (adc::split_offset) with scales / 1.6 and the parent's opacity (3DGS; not the
-  // revised opacity of Bulo et al. 2024). Nothing is in flight while buffers change.
+  // ADC refine tick from the statistics accumulated since the last one, summed over the ranks
+  // (which it then resets): clones small splats and splits large ones whose mean statistic is
+  // high, then prunes the grown set. The result is compacted in gsplat's order: surviving unsplit
+  // originals, clones, first split children, second split children, each in source index order.
+  // Survivors keep their Adam moments; clones and children start from zero. Split children are
+  // drawn from the parent's Gaussian (adc::split_offset) with scales / 1.6 and the parent's
+  // opacity (3DGS; not the revised opacity of Bulo et al. 2024). Nothing is in flight while
+  // buffers change.
   virtual RefineStats adc_refine(const AdcRefineSettings& settings) = 0;
   // ADC opacity reset: opacity = min(opacity, max_opacity) (as a clamp of the raw logit) for every
   // splat, and zero Adam moments of the opacity group.

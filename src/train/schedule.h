@@ -15,15 +15,31 @@ inline double exponential_lr(double lr0, double lr1, std::int64_t step, std::int
   return std::exp((1.0 - t) * std::log(lr0) + t * std::log(lr1));
 }
 
-// Learning rates at `step`; the means rate is scaled by the scene extent and decays.
+// What every learning rate is multiplied by at train.batch_size B (train.lr_batch_scaling):
+// sqrt(B) as Grendel-GS (Zhao et al. 2024), B, or 1. Exactly 1 at B = 1.
+inline double lr_batch_factor(const TrainConfig& c) {
+  switch (c.lr_batch_scaling) {
+    case LrBatchScaling::Sqrt:
+      return std::sqrt(double(c.batch_size));
+    case LrBatchScaling::Linear:
+      return double(c.batch_size);
+    case LrBatchScaling::None:
+      break;
+  }
+  return 1.0;
+}
+
+// Learning rates at `step`; the means rate is scaled by the scene extent and decays, and all are
+// scaled for the batch size.
 inline LearningRates learning_rates(const TrainConfig& c, double scene_extent, std::int64_t step) {
+  const double f = lr_batch_factor(c);
   LearningRates lr;
-  lr.means = scene_extent * exponential_lr(c.lr_means, c.lr_means_final, step, c.iterations);
-  lr.log_scales = c.lr_log_scales;
-  lr.quats = c.lr_quats;
-  lr.opacity = c.lr_opacity;
-  lr.sh0 = c.lr_sh0;
-  lr.shN = c.lr_shN;
+  lr.means = f * scene_extent * exponential_lr(c.lr_means, c.lr_means_final, step, c.iterations);
+  lr.log_scales = f * c.lr_log_scales;
+  lr.quats = f * c.lr_quats;
+  lr.opacity = f * c.lr_opacity;
+  lr.sh0 = f * c.lr_sh0;
+  lr.shN = f * c.lr_shN;
   return lr;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "dist/sync.h"
 #include "io/image_io.h"
 #include "train/init.h"
 #include "train/metrics.h"
@@ -28,9 +29,23 @@ RasterSettings final_raster_settings(const Config& cfg) {
   return rs;
 }
 
-Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend)
-    : cfg_(std::move(cfg)), data_(data), backend_(backend), rng_(cfg_.train.seed) {
+Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm)
+    : cfg_(std::move(cfg)), data_(data), backend_(backend), comm_(comm), rng_(cfg_.train.seed) {
   if (data_.train.empty()) throw Error("dataset has no training views");
+  const std::int64_t batch = cfg_.train.batch_size;
+  if (batch > std::int64_t(data_.train.size()))
+    throw Error("train.batch_size = " + std::to_string(batch) + " exceeds the " +
+                std::to_string(data_.train.size()) + " training views");
+  if (batch < comm_.size())
+    throw Error("train.batch_size = " + std::to_string(batch) + " is smaller than the " +
+                std::to_string(comm_.size()) +
+                " ranks of this job (every rank renders at least one view per step)");
+  comm_.set_timeout(cfg_.train.collective_timeout);
+  if (comm_.size() > 1) {
+    const std::string setup = cfg_.to_toml() + "\ntraining views " + std::to_string(data_.train.size());
+    dist::expect_identical(comm_, dist::digest(setup), "the resolved config (and training view count)");
+  }
+  backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
   densifier_ = make_densifier(cfg_, scene_extent_);
   std::vector<const Image*> images;
@@ -48,8 +63,26 @@ void Trainer::initialize() {
                 std::string(to_string(cfg_.model.init)) + "\" (MCMC never removes splats)");
   st.adam_m = zeros_like(st.params);
   st.adam_v = zeros_like(st.params);
-  backend_.set_state(st);
+  start_from(std::move(st));
   iteration_ = 0;
+}
+
+void Trainer::start_from(TrainState st) {
+  dist::broadcast_state(comm_, st);
+  backend_.set_state(st);
+}
+
+void Trainer::check_ranks_identical(const std::string& when) {
+  if (comm_.size() == 1) return;
+  // The model and what picks the next views: iteration, RNG state, epoch order and position.
+  std::vector<std::uint64_t> schedule = rng_.save();
+  schedule.push_back(std::uint64_t(iteration_));
+  schedule.push_back(std::uint64_t(view_pos_));
+  for (const std::int32_t v : view_order_) schedule.push_back(std::uint64_t(v));
+  const std::uint64_t d = dist::digest(backend_.state()) ^
+                          dist::digest(std::string_view(reinterpret_cast<const char*>(schedule.data()),
+                                                        schedule.size() * sizeof(std::uint64_t)));
+  dist::expect_identical(comm_, d, "the model (parameters, Adam state) or view schedule " + when);
 }
 
 void Trainer::resume(const Checkpoint& ckpt) {
@@ -61,7 +94,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
   st.adam_m = ckpt.adam_m;
   st.adam_v = ckpt.adam_v;
   st.adam_step = ckpt.iteration;
-  backend_.set_state(st);
+  start_from(std::move(st));
   iteration_ = ckpt.iteration;
   rng_.restore(ckpt.rng_state);
   view_order_ = ckpt.view_order;
@@ -100,12 +133,14 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
   s.raster.sh_degree = active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
   s.ssim_lambda = cfg_.train.ssim_lambda;
   s.lr = learning_rates(cfg_.train, scene_extent_, step);
+  s.batch_size = int(cfg_.train.batch_size);
   densifier_->step_settings(step, s);
   return s;
 }
 
 void Trainer::train(const std::string& out_dir) {
   const std::int64_t total = cfg_.train.iterations;
+  const bool leader = comm_.rank() == 0;  // shows progress and writes checkpoints
   Progress progress(iteration_, total, cfg_.train.log_every);
   std::vector<StepResult> finished;
   double last_loss = 0;
@@ -121,14 +156,23 @@ void Trainer::train(const std::string& out_dir) {
       last_loss = r.loss;
     }
   };
+  // This rank's share of every step's batch: positions [first, last) of the B views drawn.
+  const std::int64_t batch = cfg_.train.batch_size, ranks = comm_.size(), rank = comm_.rank();
+  const std::int64_t first = batch * rank / ranks, last = batch * (rank + 1) / ranks;
+  std::vector<BatchView> mine(std::size_t(last - first));
+  const std::int64_t digest_every = cfg_.train.digest_every;
+  check_ranks_identical("at iteration " + std::to_string(iteration_));
   const auto start = std::chrono::steady_clock::now();
   double paused = 0;
   while (iteration_ < total) {
-    const int view = next_view();
-    backend_.step(data_.train[view].camera, view, settings_at(iteration_));
+    for (std::int64_t j = 0; j < batch; ++j) {
+      const int view = next_view();
+      if (j >= first && j < last) mine[std::size_t(j - first)] = {&data_.train[view].camera, view};
+    }
+    backend_.step(mine, settings_at(iteration_));
     ++iteration_;
     const auto tick = densifier_->after_step(iteration_, backend_);
-    if (tick && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
+    if (tick && leader && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
       progress.note("refine at " + std::to_string(iteration_) + ": " +
                     (cfg_.densify.strategy == DensifyStrategy::Adc
                          ? std::to_string(tick->cloned) + " cloned, " + std::to_string(tick->split) + " split, " +
@@ -136,18 +180,21 @@ void Trainer::train(const std::string& out_dir) {
                          : std::to_string(tick->dead) + " relocated, " + std::to_string(tick->added) + " added, ") +
                     std::to_string(tick->count) + " splats");
     collect(false);
-    progress.update(iteration_, last_loss, backend_.num_splats());
+    if (leader) progress.update(iteration_, last_loss, backend_.num_splats());
+    if (digest_every > 0 && iteration_ % digest_every == 0)
+      check_ranks_identical("at iteration " + std::to_string(iteration_));
     const std::int64_t every = cfg_.output.checkpoint_every;
     if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
       const auto pause = std::chrono::steady_clock::now();
       collect(true);
       const auto path = std::filesystem::path(out_dir) / ("checkpoint_" + std::to_string(iteration_) + ".ckpt");
-      write_checkpoint(path.string(), checkpoint());
+      if (leader) write_checkpoint(path.string(), checkpoint());
       paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
     }
   }
   collect(true);
-  progress.finish();
+  if (leader) progress.finish();
+  if (digest_every > 0 && total % digest_every != 0) check_ranks_identical("at the end of training");
   train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
 }
 

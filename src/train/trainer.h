@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/dataset.h"
@@ -25,12 +26,17 @@ struct EvalResult {
 
 class Trainer {
  public:
-  // `data` and `backend` must outlive the trainer.
-  Trainer(Config cfg, const Dataset& data, Backend& backend);
+  // `data`, `backend` and `comm` must outlive the trainer. With several ranks every rank makes a
+  // trainer with the same config and data; each step, rank r renders views
+  // [r B / R, (r + 1) B / R) of the step's B views (train.batch_size), which all ranks draw from
+  // the same view order. The config is checked to be the same on every rank.
+  Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm = dist::single_process());
 
   void initialize();                  // a fresh model from model.init
   void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
-  // Trains up to train.iterations. Writes periodic checkpoints into out_dir if configured.
+  // Trains up to train.iterations. Writes periodic checkpoints into out_dir if configured (rank 0
+  // only; rank 0 alone shows progress). Several ranks compare model digests every
+  // train.digest_every steps and at the end.
   void train(const std::string& out_dir);
   Checkpoint checkpoint() const;
 
@@ -42,10 +48,13 @@ class Trainer {
  private:
   int next_view();
   StepSettings settings_at(std::int64_t step) const;
+  void start_from(TrainState state);  // the same on every rank: rank 0's
+  void check_ranks_identical(const std::string& when);
 
   Config cfg_;
   const Dataset& data_;
   Backend& backend_;
+  dist::Communicator& comm_;
   std::unique_ptr<Densifier> densifier_;
   double scene_extent_ = 1.0;
   std::int64_t iteration_ = 0;  // completed iterations

@@ -1,0 +1,81 @@
+#include "dist/communicator.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+#include "dist/launch.h"
+#include "dist/mpi.h"
+
+namespace splat::dist {
+
+void Communicator::allreduce_sum_device(float*, std::size_t, cudaStream_t, const char* what) {
+  throw Error(
+      std::string(what) + ": the " + name() +
+      " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
+}
+
+namespace {
+
+class SingleProcess final : public Communicator {
+ public:
+  std::string name() const override { return "single"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void allreduce_sum(std::span<float>, const char*) override {}
+  void allreduce_sum(std::span<double>, const char*) override {}
+  void allreduce_sum(std::span<std::int32_t>, const char*) override {}
+  void allreduce_sum_device(float*, std::size_t, cudaStream_t, const char*) override {}
+  void broadcast(std::span<std::byte>, int, const char*) override {}
+  std::vector<std::uint64_t> allgather(std::uint64_t value, const char*) override {
+    return {value};
+  }
+  void set_timeout(double) override {}
+  [[noreturn]] void abort(const std::string& message) override {
+    std::fprintf(stderr, "\n%s\n", message.c_str());
+    std::exit(1);
+  }
+};
+
+Communicator* g_world = nullptr;
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : 0;
+}
+
+}  // namespace
+
+Communicator& single_process() {
+  static SingleProcess one;
+  return one;
+}
+
+int launcher_size() {
+  // Open MPI (mpirun), then the PMI/PMIx variables of other launchers (MPICH hydra, srun).
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const int n = env_int(var); n > 0) return n;
+  return 1;
+}
+
+World::World(int& argc, char**& argv) : comm_(&single_process()) {
+  const int launched = launcher_size();
+  // One rank under a launcher runs MPI too where the build has it; several ranks need it.
+  if (launched > 1 || (have_mpi() && std::getenv("PMIX_RANK"))) {
+    disable_nvlink_multicast();  // before anything could initialize NCCL in this process
+    owned_ = make_mpi_communicator(argc, argv);  // throws where the build has no MPI
+    comm_ = owned_.get();
+  }
+  g_world = comm_;
+}
+
+World::~World() {
+  g_world = nullptr;
+}
+
+Communicator& world() {
+  return g_world ? *g_world : single_process();
+}
+
+}  // namespace splat::dist

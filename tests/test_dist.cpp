@@ -1,0 +1,299 @@
+// Data-parallel training: the communicator pieces in one process, and real multi-process runs
+// under mpirun (2 and 3 ranks on the CPU backend) when the build has MPI.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "dist/communicator.h"
+#include "dist/launch.h"
+#include "dist/sync.h"
+#include "io/checkpoint.h"
+#include "test_util.h"
+
+namespace splat {
+namespace {
+
+// A communicator whose allgather answers with given digests, as if from other ranks.
+class FakeRanks final : public dist::Communicator {
+ public:
+  explicit FakeRanks(std::vector<std::uint64_t> others) : others_(std::move(others)) {}
+  std::string name() const override { return "fake"; }
+  int rank() const override { return 0; }
+  int size() const override { return int(others_.size()) + 1; }
+  void allreduce_sum(std::span<float>, const char*) override {}
+  void allreduce_sum(std::span<double>, const char*) override {}
+  void allreduce_sum(std::span<std::int32_t>, const char*) override {}
+  void broadcast(std::span<std::byte>, int, const char*) override {}
+  std::vector<std::uint64_t> allgather(std::uint64_t v, const char*) override {
+    std::vector<std::uint64_t> all{v};
+    all.insert(all.end(), others_.begin(), others_.end());
+    return all;
+  }
+  void set_timeout(double) override {}
+  [[noreturn]] void abort(const std::string& m) override { throw Error(m); }
+
+ private:
+  std::vector<std::uint64_t> others_;
+};
+
+TrainState small_state() {
+  TrainState st;
+  for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
+    g->sh_degree = 1;
+    g->resize(5);
+    float x = 0.25f;
+    g->for_each_group([&](const char*, std::vector<float>& v) {
+      for (float& e : v) e = (x += 0.5f);
+    });
+  }
+  st.adam_step = 3;
+  return st;
+}
+
+TEST(Dist, DigestSeesEveryBitOfTheState) {
+  const TrainState st = small_state();
+  const std::uint64_t d = dist::digest(st);
+  EXPECT_EQ(d, dist::digest(small_state()));
+  TrainState t = st;
+  t.adam_v.sh.back() = std::nextafter(t.adam_v.sh.back(), 1e9f);  // one ulp of the last element
+  EXPECT_NE(dist::digest(t), d);
+  t = st;
+  t.adam_step = 4;
+  EXPECT_NE(dist::digest(t), d);
+  t = st;
+  t.params.means[0] = -t.params.means[0];
+  EXPECT_NE(dist::digest(t), d);
+}
+
+TEST(Dist, MismatchErrorNamesTheRanks) {
+  FakeRanks same({42, 42});
+  EXPECT_NO_THROW(dist::expect_identical(same, 42, "the model"));
+  FakeRanks differ({42, 7, 42, 9});
+  test::expect_contains(
+      test::error_of([&] { dist::expect_identical(differ, 42, "the model at iteration 100"); }),
+      {"ranks diverged", "the model at iteration 100", "rank 2", "rank 4"});
+  EXPECT_EQ(test::error_of([&] { dist::expect_identical(differ, 42, "x"); }).find("rank 1 "),
+            std::string::npos);
+}
+
+TEST(Dist, SingleProcessIsTheIdentity) {
+  dist::Communicator& one = dist::single_process();
+  EXPECT_EQ(one.size(), 1);
+  EXPECT_EQ(one.rank(), 0);
+  std::vector<float> v{1.5f, -2.0f};
+  one.allreduce_sum(std::span(v), "test");
+  EXPECT_EQ(v, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(one.allgather(5, "test"), std::vector<std::uint64_t>{5});
+  TrainState st = small_state();
+  dist::broadcast_state(one, st);
+  EXPECT_EQ(dist::digest(st), dist::digest(small_state()));
+}
+
+TEST(Dist, HostCommunicatorsRejectDeviceBuffers) {
+  FakeRanks two({1});
+  test::expect_contains(
+      test::error_of([&] { two.allreduce_sum_device(nullptr, 4, nullptr, "gradient all-reduce"); }),
+      {"gradient all-reduce", "fake", "host buffers only"});
+}
+
+TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
+  unsetenv("NCCL_NVLS_ENABLE");
+  EXPECT_NO_THROW(dist::check_gpus(1));
+  for (const char* var :
+       {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"})
+    ASSERT_NE(std::getenv(var), nullptr) << var;
+  EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
+  EXPECT_STREQ(std::getenv("TORCH_SYMM_MEM_DISABLE_MULTICAST"), "1");
+  EXPECT_STREQ(std::getenv("NVSHMEM_DISABLE_NVLS"), "1");
+}
+
+TEST(Dist, SeveralGpusWithoutNcclIsAClearError) {
+  const auto r = test::run_splat("train " + test::small_demo_scene() + " --gpus 2 --out " +
+                                 test::temp_dir("gpus").string());
+  EXPECT_NE(r.exit_code, 0);
+  test::expect_contains(r.output, {"--gpus 2", "no NCCL"});
+}
+
+#if SPLAT_HAVE_MPI
+
+// One small training run on the CPU backend: MCMC with refine ticks inside the run (relocation,
+// growth, regularizers and noise all depend on the reduced state), digests every 5 steps.
+std::string train_args(const std::filesystem::path& out, const std::string& extra = "") {
+  return "train " + test::small_demo_scene() + " --out " + out.string() +
+         " --set backend.type=cpu --set backend.threads=1 --set model.init_points=1500"
+         " --set train.iterations=16 --set train.batch_size=6 --set train.digest_every=5"
+         " --set densify.strategy=mcmc --set densify.refine_start=3 --set densify.refine_every=5"
+         " --set output.save_renders=false --set data.test_every=4 " +
+         extra;
+}
+
+// mpirun as root on a small machine; a wall-clock cap so that a hang fails the test, not CI.
+std::string mpirun(int ranks, const std::string& env = "") {
+  return "timeout 120 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "OMPI_MCA_rmaps_base_oversubscribe=1 " +
+         env + " " SPLAT_MPIEXEC " -n " + std::to_string(ranks) + " ";
+}
+
+Checkpoint train_once(int ranks, const std::string& name, const std::string& extra = "") {
+  const auto out = test::temp_dir(name);
+  const std::string args = train_args(out, extra);
+  const test::RunResult r = ranks == 1 ? test::run_splat(args)
+                                       : test::run_command(mpirun(ranks) + SPLAT_BINARY " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (ranks > 1) {
+    EXPECT_NE(r.output.find("x " + std::to_string(ranks) + " ranks (mpi)"), std::string::npos)
+        << r.output;
+  }
+  return read_checkpoint((out / "checkpoint.ckpt").string());
+}
+
+// ||a - b|| / ||b - init||: the difference between two runs against how far training moved.
+double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussians* init) {
+  double diff = 0, moved = 0;
+  std::vector<const std::vector<float>*> bs, is;
+  b.for_each_group([&](const char*, const std::vector<float>& v) { bs.push_back(&v); });
+  if (init)
+    init->for_each_group([&](const char*, const std::vector<float>& v) { is.push_back(&v); });
+  std::size_t g = 0;
+  a.for_each_group([&](const char*, const std::vector<float>& v) {
+    const std::vector<float>& w = *bs[g];
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      diff += std::pow(double(v[i]) - w[i], 2);
+      const double base = init && i < is[g]->size() ? (*is[g])[i] : 0.0;
+      moved += std::pow(double(w[i]) - base, 2);
+    }
+    ++g;
+  });
+  return std::sqrt(diff / moved);
+}
+
+// R ranks sum their views' gradients in another order than one process does (per-rank partial
+// sums, then the all-reduce), so the runs agree to float rounding, not bit for bit. Adam divides by
+// sqrt(v) with eps 1e-15, so a rounding-level change of a near-zero gradient can move its element
+// by up to the learning rate, and 16 steps with MCMC ticks compound that. Measured ||a-b|| / ||b||:
+// parameters 1e-6, Adam m 2.5e-5 (2 and 3 ranks). Bound: 1e-3. Another run of the same config
+// with batch 5 instead of 6, or linear instead of sqrt learning-rate scaling, measures 0.26 to
+// 1.2; dividing by a rank's own view count instead of B measured 0.19 (2 ranks); a rank that lost
+// an all-reduce or drew another random stream stops on a digest mismatch.
+TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
+  const Checkpoint one = train_once(1, "mpi_single");
+  ASSERT_GT(one.params.size(), 1500u);  // MCMC grew the model: refine ticks ran
+  for (int ranks : {2, 3}) {
+    const Checkpoint many = train_once(ranks, "mpi_" + std::to_string(ranks));
+    ASSERT_EQ(many.params.size(), one.params.size()) << ranks << " ranks";
+    EXPECT_EQ(many.iteration, one.iteration);
+    EXPECT_EQ(many.view_order, one.view_order);
+    EXPECT_EQ(many.view_pos, one.view_pos);
+    const double d = relative_difference(many.params, one.params, nullptr);
+    const double dm = relative_difference(many.adam_m, one.adam_m, nullptr);
+    std::printf("%d ranks vs one process: relative difference of parameters %.3g, Adam m %.3g\n",
+                ranks, d, dm);
+    EXPECT_LT(d, 1e-3) << ranks << " ranks: parameters differ from one process by " << d;
+    EXPECT_LT(dm, 1e-3) << ranks << " ranks: Adam moments differ by " << dm;
+  }
+}
+
+TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
+  // ADC: each rank accumulates the screen-space statistics of its own views; the tick at step 10
+  // must decide from their sum over the ranks, or the ranks would split different splats (and
+  // stop on a digest mismatch) and differ from one process. Tolerance as above.
+  const std::string adc =
+      "--set densify.strategy=adc --set densify.grow_grad2d=0.001 --set train.iterations=11";
+  const Checkpoint one = train_once(1, "mpi_adc_single", adc);
+  ASSERT_GT(one.params.size(), 1500u);  // the tick split splats
+  const Checkpoint two = train_once(2, "mpi_adc_2", adc);
+  ASSERT_EQ(two.params.size(), one.params.size());
+  EXPECT_LT(relative_difference(two.params, one.params, nullptr), 1e-3);
+}
+
+// A rank that fails: its error, on its rank, then every rank stopped, well before any timeout.
+void expect_job_stopped_by_rank_1(const std::string& name,
+                                  const std::string& env,
+                                  const std::string& args1) {
+  const auto out = test::temp_dir(name);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string cmd = mpirun(1, env) + SPLAT_BINARY " " + train_args(out) +
+                          " : -n 1 " SPLAT_BINARY " " + train_args(out, args1);
+  const test::RunResult r = test::run_command(cmd);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 124) << "the job hung until the test's timeout: " << r.output;
+  test::expect_contains(r.output, {"rank 1 of 2: error", "stopping all 2 ranks"});
+  EXPECT_LT(seconds, 60.0);  // train.collective_timeout is 300 s: the failing rank ended the job
+}
+
+TEST(DistMpi, RankFailingMidTrainingStopsTheJob) {
+  // Rank 1 throws in its 30th collective: 19 set the run up (config check, initial state, first
+  // digest), then 6 per step (5 gradient groups and the loss), so this is in the second step.
+  expect_job_stopped_by_rank_1("mpi_throw", "SPLAT_TEST_FAULT=throw:1:30", "");
+}
+
+TEST(DistMpi, RankFailingAtStartStopsTheJob) {
+  // Rank 1 rejects its config; rank 0 is already waiting in the first collective.
+  expect_job_stopped_by_rank_1("mpi_bad_config", "", "--downscale 1000");
+}
+
+TEST(DistMpi, DifferentConfigsOnTheRanksAreAnError) {
+  const auto out = test::temp_dir("mpi_config");
+  const std::string cmd = mpirun(1) + SPLAT_BINARY " " + train_args(out) +
+                          " : -n 1 " SPLAT_BINARY " " + train_args(out, "--set train.seed=5");
+  const test::RunResult r = test::run_command(cmd);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"ranks diverged", "resolved config", "rank 1"});
+}
+
+TEST(DistMpi, StalledRankTimesOutNamingTheCollective) {
+  // Rank 1 stops at its 30th collective (in the second step, as above); rank 0 waits
+  // out train.collective_timeout and ends the job.
+  const auto out = test::temp_dir("mpi_stall");
+  const auto t0 = std::chrono::steady_clock::now();
+  const test::RunResult r =
+      test::run_command(mpirun(2, "SPLAT_TEST_FAULT=stall:1:30") + SPLAT_BINARY " " +
+                        train_args(out, "--set train.collective_timeout=5"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 124) << "the job hung until the test's timeout: " << r.output;
+  test::expect_contains(
+      r.output,
+      {"rank 0 of 2", "did not complete within train.collective_timeout = 5 s", "all-reduce"});
+  EXPECT_LT(seconds, 60.0);
+}
+
+TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
+  const auto out = test::temp_dir("mpi_resume");
+  const std::string first = train_args(out, "--set output.checkpoint_every=8");
+  test::RunResult r = test::run_command(mpirun(2) + SPLAT_BINARY " " + first);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(out / "checkpoint_8.ckpt"));
+  const Checkpoint full = read_checkpoint((out / "checkpoint.ckpt").string());
+  const auto out3 = test::temp_dir("mpi_resume3");
+  r = test::run_command(mpirun(3) + SPLAT_BINARY " train " + test::small_demo_scene() +
+                        " --resume " + (out / "checkpoint_8.ckpt").string() + " --out " +
+                        out3.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Checkpoint resumed = read_checkpoint((out3 / "checkpoint.ckpt").string());
+  ASSERT_EQ(resumed.params.size(), full.params.size());
+  EXPECT_EQ(resumed.iteration, full.iteration);
+  EXPECT_EQ(resumed.view_pos, full.view_pos);
+  EXPECT_LT(relative_difference(resumed.params, full.params, nullptr), 1e-3);  // as above
+
+  // Ranks resumed from different checkpoints of the same run agree on the config and start from
+  // rank 0's model, but not on the iteration and the view schedule: the first digest says so.
+  const std::string resume =
+      SPLAT_BINARY " train " + test::small_demo_scene() + " --out " + out3.string() + " --resume ";
+  r = test::run_command(mpirun(1) + resume + (out / "checkpoint_8.ckpt").string() + " : -n 1 " +
+                        resume + (out / "checkpoint.ckpt").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output,
+                        {"ranks diverged", "view schedule", "differs from rank 0's", "rank 1 "});
+}
+
+#endif
+
+}  // namespace
+}  // namespace splat
