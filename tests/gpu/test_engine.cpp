@@ -191,8 +191,9 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Float atomics: the order of the gradient sums varies, so runs differ in the last bits and the
 // differences grow. Up to the first refine tick (15 steps) the parameters stay within 1e-3
-// (relative L2 per group) of the deterministic reference (Adam turns gradients near the rounding
-// level into full-size steps of either sign, so a few splats may differ by a learning rate); refine ticks then pick dead splats by
+// (relative L2 per group; quaternions 1e-2) of the deterministic reference (Adam turns gradients
+// near the rounding level into full-size steps of either sign, so a few splats may differ by a
+// learning rate); refine ticks then pick dead splats by
 // an opacity threshold and sample sources by opacity, so a last-bit difference can move a
 // different splat into a slot and slot-wise parameters stop being comparable. The losses stay
 // within 1% through all 64 steps (measured on the H200: at most 0.31%).
@@ -218,7 +219,61 @@ TEST(Engine, AtomicModesAgreeWithinTolerance) {
     early.state.params.for_each_group([&](const char* name, const std::vector<float>& v) {
       const double e = rel_l2(v, *want[g++]);
       std::printf("[ info     ] %s %s after %d steps: rel L2 %.3g\n", m.name().c_str(), name, kBeforeRefine, e);
-      EXPECT_LT(e, 1e-3) << name;
+      // Quaternions of near-isotropic splats get gradients at the rounding level, which Adam
+      // scales to full steps of either sign: measured 2.35e-3 in every mode, at 2^-40 and 2^-44.
+      EXPECT_LT(e, std::string(name) == "quats" ? 1e-2 : 1e-3) << name;
+    });
+  }
+}
+
+// A batch of two views: one step from zero Adam moments with zero learning rates leaves the first
+// moment at (1 - beta1) times the mean of the two views' gradients and the parameters unchanged;
+// the reported loss is the mean of theirs. Against the same backend's single-view steps.
+TEST(Engine, BatchOfTwoViewsAveragesGradients) {
+  const Dataset& data = engine_scene();
+  ModelConfig model;
+  model.init = InitKind::Random;
+  model.init_points = 3000;
+  model.init_opacity = 0.5;
+  model.init_scale = 0.5;
+  TrainState zero;
+  zero.params = initialize_model(model, data, 5);
+  zero.adam_m = zero.adam_v = zero.params;
+  for (Gaussians* g : {&zero.adam_m, &zero.adam_v})
+    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  std::vector<const Image*> images;
+  for (const View& v : data.train) images.push_back(&v.image);
+  StepSettings s;
+  s.raster.sh_degree = 1;
+  for (const Submission sub : {Submission::Chained, Submission::Auto}) {
+    BackendConfig cfg;
+    cfg.type = BackendKind::Cuda;
+    cfg.submission = sub;
+    auto b = make_backend(cfg);
+    b->set_images(images);
+    auto one_step = [&](std::vector<BatchView> views) {
+      b->set_state(zero);
+      s.batch_size = int(views.size());
+      b->step(views, s);
+      std::vector<StepResult> losses;
+      b->collect_losses(losses, true);
+      return std::pair{b->state(), losses.at(0).loss};
+    };
+    const auto [a, loss_a] = one_step({{&data.train[1].camera, 1}});
+    const auto [c, loss_c] = one_step({{&data.train[6].camera, 6}});
+    const auto [ac, loss_ac] = one_step({{&data.train[1].camera, 1}, {&data.train[6].camera, 6}});
+    EXPECT_NEAR(loss_ac, 0.5 * (loss_a + loss_c), 1e-6 * loss_ac);
+    expect_bit_identical(ac.params, zero.params);
+    std::vector<std::vector<float>> ga, gc;
+    a.adam_m.for_each_group([&](const char*, const std::vector<float>& v) { ga.push_back(v); });
+    c.adam_m.for_each_group([&](const char*, const std::vector<float>& v) { gc.push_back(v); });
+    int g = 0;
+    ac.adam_m.for_each_group([&](const char* name, const std::vector<float>& got) {
+      std::vector<float> want(got.size());
+      for (std::size_t i = 0; i < want.size(); ++i) want[i] = 0.5f * (ga[g][i] + gc[g][i]);
+      ++g;
+      EXPECT_LT(rel_l2(got, want), 1e-5) << name;
+      EXPECT_GT(rel_l2(ga[g - 1], want), 1e-2) << name << ": the two views should differ";
     });
   }
 }
