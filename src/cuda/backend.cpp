@@ -141,8 +141,12 @@ class CudaBackend final : public Backend {
     params_.upload(s.params);
     m_.upload(s.adam_m);
     v_.upload(s.adam_v);
-    grads_.upload(s.adam_m);  // zero-valued shapes; Adam clears them after every use
-    for (auto& g : grads_.g) g.zero(stream_);
+    // Gradients are zero between steps (Adam clears them). Not an upload of anything: a pageable
+    // cudaMemcpy can land after a zeroing queued on stream_ behind it.
+    for (int g = 0; g < 5; ++g) {
+      grads_.g[g].resize(params_.g[g].size());
+      grads_.g[g].zero(stream_);
+    }
     for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
     adam_step_ = s.adam_step;
     if (adc_stats_in_use()) reset_adc_stats();
