@@ -87,7 +87,6 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float2 s_mean[kBlock];
   __shared__ float4 s_conic_opacity[kBlock];  // a, b, c, opacity
   __shared__ float3 s_color[kBlock];
-  __shared__ float2 s_rows[kBlock];  // blend_rows of each splat
   __shared__ std::uint32_t s_block_last;
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
@@ -117,10 +116,6 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
   const std::uint32_t block_last = s_block_last;
   const std::uint32_t warp_last = __reduce_max_sync(kFullWarp, my_last);
-  // Pixel-center y of the warp's first and last rows (a warp is 32 / 16 = 2 rows of the tile).
-  const int warp_first = rank & ~31;
-  const float2 warp_rows = make_float2(float(int(blockIdx.y) * config::tile_size + warp_first / config::tile_size) + 0.5f,
-                                       float(int(blockIdx.y) * config::tile_size + (warp_first + 31) / config::tile_size) + 0.5f);
 
   // behind = color of everything behind the current splat, background included; T = transmittance
   // in front of it. out = sum_i c_i a_i T_i + T_final bg, so with both:
@@ -139,15 +134,11 @@ __global__ void __launch_bounds__(kBlock)
       s_conic_opacity[rank] =
           make_float4(conics[g * 3], conics[g * 3 + 1], conics[g * 3 + 2], opacities[g]);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      const float4 co = s_conic_opacity[rank];
-      s_rows[rank] = blend_rows(co.x, co.y, co.z, co.w, s_mean[rank].y);
     }
     __syncthreads();
     // Entry t is intersection hi - 1 - t; those at or beyond warp_last are no lane's (warp-uniform
     // start, so the shuffles below see every lane).
     for (std::uint32_t t = hi > warp_last ? hi - warp_last : 0; t < n; ++t) {
-      // A splat transparent on all of this warp's rows: skipped by the whole warp at once.
-      if (warp_rows.y < s_rows[t].x || warp_rows.x > s_rows[t].y) continue;
       const float4 co = s_conic_opacity[t];
       const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
       // The forward's decisions, recomputed bit for bit (same expressions, same order).

@@ -6,25 +6,8 @@
 #include "core/error.h"
 #include "cuda/rasterize.h"
 #include "render/settings.h"
-#include "render/tiles.h"
 
 namespace splat::cuda {
-
-// The pixel rows a splat can blend into, as [lo, hi] in pixel-center coordinates: where
-// opacity * exp(-q / 2) >= alpha_min, |dy| <= sqrt(q_max * Sigma_yy) with Sigma = conic^-1, so
-// Sigma_yy = a / (a c - b^2), the determinant in double (exact products of the float conic, no
-// cancellation for thin splats). q_max carries tiles::max_quad's margin, the half-height another
-// 0.1% and 0.05 px, so a row outside is one where the rasterizer skips the splat at every pixel:
-// leaving it out changes nothing but the work. Empty (lo > hi) for a splat that never blends;
-// every row for a conic that is not positive definite.
-__device__ __forceinline__ float2 blend_rows(float a, float b, float c, float opacity, float mean_y) {
-  const float q_max = tiles::max_quad(opacity);
-  if (q_max < 0.0f) return make_float2(1.0f, -1.0f);
-  const double det = double(a) * double(c) - double(b) * double(b);
-  if (!(a > 0.0f && det > 0.0)) return make_float2(-INFINITY, INFINITY);
-  const float half = float(sqrt(double(q_max) * double(a) / det) * 1.001) + 0.05f;
-  return make_float2(mean_y - half, mean_y + half);
-}
 
 // The launch grid of both passes: one block per tile. Throws if p's tile grid does not fit its
 // image; returns false for an empty image (nothing to launch).

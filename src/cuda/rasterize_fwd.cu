@@ -30,7 +30,6 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float2 s_mean[kBlock];
   __shared__ float4 s_conic_opacity[kBlock];  // a, b, c, opacity
   __shared__ float3 s_color[kBlock];
-  __shared__ float2 s_rows[kBlock];  // blend_rows of each splat
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int x = int(blockIdx.x) * config::tile_size + int(threadIdx.x);
@@ -56,13 +55,10 @@ __global__ void __launch_bounds__(kBlock)
       s_conic_opacity[rank] =
           make_float4(conics[g * 3], conics[g * 3 + 1], conics[g * 3 + 2], opacities[g]);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      const float4 co = s_conic_opacity[rank];
-      s_rows[rank] = blend_rows(co.x, co.y, co.z, co.w, s_mean[rank].y);
     }
     __syncthreads();
     const int n = int(min(count - base, std::uint32_t(kBlock)));
     for (int j = 0; !done && j < n; ++j) {
-      if (py < s_rows[j].x || py > s_rows[j].y) continue;  // transparent on this whole row
       const float4 co = s_conic_opacity[j];
       const float dx = s_mean[j].x - px, dy = s_mean[j].y - py;
       const float power = gaussian_power(co.x, co.y, co.z, dx, dy);
