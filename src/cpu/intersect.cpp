@@ -39,13 +39,13 @@ Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<i
                          grid.width, grid.height, f);
   };
   std::vector<std::size_t> offsets(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) for_each_tile(i, [&](int, int) { ++offsets[i + 1]; });
+  for (std::size_t i = 0; i < n; ++i) for_each_tile(i, [&](int) { ++offsets[i + 1]; });
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
   std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(offsets[n]);
   for (std::size_t i = 0; i < n; ++i) {
     if (offsets[i + 1] == offsets[i]) continue;
     std::size_t k = offsets[i];
-    for_each_tile(i, [&](int tile, int) {
+    for_each_tile(i, [&](int tile) {
       pairs[k++] = {isect_key(std::uint32_t(tile), float(depths[i])), std::uint32_t(i)};
     });
   }

@@ -14,12 +14,11 @@ struct TileGridParams {
   int count() const { return tiles_x * tiles_y; }
 };
 
-// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled), and
-// tile_masks[i] which of its box's tiles those are (bit p for the box's p-th tile, row-major;
-// boxes of up to 64 tiles), so the emit pass need not decide again; then offsets[i] = inclusive
-// prefix sum; offsets[n-1] is the intersection count. Reads means2d, radii, conics, opacities.
+// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled), then
+// offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count. Reads means2d,
+// radii, conics and opacities.
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     std::uint64_t* tile_masks, cudaStream_t stream);
+                     cudaStream_t stream);
 std::size_t scan_temp_bytes(int n);
 void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
                     std::size_t temp_bytes, cudaStream_t stream);
@@ -27,8 +26,8 @@ void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* of
 // Writes keys / gaussian ids for every intersection, splat i at [offsets[i-1], offsets[i]),
 // tiles in row-major order of its box (the CPU order). Reads depths besides intersect_count's.
 // Entries at or past `capacity` are dropped (bounded sizing, below).
-void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, const std::uint64_t* tile_masks,
-                    TileGridParams grid, std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
                     std::int32_t capacity = INT32_MAX);
 
 // Bounded sizing, where no host wait reads the count first: the per-intersection arrays hold

@@ -43,18 +43,12 @@ __global__ void count_kernel(int n,
                              const float* __restrict__ opacities,  // [N]
                              int tiles_x,
                              int tiles_y,
-                             std::int32_t* __restrict__ tiles_per_splat,  // [N]
-                             std::uint64_t* __restrict__ tile_masks) {     // [N]
+                             std::int32_t* __restrict__ tiles_per_splat) {  // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   std::int32_t count = 0;
-  std::uint64_t mask = 0;  // bit p: the box's tile p is reached (boxes of up to 64 tiles)
-  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int, int position) {
-    ++count;
-    if (position < 64) mask |= 1ull << position;
-  });
+  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
   tiles_per_splat[i] = count;
-  tile_masks[i] = mask;
 }
 
 __global__ void emit_kernel(int n,
@@ -64,7 +58,6 @@ __global__ void emit_kernel(int n,
                             const float* __restrict__ opacities,       // [N]
                             const float* __restrict__ depths,          // [N]
                             const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
-                            const std::uint64_t* __restrict__ tile_masks,  // [N] from count_kernel
                             int tiles_x,
                             int tiles_y,
                             std::int32_t capacity,  // entries past it are dropped (bounded sizing)
@@ -76,25 +69,14 @@ __global__ void emit_kernel(int n,
   if (k == offsets[i]) return;  // culled, or reaches no tile
   // Positive IEEE floats order like their bit patterns, so the low word sorts by depth.
   const std::uint64_t depth_bits = __float_as_uint(depths[i]);
-  auto emit = [&](int tile) {
+  // The same decisions as count_kernel, so exactly offsets[i] - offsets[i - 1] entries.
+  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile) {
     if (k < capacity) {
       keys[k] = (std::uint64_t(std::uint32_t(tile)) << 32) | depth_bits;
       gaussian_ids[k] = std::uint32_t(i);
     }
     ++k;
-  };
-  // count_kernel's decisions: read from its mask for boxes of up to 64 tiles (in ascending bit
-  // order, the row-major order), taken again for larger ones. Exactly offsets[i] - offsets[i-1].
-  const tiles::Box b = tiles::box(means2d[i * 2], means2d[i * 2 + 1], radii[i * 2], radii[i * 2 + 1], tiles_x, tiles_y);
-  const int w = b.x1 - b.x0;
-  if (w * (b.y1 - b.y0) <= 64) {
-    for (std::uint64_t mask = tile_masks[i]; mask; mask &= mask - 1) {
-      const int position = __ffsll(static_cast<long long>(mask)) - 1;
-      emit((b.y0 + position / w) * tiles_x + b.x0 + position % w);
-    }
-  } else {
-    for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile, int) { emit(tile); });
-  }
+  });
 }
 
 // Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
@@ -141,10 +123,10 @@ __global__ void tile_ranges_kernel(int m,
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     std::uint64_t* tile_masks, cudaStream_t stream) {
+                     cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, tile_masks);
+      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
@@ -163,13 +145,12 @@ void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* of
       cub::DeviceScan::InclusiveSum(temp, temp_bytes, tiles_per_splat, offsets, n, stream));
 }
 
-void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, const std::uint64_t* tile_masks,
-                    TileGridParams grid, std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
-                    std::int32_t capacity) {
+void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
+                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream, std::int32_t capacity) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, tile_masks, grid.tiles_x, grid.tiles_y,
-      capacity, keys, gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, grid.tiles_x, grid.tiles_y, capacity,
+      keys, gaussian_ids);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 

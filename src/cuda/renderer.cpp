@@ -12,7 +12,6 @@ void PerSplat::carve(Carver& c, int n) {
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
   tiles_per_splat = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
-  tile_masks = c.take<std::uint64_t>(n);
   scan_bytes = scan_temp_bytes(n);
   scan_temp = c.take<char>(scan_bytes);
 }
@@ -56,7 +55,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.tile_masks, stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
   const int end_bit = cpu::sort_end_bit(grid.count());
   m_ = 0;
@@ -70,7 +69,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
     timer_.harvest();  // the previous step's events are complete now
   }
   PerIsect& is = isects_.ensure(m_);
-  intersect_emit(n, sp.proj, sp.offsets, sp.tile_masks, tg, is.keys, is.ids, stream_, m_);
+  intersect_emit(n, sp.proj, sp.offsets, tg, is.keys, is.ids, stream_, m_);
   if (sizing == Sizing::Bounded) intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
   timer_.end(stream_);
 

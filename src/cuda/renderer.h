@@ -19,7 +19,6 @@ struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
   std::int32_t *tiles_per_splat, *offsets;
-  std::uint64_t* tile_masks;
   void* scan_temp;
   std::size_t scan_bytes;
   void carve(Carver& c, int n);

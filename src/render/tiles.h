@@ -63,20 +63,18 @@ SPLAT_HD inline bool reaches(float a, float b, float c, float mean_x, float mean
   return q <= q_max;
 }
 
-// Calls f(tile id, position in the box) for every tile a projected splat reaches, in row-major
-// order of its box: the order of every backend's intersection lists. The position counts the
-// box's tiles row by row from 0. A splat with both radii 0 was culled and reaches none; with
-// `cull` false (smooth_cutoff, where nothing is skipped) it reaches its whole box.
+// Calls f(tile id) for every tile a projected splat reaches, in row-major order of its box: the
+// order of every backend's intersection lists. A splat with both radii 0 was culled and reaches
+// none; with `cull` false (smooth_cutoff, where nothing is skipped) it reaches its whole box.
 template <class F>
 SPLAT_HD void for_each_tile(float mean_x, float mean_y, int radius_x, int radius_y, float a, float b, float c,
                             float opacity, bool cull, int tiles_x, int tiles_y, F&& f) {
   if (radius_x <= 0 && radius_y <= 0) return;
   const Box box_ = box(mean_x, mean_y, radius_x, radius_y, tiles_x, tiles_y);
   const float q_max = cull ? max_quad(opacity) : 0.0f;
-  int position = 0;
   for (int ty = box_.y0; ty < box_.y1; ++ty)
-    for (int tx = box_.x0; tx < box_.x1; ++tx, ++position)
-      if (!cull || reaches(a, b, c, mean_x, mean_y, q_max, tx, ty)) f(ty * tiles_x + tx, position);
+    for (int tx = box_.x0; tx < box_.x1; ++tx)
+      if (!cull || reaches(a, b, c, mean_x, mean_y, q_max, tx, ty)) f(ty * tiles_x + tx);
 }
 
 }  // namespace splat::tiles
