@@ -21,7 +21,7 @@ void check_gpus(int gpus) {
   if (gpus > 1)
     throw Error(
         "--gpus " + std::to_string(gpus) +
-        ": this build has no NCCL, so it cannot reduce gradients across GPUs; use --gpus 1, or "
+        ": the GPU communicator (NCCL) is not written yet, so gradients cannot be reduced across GPUs; use --gpus 1, or "
         "several processes on the CPU backend (mpirun -n N splat train ... --set "
         "backend.type=cpu)");
 }

@@ -8,7 +8,7 @@ namespace splat::dist {
 void disable_nvlink_multicast();
 
 // `splat train --gpus N`: one rank per local GPU. N = 1 trains on one GPU in this process; N > 1
-// needs a GPU communicator (NCCL), which this build does not have: splat::Error saying so.
+// needs a GPU communicator (NCCL), which is not written yet: splat::Error saying so.
 void check_gpus(int gpus);
 
 }  // namespace splat::dist
