@@ -136,6 +136,10 @@ TEST(Bench, AbEndToEnd) {
   }
   const auto& pv = j["provenance"];
   EXPECT_TRUE(pv["git_commit"].is_string());
+  // The arms name the commit their binaries were built from (this test's binary for both).
+  const std::string version = test::run_splat("--version").output;
+  EXPECT_EQ(version.rfind("splat ", 0), 0u) << version;
+  EXPECT_EQ(pv["a"]["version"].get<std::string>() + "\n", version);
   EXPECT_EQ(pv["a"]["binary_sha256"].get<std::string>().size(), 64u);
   EXPECT_EQ(pv["a"]["binary_sha256"], pv["b"]["binary_sha256"]);
   EXPECT_NE(pv["a"]["config_sha256"], pv["b"]["config_sha256"]);

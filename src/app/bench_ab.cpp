@@ -81,6 +81,13 @@ std::string command_output(const std::string& cmd) {
   return out;
 }
 
+// What `binary --version` says (the commit it was built from); binaries older than the flag
+// print nothing to stdout and fail.
+std::string binary_version(const std::string& binary) {
+  const std::string v = command_output(quote(binary) + " --version 2>/dev/null");
+  return v.empty() ? "unknown (no --version)" : v;
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream ss;
@@ -150,12 +157,13 @@ void write_markdown(const fs::path& p, const json& rep) {
   f << "\n\n## Rule (written " << rep["rule"]["written_at"].get<std::string>() << ", before the runs)\n\n"
     << rep["rule"]["text"].get<std::string>() << "\n\n## Provenance\n\n";
   const json& pv = rep["provenance"];
-  f << "- git commit: `" << pv["git_commit"].get<std::string>() << "`\n"
+  f << "- working directory's git commit: `" << pv["git_commit"].get<std::string>() << "`\n"
     << "- host: " << pv["host"].get<std::string>() << ", " << pv["cores"].get<int>() << " cores\n"
     << "- data: `" << pv["data"].get<std::string>() << "`\n";
   for (const char* arm : {"a", "b"})
     f << "- " << char(std::toupper(arm[0])) << ": binary `" << pv[arm]["binary"].get<std::string>() << "` sha256 `"
-      << pv[arm]["binary_sha256"].get<std::string>() << "`, config `" << pv[arm]["config"].get<std::string>()
+      << pv[arm]["binary_sha256"].get<std::string>() << "` (`" << pv[arm]["version"].get<std::string>()
+      << "`), config `" << pv[arm]["config"].get<std::string>()
       << "` sha256 `" << pv[arm]["config_sha256"].get<std::string>() << "`\n";
   f << "\n## Runs (ABBA order)\n\n| # | pair | arm | train s | PSNR dB | load mean | load max | dir |\n|---|---|---|---|---|---|---|---|\n";
   char buf[512];
@@ -218,6 +226,7 @@ int run_bench_ab(const AbArgs& args) {
     const char* key = a == 0 ? "a" : "b";
     prov[key] = {{"binary", arms.binary[a]},
                  {"binary_sha256", sha256_file(arms.binary[a])},
+                 {"version", binary_version(arms.binary[a])},
                  {"config", arms.config[a]},
                  {"config_sha256", sha256_file(arms.config[a])}};
   }

@@ -6,6 +6,7 @@
 #include "app/commands.h"
 #include "core/error.h"
 #include "dist/communicator.h"
+#include "splat_version.h"  // generated at build time (cmake/version.cmake)
 
 namespace {
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
   CLI::App app{"splat: 3D Gaussian Splatting trainer and renderer"};
+  app.set_version_flag("--version", SPLAT_VERSION);
   app.require_subcommand(1);
   splat::app::Action action;
   splat::app::add_train(app, action);
