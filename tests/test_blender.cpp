@@ -111,9 +111,6 @@ std::string load_error(const fs::path& dir, const LoadOptions& opts = {}) {
   return "<no error>";
 }
 
-#define EXPECT_MENTIONS(msg, text) \
-  EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
-
 TEST(Blender, FakeDatasetOptionsAndFallbacks) {
   const auto dir = test::temp_dir("blender_ok");
   for (int i = 0; i < 4; ++i) write_rgba(dir / "train" / ("r_" + std::to_string(i) + ".png"), 8, 6);

@@ -22,9 +22,6 @@ using test::error_of;
 
 namespace fs = std::filesystem;
 
-#define EXPECT_MENTIONS(msg, text) \
-  EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
-
 fs::path figurine() {
   return test::shared_dir() / "data/figurine";
 }

@@ -21,9 +21,6 @@ using test::error_of;
 
 namespace fs = std::filesystem;
 
-#define EXPECT_MENTIONS(msg, text) \
-  EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
-
 void write_text(const fs::path& p, const std::string& s) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << s;

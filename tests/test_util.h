@@ -47,6 +47,10 @@ inline void expect_contains(const std::string& msg, std::initializer_list<std::s
   for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
 }
 
+// EXPECTs msg to contain text, printing both otherwise.
+#define EXPECT_MENTIONS(msg, text) \
+  EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
+
 // A small generated demo scene (64x64, 24 training and 4 test views), written once per process.
 const std::string& small_demo_scene();
 

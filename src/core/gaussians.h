@@ -5,6 +5,7 @@
 //   quats       [N, 4]       (w, x, y, z), normalized on use
 //   raw_opacity [N]          opacity = sigmoid(raw_opacity)
 //   sh          [N, K, 3]    K = (sh_degree + 1)^2, DC first; color = max(0, 0.5 + SH(dir))
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -19,12 +20,12 @@ struct GaussiansT {
 
   std::size_t size() const { return raw_opacity.size(); }
   int K() const { return sh_coeffs(sh_degree); }
+  // Floats per Gaussian of each group, in for_each_group order.
+  std::array<std::size_t, 5> widths() const { return {3, 3, 4, 1, std::size_t(K()) * 3}; }
   void resize(std::size_t n) {
-    means.resize(n * 3);
-    log_scales.resize(n * 3);
-    quats.resize(n * 4);
-    raw_opacity.resize(n);
-    sh.resize(n * K() * 3);
+    const auto w = widths();
+    std::size_t i = 0;
+    for_each_group([&](const char*, std::vector<T>& v) { v.resize(n * w[i++]); });
   }
 
   // Visit every parameter group with its name: f(name, vector&). One list for export,

@@ -33,16 +33,6 @@ struct Source {
   Kind kind;
 };
 
-// The five groups of params, m and v side by side: f(param, m, v) per group.
-template <class F>
-void for_each_group3(TrainState& st, F&& f) {
-  std::vector<std::vector<float>*> p, m, v;
-  st.params.for_each_group([&](const char*, std::vector<float>& a) { p.push_back(&a); });
-  st.adam_m.for_each_group([&](const char*, std::vector<float>& a) { m.push_back(&a); });
-  st.adam_v.for_each_group([&](const char*, std::vector<float>& a) { v.push_back(&a); });
-  for (std::size_t g = 0; g < p.size(); ++g) f(*p[g], *m[g], *v[g]);
-}
-
 }  // namespace
 
 RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSettings& s) {
@@ -85,9 +75,8 @@ RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSetting
   next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
   next.adam_v.for_each_group([&](const char*, std::vector<float>& a) { nv.push_back(&a); });
   int g = 0;
-  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m,
-                          const std::vector<float>& v) {
-    const std::size_t w = n ? p.size() / n : 0;
+  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m, const std::vector<float>& v,
+                          std::size_t w) {
     for (std::size_t j = 0; j < out.size(); ++j) {
       const std::size_t src = out[j].index;
       const bool kept = out[j].kind == Kind::Kept;  // the rest are new: Adam starts from zero

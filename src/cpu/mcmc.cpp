@@ -60,17 +60,6 @@ std::vector<std::uint32_t> sample_by_weight(const std::vector<double>& weight, s
 
 namespace {
 
-// Visits the five groups of three models together (params, m, v): f(param, m, v, width).
-template <class F>
-void for_each_group3(TrainState& st, F&& f) {
-  std::vector<std::vector<float>*> p, m, v;
-  st.params.for_each_group([&](const char*, std::vector<float>& a) { p.push_back(&a); });
-  st.adam_m.for_each_group([&](const char*, std::vector<float>& a) { m.push_back(&a); });
-  st.adam_v.for_each_group([&](const char*, std::vector<float>& a) { v.push_back(&a); });
-  const std::size_t n = st.params.size();
-  for (std::size_t g = 0; g < p.size(); ++g) f(*p[g], *m[g], *v[g], n ? p[g]->size() / n : 0);
-}
-
 // Applies the relocation correction to each distinct source (copies = times sampled + 1) and
 // zeroes its Adam moments. Returns nothing: the sources' new values are what copies take.
 void correct_sources(TrainState& st, const std::vector<std::uint32_t>& sources, float min_opacity) {

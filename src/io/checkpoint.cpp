@@ -55,13 +55,7 @@ void check_model(const std::string& path, const std::string& prefix, const Gauss
   if (g.sh_degree < 0 || g.sh_degree > kMaxShDegree)
     throw input_error(path, section_field(prefix + "sh_degree"),
                       "SH degree " + std::to_string(g.sh_degree) + " is outside 0..3");
-  // Per-Gaussian widths come from the model's own resize, so they cannot drift from it.
-  Gaussians unit;
-  unit.sh_degree = g.sh_degree;
-  unit.resize(1);
-  std::vector<std::size_t> widths;
-  unit.for_each_group(
-      [&](const char*, const std::vector<float>& v) { widths.push_back(v.size()); });
+  const auto widths = g.widths();  // the model's own, which resize() uses too
   std::size_t i = 0;
   g.for_each_group([&](const char* name, const std::vector<float>& v) {
     const std::size_t want = g.size() * widths[i++];

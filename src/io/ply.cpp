@@ -85,12 +85,7 @@ void check_writable(const std::string& path, const Gaussians& g) {
   if (g.sh_degree < 0 || g.sh_degree > kMaxShDegree)
     throw input_error(path, "sh_degree",
                       std::to_string(g.sh_degree) + " cannot be stored in a 3DGS PLY (0..3)");
-  Gaussians unit;
-  unit.sh_degree = g.sh_degree;
-  unit.resize(1);
-  std::vector<std::size_t> widths;
-  unit.for_each_group(
-      [&](const char*, const std::vector<float>& v) { widths.push_back(v.size()); });
+  const auto widths = g.widths();
   std::size_t i = 0;
   g.for_each_group([&](const char* name, const std::vector<float>& v) {
     if (v.size() != g.size() * widths[i++])

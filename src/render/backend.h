@@ -28,6 +28,17 @@ struct TrainState {
   std::int64_t adam_step = 0;
 };
 
+// The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
+template <class F>
+void for_each_group3(TrainState& st, F&& f) {
+  std::vector<std::vector<float>*> p, m, v;
+  st.params.for_each_group([&](const char*, std::vector<float>& a) { p.push_back(&a); });
+  st.adam_m.for_each_group([&](const char*, std::vector<float>& a) { m.push_back(&a); });
+  st.adam_v.for_each_group([&](const char*, std::vector<float>& a) { v.push_back(&a); });
+  const auto widths = st.params.widths();
+  for (std::size_t g = 0; g < p.size(); ++g) f(*p[g], *m[g], *v[g], widths[g]);
+}
+
 struct LearningRates {
   double means = 0, log_scales = 0, quats = 0, opacity = 0, sh0 = 0, shN = 0;
 };
