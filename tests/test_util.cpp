@@ -18,7 +18,9 @@
 namespace splat::test {
 
 RunResult run_splat(const std::string& args) {
-  return run_command(std::string(SPLAT_BINARY) + " " + args);
+  // SPLAT_BIN overrides the build's binary (the GPU machine runs a copy carried elsewhere).
+  const char* bin = std::getenv("SPLAT_BIN");
+  return run_command(std::string(bin ? bin : SPLAT_BINARY) + " " + args);
 }
 
 RunResult run_command(const std::string& command) {

@@ -25,19 +25,20 @@ void add_train(CLI::App& app, Action& action) {
   cmd->add_option("--out", args->out, "output directory (default: out/<dataset name>)");
   cmd->add_option("--resume", args->resume, "continue from a checkpoint")->check(CLI::ExistingFile);
   cmd->add_flag("--timing", args->config.timing, "per-stage GPU timing table at the end (backend.timing)");
-  cmd->add_option("--gpus", args->gpus, "train on N local GPUs (backend.type = cuda; N > 1 needs NCCL)")
+  cmd->add_option("--gpus", args->gpus, "train on N local GPUs, one process each (backend.type = cuda; N > 1 over NCCL)")
       ->check(CLI::PositiveNumber);
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {
       if (args->gpus > 0) {
-        dist::check_gpus(args->gpus);
+        dist::launch_gpus(args->gpus);
         args->config.sets.insert(args->config.sets.begin(), "backend.type=cuda");
       }
       // A resumed run starts from the checkpoint's config; --config and --set apply on top.
       const std::string base = args->resume.empty() ? "" : read_checkpoint(args->resume).config_toml;
       const Config cfg = resolve_config(args->config, base, args->resume);
       run_training(args->data, cfg, args->out.empty() ? default_out_dir(args->data) : args->out, args->resume);
+      if (args->gpus > 1) dist::finish_gpus();
       return 0;
     };
   });

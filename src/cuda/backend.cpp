@@ -32,6 +32,7 @@
 #include "cuda/loss.h"
 #include "cuda/mcmc.h"
 #include "cuda/renderer.h"
+#include "dist/communicator.h"
 #include "io/config.h"
 
 namespace splat::cuda {
@@ -84,6 +85,7 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendConfig& cfg)
       : auto_submission_(cfg.submission == Submission::Auto),
+        auto_pipelining_(cfg.pipelining == Pipelining::Auto),
         submission_(resolved(cfg.submission, cfg.timing)),
         depth_(resolved(cfg.pipelining, submission_, cfg.timing) == Pipelining::Depth2 ? 2 : 1),
         deterministic_(cfg.deterministic),
@@ -186,6 +188,10 @@ class CudaBackend final : public Backend {
     if (views.size() > 1 && submission_ == Submission::Graph)
       throw Error("cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
                   std::to_string(views.size()) + " views needs chained or per_kernel");
+    if (comm_->size() > 1)
+      for (const BatchView& v : views)
+        if (v.camera->width != views[0].camera->width || v.camera->height != views[0].camera->height)
+          throw Error("cuda backend on several ranks: the views of a step must have one image size");
     Pending p{};
     for (const BatchView& v : views) {
       const DeviceImage& target = images_.at(std::size_t(v.image));
@@ -196,6 +202,23 @@ class CudaBackend final : public Backend {
     p.settings = s;
     p.adam_step = adam_step_ + 1;
     submit(std::move(p));
+  }
+
+  // Several ranks (a GPU communicator, dist/nccl.h): the step's gradients and loss sums are
+  // all-reduced on the stream before Adam, the ADC statistics before a refine decides. Every rank
+  // must issue the same collectives in the same order and finish every step it starts, so no graph
+  // capture and no abandoned steps: auto modes become chained and off, explicit ones are refused.
+  void set_communicator(dist::Communicator& comm) override {
+    if (comm.size() > 1 && !comm.reduces_device_buffers()) return Backend::set_communicator(comm);  // refuses
+    drain();
+    comm_ = &comm;
+    if (comm.size() == 1) return;
+    if ((submission_ == Submission::Graph && !auto_submission_) || (depth_ > 1 && !auto_pipelining_))
+      throw Error("cuda backend on " + std::to_string(comm.size()) + " ranks: backend.submission = \"" +
+                  std::string(to_string(submission_)) + "\" and backend.pipelining = \"" +
+                  (depth_ > 1 ? "depth2" : "off") + "\" cannot carry collectives; use chained and off (or auto)");
+    if (submission_ == Submission::Graph) submission_ = Submission::Chained;
+    depth_ = 1;
   }
 
   void collect_losses(std::vector<StepResult>& out, bool wait) override {
@@ -266,6 +289,10 @@ class CudaBackend final : public Backend {
     if (n == 0) return {};
     if (n > INT_MAX / 3) throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
     if (grad2d_.size() != std::size_t(n)) reset_adc_stats();  // no statistics yet: nothing grows
+    if (comm_->size() > 1) {  // every rank decides from the statistics of every rank's views
+      comm_->allreduce_sum_device(grad2d_.data(), grad2d_.size(), stream_, "ADC statistics all-reduce (grad2d)");
+      comm_->allreduce_sum_device(vis_count_.data(), vis_count_.size(), stream_, "ADC statistics all-reduce (count)");
+    }
 
     const AdcScratch& scratch = adc_scratch_.ensure(n);
     adc_decide(n, params_.g[1].data(), params_.g[3].data(), grad2d_.data(), vis_count_.data(), adc::thresholds(s),
@@ -454,7 +481,13 @@ class CudaBackend final : public Backend {
     if (bounded() && slot.status[1]) return recover();
     const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
     StepResult r;  // the mean over the step's views
-    for (std::size_t k = 0; k < p.views.size(); ++k) {
+    if (comm_->size() > 1) {  // slot 0 holds the sums over all ranks' views, all of one size
+      const double elements = double(p.views[0].cam.width) * p.views[0].cam.height * 3 * p.settings.batch_size;
+      r.l1 = double(slot.sums[0][0]) / elements;
+      r.ssim = double(slot.sums[0][1]) / elements;
+      r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
+    }
+    for (std::size_t k = 0; comm_->size() == 1 && k < p.views.size(); ++k) {
       const double elements = double(p.views[k].cam.width) * p.views[k].cam.height * 3;
       const double l1 = double(slot.sums[k][0]) / elements, ssim = double(slot.sums[k][1]) / elements;
       r.l1 += l1 / views;
@@ -493,6 +526,11 @@ class CudaBackend final : public Backend {
     for (std::size_t k = 0; k < p.views.size(); ++k) view_pass(p.views[k], k, s, sizing, from_device, p.isect_count);
     deterministic_steps_ += deterministic_;
 
+    if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
+      for (auto& g : grads_.g) comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
+      for (std::size_t k = 1; k < p.views.size(); ++k) add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
+      comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
+    }
     // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
     // all-reduced them): Adam takes their mean; the regularizers are added batch_size times.
     const float batch = float(s.batch_size);
@@ -702,9 +740,10 @@ class CudaBackend final : public Backend {
     return sl;
   }
 
-  const bool auto_submission_;
+  const bool auto_submission_, auto_pipelining_;
   Submission submission_;
-  const int depth_;  // steps that may run at once: 1, or 2 with depth2 pipelining
+  int depth_;
+  dist::Communicator* comm_ = &dist::single_process();  // steps that may run at once: 1, or 2 with depth2 pipelining
   const bool deterministic_;
   cudaStream_t stream_ = nullptr;
   SyncLog syncs_;

@@ -10,10 +10,18 @@
 
 namespace splat::dist {
 
+namespace {
+[[noreturn]] void refuse_device(const Communicator& c, const char* what) {
+  throw Error(std::string(what) + ": the " + c.name() +
+              " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
+}
+}  // namespace
+
 void Communicator::allreduce_sum_device(float*, std::size_t, cudaStream_t, const char* what) {
-  throw Error(
-      std::string(what) + ": the " + name() +
-      " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
+  refuse_device(*this, what);
+}
+void Communicator::allreduce_sum_device(std::int32_t*, std::size_t, cudaStream_t, const char* what) {
+  refuse_device(*this, what);
 }
 
 namespace {
@@ -27,6 +35,8 @@ class SingleProcess final : public Communicator {
   void allreduce_sum(std::span<double>, const char*) override {}
   void allreduce_sum(std::span<std::int32_t>, const char*) override {}
   void allreduce_sum_device(float*, std::size_t, cudaStream_t, const char*) override {}
+  void allreduce_sum_device(std::int32_t*, std::size_t, cudaStream_t, const char*) override {}
+  bool reduces_device_buffers() const override { return true; }
   void broadcast(std::span<std::byte>, int, const char*) override {}
   std::vector<std::uint64_t> allgather(std::uint64_t value, const char*) override {
     return {value};
@@ -39,6 +49,7 @@ class SingleProcess final : public Communicator {
 };
 
 Communicator* g_world = nullptr;
+char** g_argv = nullptr;
 
 int env_int(const char* name) {
   const char* v = std::getenv(name);
@@ -60,6 +71,7 @@ int launcher_size() {
 }
 
 World::World(int& argc, char**& argv) : comm_(&single_process()) {
+  g_argv = argv;
   const int launched = launcher_size();
   // One rank under a launcher runs MPI too where the build has it; several ranks need it.
   if (launched > 1 || (have_mpi() && std::getenv("PMIX_RANK"))) {
@@ -76,6 +88,16 @@ World::~World() {
 
 Communicator& world() {
   return g_world ? *g_world : single_process();
+}
+
+void adopt_world(std::unique_ptr<Communicator> comm) {
+  static std::unique_ptr<Communicator> adopted;
+  adopted = std::move(comm);
+  g_world = adopted.get();
+}
+
+char** process_argv() {
+  return g_argv;
 }
 
 }  // namespace splat::dist

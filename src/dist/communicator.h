@@ -3,9 +3,10 @@
 // rank holds the whole model, renders its share of each step's views, and the gradient sums are
 // all-reduced so that Adam, densification and the random streams run identically everywhere.
 //
-// Implementations: SingleProcess (size 1, every collective is the identity) and MPI (host
-// buffers, Open MPI; compiled in with SPLAT_MPI). A GPU communicator (NCCL) reduces device
-// buffers on a stream through allreduce_sum_device; host-only communicators reject it.
+// Implementations: SingleProcess (size 1, every collective is the identity), MPI (host
+// buffers, Open MPI; compiled in with SPLAT_MPI) and NCCL (dist/nccl.h: device buffers on a
+// stream through allreduce_sum_device; host buffers staged). Host-only communicators reject
+// device buffers.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,12 @@ class Communicator {
                                     std::size_t count,
                                     cudaStream_t stream,
                                     const char* what);
+  virtual void allreduce_sum_device(std::int32_t* data,
+                                    std::size_t count,
+                                    cudaStream_t stream,
+                                    const char* what);
+  // Whether allreduce_sum_device works (GPU communicators; size-1 ones trivially).
+  virtual bool reduces_device_buffers() const { return false; }
   // root's bytes into every rank's buffer of the same length.
   virtual void broadcast(std::span<std::byte> data, int root, const char* what) = 0;
   // Every rank's value, indexed by rank.
@@ -71,6 +78,11 @@ class World {
 
 // The communicator of the World made in main() (single_process() if there is none).
 Communicator& world();
+// Makes `comm` the world's communicator for the rest of the process (`splat train --gpus N` makes
+// its NCCL ranks once the command line is parsed).
+void adopt_world(std::unique_ptr<Communicator> comm);
+// main()'s argv (the launcher of --gpus N starts its other ranks with it).
+char** process_argv();
 
 // Ranks launched by an MPI launcher according to its environment (1 when there is none).
 int launcher_size();

@@ -1,9 +1,17 @@
 #include "dist/launch.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
+#include "dist/communicator.h"
+#if SPLAT_HAVE_NCCL
+#include "dist/nccl.h"
+#endif
 
 namespace splat::dist {
 
@@ -16,14 +24,60 @@ void disable_nvlink_multicast() {
   }
 }
 
-void check_gpus(int gpus) {
+namespace {
+std::vector<pid_t> g_children;  // ranks 1 .. N-1, started by rank 0
+}  // namespace
+
+void launch_gpus(int gpus) {
   disable_nvlink_multicast();
-  if (gpus > 1)
-    throw Error(
-        "--gpus " + std::to_string(gpus) +
-        ": the GPU communicator (NCCL) is not written yet, so gradients cannot be reduced across GPUs; use --gpus 1, or "
-        "several processes on the CPU backend (mpirun -n N splat train ... --set "
-        "backend.type=cpu)");
+  if (gpus <= 1) return;
+#if SPLAT_HAVE_NCCL
+  if (const char* rank = std::getenv("SPLAT_GPU_RANK")) {  // a rank started by the launcher below
+    const char* id = std::getenv("SPLAT_NCCL_ID");
+    if (!id) throw Error("SPLAT_GPU_RANK is set but SPLAT_NCCL_ID is not");
+    adopt_world(make_nccl_communicator(std::atoi(rank), gpus, id));
+    return;
+  }
+  // Rank 0: start ranks 1 .. N-1 as copies of this command with their rank in the environment.
+  if (world().size() > 1)
+    throw Error("--gpus " + std::to_string(gpus) + " under an MPI launcher: use one of the two, not both");
+  if (const int devices = cuda_device_count(); devices < gpus)
+    throw Error("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
+                " CUDA device(s)");
+  const std::string id = nccl_unique_id();
+  char** argv = process_argv();
+  if (!argv) throw Error("--gpus: the command line is not known (no World in main)");
+  std::vector<int> peers;
+  for (int r = 1; r < gpus; ++r) {
+    const pid_t pid = fork();
+    if (pid < 0) throw Error("--gpus: fork failed");
+    if (pid == 0) {
+      setenv("SPLAT_GPU_RANK", std::to_string(r).c_str(), 1);
+      setenv("SPLAT_NCCL_ID", id.c_str(), 1);
+      execv("/proc/self/exe", argv);
+      _exit(127);
+    }
+    g_children.push_back(pid);
+    peers.push_back(int(pid));
+  }
+  adopt_world(make_nccl_communicator(0, gpus, id, peers));
+#else
+  throw Error("--gpus " + std::to_string(gpus) +
+              ": this build has no NCCL (nccl.h was not found with the CUDA toolkit), so gradients cannot be "
+              "reduced across GPUs; use --gpus 1, or several processes on the CPU backend (mpirun -n N splat "
+              "train ... --set backend.type=cpu)");
+#endif
+}
+
+void finish_gpus() {
+  std::string failed;
+  for (const pid_t pid : g_children) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      failed += (failed.empty() ? "" : ", ") + std::to_string(pid);
+  }
+  g_children.clear();
+  if (!failed.empty()) throw Error("--gpus: the rank process(es) " + failed + " did not finish cleanly");
 }
 
 }  // namespace splat::dist

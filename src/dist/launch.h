@@ -7,8 +7,12 @@ namespace splat::dist {
 // environment. Every path that may initialize NCCL calls this first.
 void disable_nvlink_multicast();
 
-// `splat train --gpus N`: one rank per local GPU. N = 1 trains on one GPU in this process; N > 1
-// needs a GPU communicator (NCCL), which is not written yet: splat::Error saying so.
-void check_gpus(int gpus);
+// `splat train --gpus N`: one rank per local GPU, one process each. N = 1 trains on one GPU in
+// this process. For N > 1 the launching process becomes rank 0 and starts ranks 1 .. N-1 as
+// copies of its own command line (SPLAT_GPU_RANK and SPLAT_NCCL_ID in their environment); every
+// rank then has an NCCL communicator as world() (dist/nccl.h). Throws where the build has no NCCL.
+void launch_gpus(int gpus);
+// Rank 0 of --gpus N: waits for the ranks it started; throws if one of them failed.
+void finish_gpus();
 
 }  // namespace splat::dist
