@@ -3,11 +3,12 @@
 # the A/B gate (splat bench ab, DESIGN.md section 6) of the carried binary against a baseline
 # binary on the Lego device subset, then (unless NO_TIMING is set) one --timing run of each for
 # the per-stage tables.
-#   scripts/device_gate.sh BASELINE_BINARY PAIRS [CONFIG_A [CONFIG_B]]
+#   [GATE_B=CANDIDATE_BINARY] scripts/device_gate.sh BASELINE_BINARY PAIRS [CONFIG_A [CONFIG_B]]
+# The candidate defaults to .carry/bin/splat.
 # Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=$1 pairs=$2 cfg_a=${3:-configs/lego.toml} cfg_b=${4:-${3:-configs/lego.toml}}
+base=$1 pairs=$2 cand=${GATE_B:-.carry/bin/splat} cfg_a=${3:-configs/lego.toml} cfg_b=${4:-${3:-configs/lego.toml}}
 out=${OUT:-/tmp/splat_out}
 mkdir -p "$out" /tmp/gate
 export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -15,11 +16,11 @@ data=.carry/shared/data/lego
 subset() { sed 's/^\[data\]$/[data]\ntest_every = 4/' "$1" > "$2"; grep -q '^test_every = 4' "$2"; }
 subset "$cfg_a" /tmp/gate/a.toml
 subset "$cfg_b" /tmp/gate/b.toml
-.carry/bin/splat bench ab --a /tmp/gate/a.toml --b /tmp/gate/b.toml --binary-a "$base" --binary-b .carry/bin/splat \
+"$cand" bench ab --a /tmp/gate/a.toml --b /tmp/gate/b.toml --binary-a "$base" --binary-b "$cand" \
   --pairs "$pairs" "$data" --out "$out/ab" 2>&1 | tail -25
 [ -n "${NO_TIMING:-}" ] && exit 0  # modes that cannot time (graph, depth2)
 for arm in a b; do
-  bin=$([ $arm = a ] && echo "$base" || echo .carry/bin/splat)
+  bin=$([ $arm = a ] && echo "$base" || echo "$cand")
   echo "== per-stage, arm $arm"
   "$bin" train "$data" --config /tmp/gate/$arm.toml --timing --out "/tmp/gate/timing_$arm" > "$out/timing_$arm.log" 2>&1
   cp "/tmp/gate/timing_$arm/metrics.json" "$out/metrics_timing_$arm.json"
