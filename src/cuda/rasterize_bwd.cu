@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kBlock)
       const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
       // The forward's decisions, recomputed bit for bit (same expressions, same order).
       const float power = gaussian_power(co.x, co.y, co.z, dx, dy);
-      const float gauss = expf(power);
+      const float gauss = gaussian_falloff(power);
       const float raw_alpha = co.w * gauss;
       const float a = fminf(config::alpha_max, raw_alpha);
       const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&

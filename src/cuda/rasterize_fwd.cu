@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kBlock)
       const float power = gaussian_power(co.x, co.y, co.z, dx, dy);
       // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
       if (power > 0.0f || power < kMinPower) continue;
-      const float a = fminf(config::alpha_max, co.w * expf(power));
+      const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
       if (a < config::alpha_min) continue;
       const float next = trans * (1.0f - a);
       // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
