@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kBlock)
                          unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
   __shared__ std::uint32_t s_id[kBlock];
   __shared__ float2 s_mean[kBlock];
-  __shared__ float4 s_conic_opacity[kBlock];  // a, b, c, opacity
+  __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
   __shared__ float3 s_color[kBlock];
   __shared__ std::uint32_t s_block_last;
 
@@ -131,8 +131,7 @@ __global__ void __launch_bounds__(kBlock)
       const std::uint32_t g = gaussian_ids[hi - 1 - unsigned(rank)];
       s_id[rank] = g;
       s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[rank] =
-          make_float4(conics[g * 3], conics[g * 3 + 1], conics[g * 3 + 2], opacities[g]);
+      s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
     }
     __syncthreads();
@@ -142,7 +141,7 @@ __global__ void __launch_bounds__(kBlock)
       const float4 co = s_conic_opacity[t];
       const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
       // The forward's decisions, recomputed bit for bit (same expressions, same order).
-      const float power = gaussian_power(co.x, co.y, co.z, dx, dy);
+      const float power = gaussian_power(co, dx, dy);
       const float gauss = gaussian_falloff(power);
       const float raw_alpha = co.w * gauss;
       const float a = fminf(config::alpha_max, raw_alpha);
@@ -153,9 +152,8 @@ __global__ void __launch_bounds__(kBlock)
       // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
       float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
       if (valid) {
-        const float one_minus = 1.0f - a;
-        const float ra = 1.0f / one_minus;
-        trans = trans / one_minus;  // undo the forward's T * (1 - a): T in front of this splat
+        const float ra = 1.0f / (1.0f - a);
+        trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
         const float3 col = s_color[t];
         const float c[3] = {col.x, col.y, col.z};
         const float w = a * trans;
@@ -167,10 +165,11 @@ __global__ void __launch_bounds__(kBlock)
         }
         // A clamped alpha is constant in opacity and power: no gradient through them.
         if (!(raw_alpha > config::alpha_max)) {
-          // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px.
+          // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
+          // co holds (-a/2, -b, -c/2).
           const float v_power = v_alpha_i * a;
-          vg[0] = -v_power * (co.x * dx + co.y * dy);
-          vg[1] = -v_power * (co.z * dy + co.y * dx);
+          vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
+          vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
           vg[2] = -0.5f * v_power * dx * dx;
           vg[3] = -v_power * dx * dy;
           vg[4] = -0.5f * v_power * dy * dy;

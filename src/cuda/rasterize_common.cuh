@@ -27,12 +27,17 @@ inline constexpr int kRasterBlock = config::tile_size * config::tile_size;
 // cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.
 inline constexpr float kMinPower = float(-5.5412635451584258);
 
-// Exponent of the 2D Gaussian at d = mean2d - pixel: -(a dx^2 / 2 + b dx dy + c dy^2 / 2), the
-// operations of cpu::blend_pixel in the same order. Written with _rn so that no FMA contraction
-// changes the rounding.
-__device__ __forceinline__ float gaussian_power(float a, float b, float c, float dx, float dy) {
-  const float quad = __fadd_rn(__fmul_rn(__fmul_rn(a, dx), dx), __fmul_rn(__fmul_rn(c, dy), dy));
-  return -__fadd_rn(__fmul_rn(0.5f, quad), __fmul_rn(__fmul_rn(b, dx), dy));
+// A splat's conic (a, b, c) and opacity as both passes keep them in shared memory: the
+// exponent's coefficients (-a/2, -b, -c/2), exact (powers of two), and the opacity.
+__device__ __forceinline__ float4 exponent_and_opacity(const float* conics, const float* opacities, std::uint32_t g) {
+  return make_float4(-0.5f * conics[g * 3], -conics[g * 3 + 1], -0.5f * conics[g * 3 + 2], opacities[g]);
+}
+
+// Exponent of the 2D Gaussian at d = mean2d - pixel, from q = exponent_and_opacity(..):
+// -(a dx^2 / 2 + b dx dy + c dy^2 / 2) = dx (q.x dx + q.y dy) + q.z dy^2. Explicit roundings
+// (_rn) so that no compiler contraction differs between the forward and the backward.
+__device__ __forceinline__ float gaussian_power(float4 q, float dx, float dy) {
+  return __fmaf_rn(dx, __fmaf_rn(q.y, dy, __fmul_rn(q.x, dx)), __fmul_rn(__fmul_rn(q.z, dy), dy));
 }
 
 // The Gaussian's falloff exp(power), power in [log(alpha_min), 0], with the hardware's exp2

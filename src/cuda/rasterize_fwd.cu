@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(kBlock)
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last) {              // [H, W]
   __shared__ float2 s_mean[kBlock];
-  __shared__ float4 s_conic_opacity[kBlock];  // a, b, c, opacity
+  __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
   __shared__ float3 s_color[kBlock];
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
@@ -52,8 +52,7 @@ __global__ void __launch_bounds__(kBlock)
     if (base + unsigned(rank) < count) {
       const std::uint32_t g = gaussian_ids[k];
       s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[rank] =
-          make_float4(conics[g * 3], conics[g * 3 + 1], conics[g * 3 + 2], opacities[g]);
+      s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
     }
     __syncthreads();
@@ -61,7 +60,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int j = 0; !done && j < n; ++j) {
       const float4 co = s_conic_opacity[j];
       const float dx = s_mean[j].x - px, dy = s_mean[j].y - py;
-      const float power = gaussian_power(co.x, co.y, co.z, dx, dy);
+      const float power = gaussian_power(co, dx, dy);
       // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
       if (power > 0.0f || power < kMinPower) continue;
       const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
