@@ -1,7 +1,7 @@
 #pragma once
 // The differentiable renderer on the GPU: project -> intersect -> sort -> tile ranges ->
 // rasterize, and back, on one stream, with scratch from the per-domain arenas. The training step
-// (backend.cpp) and the GPU tests drive the same code.
+// (backend_step.cpp) and the GPU tests drive the same code.
 #include <algorithm>
 #include <cstdint>
 
@@ -50,7 +50,7 @@ enum class Sizing {
   // No wait: the buffers hold capacity() entries and the sort runs over all of them
   // (intersect_pad). A count beyond the capacity raises status()[1], the step's abort flag:
   // the lists were cut short, the kernels that change the model skip the step, and the backend
-  // repeats it after reserve() (cuda/backend.cpp). Needed where no host wait may sit inside a
+  // repeats it after reserve() (cuda/backend_step.cpp). Needed where no host wait may sit inside a
   // step: a captured graph, or a pipeline that queues the next step before this one is done.
   Bounded,
 };

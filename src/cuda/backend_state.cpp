@@ -1,0 +1,127 @@
+// The CUDA backend's host boundary: training images, the model and Adam state in and out, and
+// the test hooks of cuda/backend.h.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "cuda/backend_impl.h"
+
+namespace splat::cuda {
+
+// Training images stay on the device: 8-bit when every value is exactly k/255, float otherwise.
+void CudaBackend::set_images(const std::vector<const Image*>& images) {
+  drain();
+  images_.clear();
+  for (const Image* img : images) {
+    if (img->channels != 3) throw Error("cuda backend: training images must be RGB");
+    DeviceImage d;
+    d.width = img->width;
+    d.height = img->height;
+    std::vector<std::uint8_t> bytes(img->data.size());
+    bool exact = true;
+    for (std::size_t i = 0; i < bytes.size() && exact; ++i) {
+      const float v = img->data[i] * 255.0f;
+      bytes[i] = std::uint8_t(std::lround(v));
+      exact = float(bytes[i]) / 255.0f == img->data[i];
+    }
+    if (exact)
+      d.u8.upload(bytes);
+    else
+      d.f32.upload(img->data);
+    images_.push_back(std::move(d));
+  }
+  uploaded();
+}
+
+void CudaBackend::set_state(const TrainState& s) {
+  drain();
+  n_ = int(s.params.size());
+  sh_degree_ = s.params.sh_degree;
+  params_.upload(s.params);
+  m_.upload(s.adam_m);
+  v_.upload(s.adam_v);
+  // Gradients are zero between steps (Adam clears them). Not an upload of anything: a pageable
+  // cudaMemcpy can land after a zeroing queued on stream_ behind it.
+  for (int g = 0; g < 5; ++g) {
+    grads_.g[g].resize(params_.g[g].size());
+    grads_.g[g].zero(stream_);
+  }
+  for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
+  adam_step_ = s.adam_step;
+  if (adc_stats_in_use()) reset_adc_stats();
+  ++generation_;
+  uploaded();
+}
+
+TrainState CudaBackend::state() const {
+  const_cast<CudaBackend*>(this)->drain();
+  TrainState s;
+  for (Gaussians* g : {&s.params, &s.adam_m, &s.adam_v}) g->sh_degree = sh_degree_;
+  params_.download(s.params);
+  m_.download(s.adam_m);
+  v_.download(s.adam_v);
+  s.adam_step = adam_step_;
+  return s;
+}
+
+// Test hooks (adc_stats / set_adc_stats in cuda/backend.h).
+adc::Stats CudaBackend::stats() const {
+  const_cast<CudaBackend*>(this)->drain();
+  adc::Stats st;
+  st.grad2d = grad2d_.download();
+  st.count = vis_count_.download();
+  return st;
+}
+
+void CudaBackend::set_stats(const adc::Stats& st) {
+  if (st.grad2d.size() != std::size_t(n_) || st.count.size() != std::size_t(n_))
+    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) + " splats, the model has " +
+                std::to_string(n_));
+  drain();
+  grad2d_.upload(st.grad2d);
+  vis_count_.upload(st.count);
+  uploaded();
+}
+
+// Test hook (poison_scratch in cuda/backend.h).
+void CudaBackend::poison() {
+  drain();
+  renderer_.poison_scratch();
+}
+
+// Test hook (model_arrays in cuda/backend.h).
+std::vector<DeviceArrayView> CudaBackend::arrays() const {
+  std::vector<DeviceArrayView> out;
+  for (const Groups* G : {&params_, &grads_, &m_, &v_})
+    for (const auto& b : G->g) out.push_back({b.data(), b.size(), b.capacity()});
+  return out;
+}
+
+std::vector<DeviceArrayView> model_arrays(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (!cuda) throw Error("model_arrays: the backend is " + backend.name() + ", not cuda");
+  return cuda->arrays();
+}
+
+adc::Stats adc_stats(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (!cuda) throw Error("adc_stats: the backend is " + backend.name() + ", not cuda");
+  return cuda->stats();
+}
+
+void set_adc_stats(Backend& backend, const adc::Stats& stats) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) throw Error("set_adc_stats: the backend is " + backend.name() + ", not cuda");
+  cuda->set_stats(stats);
+}
+
+void poison_scratch(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) throw Error("poison_scratch: the backend is " + backend.name() + ", not cuda");
+  cuda->poison();
+}
+
+}  // namespace splat::cuda

@@ -1,0 +1,342 @@
+// The CUDA backend's step engine: every stage of a training step on one stream, submitted in one
+// of three ways (backend.submission) with or without pipelining (backend.pipelining); DESIGN.md
+// section 4.
+//   per_kernel: a host wait after every stage.
+//   chained: the kernels queued back to back; one wait per step, for the intersection count that
+//     sizes the per-intersection buffers.
+//   graph: the step captured once as a CUDA graph and replayed; the values that change from step
+//     to step (camera, learning rates, bias corrections, noise seed, target image) are copied to
+//     fixed device memory before each launch. A new shape (splat count, image size, active SH
+//     degree, intersection capacity, ...) runs once eagerly, sizing every buffer, and is captured
+//     at its next step.
+// Graph mode and depth2 pipelining have no wait inside a step: the intersection buffers are
+// bounded (Sizing::Bounded), and a step whose count overflows them is abandoned on the GPU (the
+// abort flag: Adam, noise and ADC statistics skip it, and every step queued after it) and queued
+// again by the host with more room, so the history of losses and parameters is that of a run
+// without overflow. The loss, the count and the flag come back through pinned memory, read when
+// the step's event has passed.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "cuda/accumulate.h"
+#include "cuda/adam.h"
+#include "cuda/adc.h"
+#include "cuda/backend_impl.h"
+#include "cuda/loss.h"
+#include "cuda/mcmc.h"
+#include "dist/communicator.h"
+
+namespace splat::cuda {
+
+// The views' gradients are summed (the first view's backward writes grads_, later ones write
+// view_grads_, added in), Adam scales the sum by 1 / batch_size, and the regularizers, once per
+// step, are added batch_size times as large so they survive that scaling unchanged.
+void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) {
+  if (views.empty()) throw Error("cuda backend: a step needs at least one view");
+  if (views.size() > std::size_t(kMaxViews))
+    throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
+                std::to_string(kMaxViews) + " per GPU");
+  if (views.size() > 1 && submission_ == Submission::Graph && auto_submission_) {
+    drain();  // auto means chained for batches (io/config.h); nothing queued may see the switch
+    submission_ = Submission::Chained;
+  }
+  if (views.size() > 1 && submission_ == Submission::Graph)
+    throw Error("cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
+                std::to_string(views.size()) + " views needs chained or per_kernel");
+  if (comm_->size() > 1)
+    for (const BatchView& v : views)
+      if (v.camera->width != views[0].camera->width || v.camera->height != views[0].camera->height)
+        throw Error("cuda backend on several ranks: the views of a step must have one image size");
+  Pending p{};
+  for (const BatchView& v : views) {
+    const DeviceImage& target = images_.at(std::size_t(v.image));
+    if (target.width != v.camera->width || target.height != v.camera->height)
+      throw Error("cuda backend: image " + std::to_string(v.image) + " size does not match its camera");
+    p.views.push_back({*v.camera, v.image});
+  }
+  p.settings = s;
+  p.adam_step = adam_step_ + 1;
+  submit(std::move(p));
+}
+
+void CudaBackend::collect_losses(std::vector<StepResult>& out, bool wait) {
+  if (wait) {
+    drain();
+    timer_.harvest_all();
+  }
+  while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
+  out.insert(out.end(), ready_.begin(), ready_.end());
+  ready_.clear();
+}
+
+void CudaBackend::submit(Pending p) {
+  make_room();
+  int unfinished = 1;
+  for (const Pending& q : pending_) unfinished += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+  max_in_flight_ = std::max(max_in_flight_, unfinished);
+  p.slot = next_slot_;
+  next_slot_ = (next_slot_ + 1) % kSlots;
+  adam_step_ = p.adam_step;
+  if (submission_ == Submission::Graph)
+    run_graph(p);
+  else
+    run_step(p, false);
+  Slot* slot = ring_.get() + p.slot;
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, view_sums_.data(), p.views.size() * sizeof slot->sums[0],
+                                   cudaMemcpyDeviceToHost, stream_));
+  if (bounded())
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->status, renderer_.status(), sizeof slot->status, cudaMemcpyDeviceToHost,
+                                     stream_));
+  SPLAT_CUDA_CHECK(cudaEventRecord(done_events_[p.slot], stream_));
+  pending_.push_back(std::move(p));
+}
+
+// Before a step is queued: a free ring entry, and with bounded sizing at most depth - 1 steps
+// still running (off: none; depth2: one). Exact sizing waits inside the step instead.
+void CudaBackend::make_room() {
+  auto unfinished = [&] {
+    int k = 0;
+    for (const Pending& q : pending_) k += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+    return k;
+  };
+  while (!pending_.empty() && (int(pending_.size()) == kSlots || (bounded() && unfinished() >= depth_))) {
+    syncs_.event(done_events_[pending_.front().slot], bounded() ? "step_done" : "loss_ring_full");
+    retire_front();
+  }
+}
+
+// The oldest queued step, whose event has passed: its loss joins ready_, or, if it was
+// abandoned for an intersection overflow, it and every step after it are queued again.
+void CudaBackend::retire_front() {
+  const Pending& p = pending_.front();
+  const Slot& slot = ring_.get()[p.slot];
+  if (bounded() && slot.status[1]) return recover();
+  const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
+  StepResult r;  // the mean over the step's views
+  if (comm_->size() > 1) {  // slot 0 holds the sums over all ranks' views, all of one size
+    const double elements = double(p.views[0].cam.width) * p.views[0].cam.height * 3 * p.settings.batch_size;
+    r.l1 = double(slot.sums[0][0]) / elements;
+    r.ssim = double(slot.sums[0][1]) / elements;
+    r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
+  }
+  for (std::size_t k = 0; comm_->size() == 1 && k < p.views.size(); ++k) {
+    const double elements = double(p.views[k].cam.width) * p.views[k].cam.height * 3;
+    const double l1 = double(slot.sums[k][0]) / elements, ssim = double(slot.sums[k][1]) / elements;
+    r.l1 += l1 / views;
+    r.ssim += ssim / views;
+    r.loss += ((1.0 - lambda) * l1 + lambda * (1.0 - ssim)) / views;
+  }
+  ready_.push_back(r);
+  isect_sum_ += bounded() ? double(slot.status[0]) : double(p.isect_count);
+  ++steps_;
+  pending_.pop_front();
+}
+
+// The front step overflowed its intersection buffers. The flag stays raised, so every step
+// queued after it skipped its update too: wait for them, make room for the largest count any
+// of them needed (they all counted), lower the flag and queue them all again, in order.
+void CudaBackend::recover() {
+  syncs_.stream(stream_, "overflow_drain");
+  std::vector<Pending> redo(pending_.begin(), pending_.end());
+  pending_.clear();
+  int needed = 0;
+  for (const Pending& p : redo) needed = std::max(needed, ring_.get()[p.slot].status[2]);
+  renderer_.reserve(needed + needed / 8 + 1024);
+  renderer_.clear_abort();
+  ++overflows_;
+  for (Pending& p : redo) submit(std::move(p));
+}
+
+// The work of one step on stream_. from_device: the camera, Adam and noise scalars come from
+// scalars_ and the target from staged_ (graph mode, eager or captured; one view).
+void CudaBackend::run_step(Pending& p, bool from_device) {
+  const StepSettings& s = p.settings;
+  const Sizing sizing = bounded() ? Sizing::Bounded : Sizing::Exact;
+  const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
+  bounded_steps_ += sizing == Sizing::Bounded;
+  p.isect_count = 0;
+  for (std::size_t k = 0; k < p.views.size(); ++k) view_pass(p.views[k], k, s, sizing, from_device, p.isect_count);
+  deterministic_steps_ += deterministic_;
+
+  if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
+    for (auto& g : grads_.g) comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
+    for (std::size_t k = 1; k < p.views.size(); ++k) add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
+    comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
+  }
+  // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
+  // all-reduced them): Adam takes their mean; the regularizers are added batch_size times.
+  const float batch = float(s.batch_size);
+  if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
+    timer_.begin("regularize", stream_);
+    mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), batch * s.opacity_reg,
+                           batch * s.scale_reg, grads_.g[3].data(), grads_.g[1].data(), stream_);
+    timer_.end(stream_);
+  }
+
+  timer_.begin("adam", stream_);
+  const std::array<AdamGroup, 5> groups = adam_groups(s);
+  adam_step(groups.data(), 5, p.adam_step, stream_, 1.0f / batch, from_device ? &scalars_.data()->adam : nullptr,
+            abort);
+  timer_.end(stream_);
+
+  if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
+    timer_.begin("noise", stream_);
+    mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
+                      {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
+                      from_device ? &scalars_.data()->noise : nullptr, abort);
+    timer_.end(stream_);
+  }
+  timer_.end_step();
+}
+
+// One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
+// gradients, ADC statistics.
+void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing,
+                            bool from_device, int& isect_count) {
+  const Camera& cam = view.cam;
+  const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
+  renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
+                    from_device ? &scalars_.data()->cam : nullptr);
+  if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
+  const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
+
+  PerPixel& px = renderer_.pixels();
+  const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+  timer_.begin("loss", stream_);
+  if (target.u8.size())
+    photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+  else
+    photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float), cudaMemcpyDeviceToDevice,
+                                   stream_));
+  timer_.end(stream_);
+
+  if (k == 0) {
+    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_);
+  } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
+    for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
+    renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
+    timer_.begin("batch_accumulate", stream_);
+    for (int g = 0; g < 5; ++g) add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+    timer_.end(stream_);
+  }
+
+  if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
+    if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+    timer_.begin("adc_stats", stream_);
+    const PerSplat& sp = renderer_.splats();
+    adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
+                   grad2d_.data(), vis_count_.data(), stream_, abort);
+    timer_.end(stream_);
+  }
+}
+
+std::array<AdamGroup, 5> CudaBackend::adam_groups(const StepSettings& s) {
+  const int K = sh_coeffs(sh_degree_);
+  std::array<AdamGroup, 5> groups;
+  const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats), float(s.lr.opacity),
+                        float(s.lr.sh0)};
+  for (int i = 0; i < 5; ++i)
+    groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
+                 params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
+  return groups;
+}
+
+// Graph mode: this step's scalars and target go to fixed device memory, then the captured
+// graph of its shape replays; a shape seen for the first time runs eagerly, and is captured
+// at its second step (by then every buffer has its size, so nothing allocates in a capture).
+void CudaBackend::run_graph(Pending& p) {
+  const StepSettings& s = p.settings;
+  const ViewRef& view = p.views.at(0);  // step() lets only one view through in graph mode
+  const DeviceImage& target = images_[std::size_t(view.image)];
+  Slot& slot = ring_.get()[p.slot];
+  const std::array<AdamGroup, 5> groups = adam_groups(s);
+  slot.scalars = {CameraParams::from(view.cam), adam_scalars(groups.data(), 5, p.adam_step),
+                  {float(s.noise_scale), s.noise_seed}};
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars), cudaMemcpyHostToDevice,
+                                   stream_));
+  stage_target(target);
+
+  GraphKey key;
+  key.generation = generation_;
+  key.n = n_;
+  key.capacity = renderer_.capacity();
+  key.width = view.cam.width;
+  key.height = view.cam.height;
+  key.sh_degree = s.raster.sh_degree;
+  key.antialiased = s.raster.antialiased;
+  key.accumulate_grad2d = s.accumulate_grad2d;
+  key.noise = s.noise_scale > 0;
+  key.u8 = target.u8.size() > 0;
+  for (int c = 0; c < 3; ++c) key.background[c] = s.raster.background[c];
+  key.ssim_lambda = float(s.ssim_lambda);
+  key.opacity_reg = s.opacity_reg;
+  key.scale_reg = s.scale_reg;
+  if (key.accumulate_grad2d && grad2d_.size() != std::size_t(n_)) key.generation = -2;  // stats not sized yet
+
+  if (graph_ && key == graph_key_) {
+    SPLAT_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+    ++launches_;
+    bounded_steps_ += 1;
+    deterministic_steps_ += deterministic_;
+    return;
+  }
+  if (graph_) {
+    SPLAT_CUDA_CHECK(cudaGraphExecDestroy(graph_));
+    graph_ = nullptr;
+  }
+  if (!(key == eager_key_)) {
+    eager_key_ = key;
+    ++eager_steps_;
+    run_step(p, true);
+    return;
+  }
+  cudaGraph_t graph = nullptr;
+  SPLAT_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+  try {
+    run_step(p, true);
+  } catch (...) {
+    cudaStreamEndCapture(stream_, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  SPLAT_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  const cudaError_t made = cudaGraphInstantiate(&graph_, graph, 0);
+  cudaGraphDestroy(graph);
+  SPLAT_CUDA_CHECK(made);
+  graph_key_ = key;
+  ++captures_;
+  SPLAT_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+  ++launches_;
+}
+
+// The graph reads the target from one place: the step's image is copied there first.
+void CudaBackend::stage_target(const DeviceImage& target) {
+  staged_.width = target.width;
+  staged_.height = target.height;
+  staged_.u8.resize(target.u8.size());
+  if (target.u8.size())
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.u8.data(), target.u8.data(), target.u8.bytes(),
+                                     cudaMemcpyDeviceToDevice, stream_));
+  staged_.f32.resize(target.f32.size());
+  if (target.f32.size())
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.f32.data(), target.f32.data(), target.f32.bytes(),
+                                     cudaMemcpyDeviceToDevice, stream_));
+}
+
+// Nothing in flight afterwards, every queued step retired (those abandoned for an overflow
+// queued again and finished).
+void CudaBackend::drain() {
+  do {
+    syncs_.stream(stream_, "drain");
+    while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
+  } while (!pending_.empty());
+}
+
+}  // namespace splat::cuda
