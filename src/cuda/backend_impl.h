@@ -157,8 +157,8 @@ class CudaBackend final : public Backend {
 
   const bool auto_submission_, auto_pipelining_;
   Submission submission_;
-  int depth_;
-  dist::Communicator* comm_ = &dist::single_process();  // steps that may run at once: 1, or 2 with depth2 pipelining
+  int depth_;  // steps that may run at once: 1, or 2 with depth2 pipelining
+  dist::Communicator* comm_ = &dist::single_process();  // the ranks' collectives (set_communicator)
   const bool deterministic_;
   cudaStream_t stream_ = nullptr;
   SyncLog syncs_;
