@@ -1,14 +1,19 @@
 // Data-parallel training: the communicator pieces in one process, and real multi-process runs
 // under mpirun (2 and 3 ranks on the CPU backend) when the build has MPI.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
+#include <future>
 
 #include "core/error.h"
 #include "dist/communicator.h"
 #include "dist/launch.h"
+#include "dist/peers.h"
 #include "dist/sync.h"
 #include "io/checkpoint.h"
 #include "test_util.h"
@@ -121,6 +126,51 @@ TEST(Dist, SeveralGpusWithoutThemIsAClearError) {
 #else
   test::expect_contains(r.output, {"--gpus 2", "no NCCL"});
 #endif
+}
+
+// Child processes standing in for the ranks that --gpus N starts.
+pid_t child_exiting_with(int status, int after_ms = 0) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (after_ms > 0) usleep(useconds_t(after_ms) * 1000);
+    _exit(status);
+  }
+  return pid;
+}
+
+TEST(Dist, PeerWatchReportsAFailedRankWithoutReapingIt) {
+  const pid_t clean = child_exiting_with(0), failing = child_exiting_with(3, 50);
+  ASSERT_GT(clean, 0);
+  ASSERT_GT(failing, 0);
+  std::promise<std::string> failure;
+  std::future<std::string> reported = failure.get_future();
+  {
+    dist::PeerWatch watch({clean, failing}, [&](const std::string& m) { failure.set_value(m); },
+                          std::chrono::milliseconds(5));
+    ASSERT_EQ(reported.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "no failure reported";
+  }
+  test::expect_contains(reported.get(), {"process " + std::to_string(failing), "exited with status 3"});
+  // The statuses are still there for finish_gpus.
+  int status = 0;
+  ASSERT_EQ(waitpid(failing, &status, 0), failing);
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  ASSERT_EQ(waitpid(clean, &status, 0), clean);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(Dist, FailedPeerNamesTheSignalAndPassesCleanExits) {
+  const pid_t clean = child_exiting_with(0), killed = child_exiting_with(0, 60'000);
+  ASSERT_GT(clean, 0);
+  ASSERT_GT(killed, 0);
+  EXPECT_EQ(dist::failed_peer({killed}), "");  // still running
+  ASSERT_EQ(kill(killed, SIGKILL), 0);
+  siginfo_t info{};
+  for (const pid_t pid : {clean, killed}) ASSERT_EQ(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_EQ(dist::failed_peer({clean}), "");
+  EXPECT_EQ(dist::failed_peer({clean, killed}),
+            "the rank in process " + std::to_string(killed) + " was killed by signal 9");
+  int status = 0;
+  for (const pid_t pid : {clean, killed}) EXPECT_EQ(waitpid(pid, &status, 0), pid);
 }
 
 #if SPLAT_HAVE_MPI

@@ -3,12 +3,12 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -16,6 +16,7 @@
 #include "cuda/check.h"
 #include "dist/launch.h"
 #include "dist/nccl.h"
+#include "dist/peers.h"
 
 namespace splat::dist {
 namespace {
@@ -80,8 +81,13 @@ class NcclCommunicator final : public Communicator {
     SPLAT_CUDA_CHECK(cudaSetDevice(rank));
     SPLAT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     check(Nccl::get().comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
+    // Rank 0 watches the ranks it started: one that fails ends the job even while this rank
+    // waits inside a step's collective on the GPU (ranks 1 .. N-1 die with rank 0, dist/launch.cpp).
+    if (!peers_.empty())
+      watch_ = std::make_unique<PeerWatch>(peers_, [this](const std::string& failed) { abort("error: " + failed); });
   }
   ~NcclCommunicator() override {
+    watch_.reset();
     if (comm_) Nccl::get().comm_destroy(comm_);
     if (staging_) cudaFree(staging_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -162,12 +168,8 @@ class NcclCommunicator final : public Communicator {
       Nccl::get().comm_get_async_error(comm_, &async);
       if (async != ncclSuccess && async != ncclInProgress)
         abort(std::string("error: collective '") + what + "' failed: " + Nccl::get().get_error_string(async));
-      for (const int pid : peers_) {
-        int status = 0;
-        if (waitpid(pid, &status, WNOHANG) == pid)
-          abort(std::string("error: collective '") + what + "': the rank in process " + std::to_string(pid) +
-                " has exited (status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
-      }
+      if (const std::string failed = failed_peer(peers_); !failed.empty())
+        abort(std::string("error: collective '") + what + "': " + failed);
       const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (timeout_s_ > 0 && waited > timeout_s_)
         abort(std::string("error: collective '") + what + "' did not complete within train.collective_timeout = " +
@@ -183,6 +185,7 @@ class NcclCommunicator final : public Communicator {
   void* staging_ = nullptr;
   std::size_t staging_bytes_ = 0;
   double timeout_s_ = 300;
+  std::unique_ptr<PeerWatch> watch_;  // last: its thread may call abort(), which uses the members above
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "dist/launch.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -48,10 +50,13 @@ void launch_gpus(int gpus) {
   char** argv = process_argv();
   if (!argv) throw Error("--gpus: the command line is not known (no World in main)");
   std::vector<int> peers;
+  const pid_t launcher = getpid();
   for (int r = 1; r < gpus; ++r) {
     const pid_t pid = fork();
     if (pid < 0) throw Error("--gpus: fork failed");
     if (pid == 0) {
+      // A rank dies with rank 0 (which watches the ranks, dist/peers.h), never left waiting alone.
+      if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != launcher) _exit(1);
       setenv("SPLAT_GPU_RANK", std::to_string(r).c_str(), 1);
       setenv("SPLAT_NCCL_ID", id.c_str(), 1);
       execv("/proc/self/exe", argv);
