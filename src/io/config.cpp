@@ -302,30 +302,16 @@ std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
 
-template <>
-BackendKind from_string<BackendKind>(std::string_view name) {
-  return parse_enum<BackendKind>(name);
+template <class E>
+E from_string(std::string_view name) {
+  return parse_enum<E>(name);
 }
-template <>
-InitKind from_string<InitKind>(std::string_view name) {
-  return parse_enum<InitKind>(name);
-}
-template <>
-DensifyStrategy from_string<DensifyStrategy>(std::string_view name) {
-  return parse_enum<DensifyStrategy>(name);
-}
-template <>
-Submission from_string<Submission>(std::string_view name) {
-  return parse_enum<Submission>(name);
-}
-template <>
-Pipelining from_string<Pipelining>(std::string_view name) {
-  return parse_enum<Pipelining>(name);
-}
-template <>
-LrBatchScaling from_string<LrBatchScaling>(std::string_view name) {
-  return parse_enum<LrBatchScaling>(name);
-}
+template BackendKind from_string(std::string_view);
+template InitKind from_string(std::string_view);
+template DensifyStrategy from_string(std::string_view);
+template Submission from_string(std::string_view);
+template Pipelining from_string(std::string_view);
+template LrBatchScaling from_string(std::string_view);
 
 void Config::validate() const {
   for (const Field& f : fields())

@@ -36,21 +36,9 @@ std::string_view to_string(Submission k);
 std::string_view to_string(Pipelining k);
 std::string_view to_string(LrBatchScaling k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
-// valid names.
+// valid names. Defined for the enums above (config.cpp).
 template <class E>
 E from_string(std::string_view name);
-template <>
-BackendKind from_string<BackendKind>(std::string_view name);
-template <>
-InitKind from_string<InitKind>(std::string_view name);
-template <>
-DensifyStrategy from_string<DensifyStrategy>(std::string_view name);
-template <>
-Submission from_string<Submission>(std::string_view name);
-template <>
-Pipelining from_string<Pipelining>(std::string_view name);
-template <>
-LrBatchScaling from_string<LrBatchScaling>(std::string_view name);
 
 struct DataConfig {
   std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
