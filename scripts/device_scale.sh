@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine: `splat train DATA --config CONFIG --gpus G` with a global batch of B views
+# per step, for each G:B in RUNS, in that order. Every run trains on the same number of views:
+# iterations, refine start/interval/stop and the SH interval (the defaults' 500/100/25000/1000
+# steps, which configs/lego.toml and configs/capture.toml keep) are divided by B. One row per run.
+#   RUNS="1:2 2:2 2:2 1:2" scripts/device_scale.sh DATA CONFIG VIEWS [--set section.key=value ...]
+#   scripts/device_scale.sh .carry/shared/data/lego configs/lego.toml 12500 --set data.test_every=4
+# SPLAT_BIN picks the binary (default .carry/bin/splat). Logs and metrics go to $OUT/scale/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 3 ] || { echo "usage: RUNS='G:B ...' $0 DATA CONFIG VIEWS [--set k=v ...]" >&2; exit 2; }
+data=$1 config=$2 views=$3
+shift 3
+bin=${SPLAT_BIN:-.carry/bin/splat}
+out=${OUT:-/tmp/splat_out}/scale
+mkdir -p "$out"
+# NCCL comes with PyTorch's wheels on that machine; NVLink multicast stays off (device README).
+nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
+export LD_LIBRARY_PATH="$PWD/.carry/lib${nccl:+:$nccl}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+echo "# $("$bin" --version), $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
+echo "| run | GPUs | batch | steps | train s | ms per step | ms per view | PSNR | SSIM | splats |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+i=0
+for run in ${RUNS:-1:1 1:2 1:4}; do
+  g=${run%%:*} b=${run#*:}
+  i=$((i + 1))
+  name="r${i}_g${g}_b${b}"
+  if ! "$bin" train "$data" --gpus "$g" --config "$config" --set train.batch_size="$b" \
+      --set train.iterations=$((views / b)) --set densify.refine_start=$((500 / b)) \
+      --set densify.refine_every=$((100 / b)) --set densify.refine_stop=$((25000 / b)) \
+      --set train.sh_increase_every=$((1000 / b)) --set output.save_renders=false "$@" \
+      --out "$out/$name" > "$out/$name.log" 2>&1; then
+    echo "| $i | $g | $b | failed: $(tail -1 "$out/$name.log") |"
+    continue
+  fi
+  python3 - "$out/$name/metrics.json" "$i" "$g" "$b" "$views" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+i, g, b, views = sys.argv[2:]
+t = m["train_seconds"]
+print(f"| {i} | {g} | {b} | {m['iterations']} | {t:.1f} | {t / m['iterations'] * 1e3:.3f} | "
+      f"{t / int(views) * 1e3:.3f} | {m['psnr']:.3f} | {m['ssim']:.4f} | {m['num_splats']} |")
+PY
+  rm -f "$out/$name/checkpoint.ckpt" "$out/$name/model.ply"
+done
