@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <future>
@@ -206,26 +205,6 @@ Checkpoint train_once(int ranks, const std::string& name, const std::string& ext
   return read_checkpoint((out / "checkpoint.ckpt").string());
 }
 
-// ||a - b|| / ||b - init||: the difference between two runs against how far training moved.
-double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussians* init) {
-  double diff = 0, moved = 0;
-  std::vector<const std::vector<float>*> bs, is;
-  b.for_each_group([&](const char*, const std::vector<float>& v) { bs.push_back(&v); });
-  if (init)
-    init->for_each_group([&](const char*, const std::vector<float>& v) { is.push_back(&v); });
-  std::size_t g = 0;
-  a.for_each_group([&](const char*, const std::vector<float>& v) {
-    const std::vector<float>& w = *bs[g];
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      diff += std::pow(double(v[i]) - w[i], 2);
-      const double base = init && i < is[g]->size() ? (*is[g])[i] : 0.0;
-      moved += std::pow(double(w[i]) - base, 2);
-    }
-    ++g;
-  });
-  return std::sqrt(diff / moved);
-}
-
 // R ranks sum their views' gradients in another order than one process does (per-rank partial
 // sums, then the all-reduce), so the runs agree to float rounding, not bit for bit. Adam divides by
 // sqrt(v) with eps 1e-15, so a rounding-level change of a near-zero gradient can move its element
@@ -243,8 +222,8 @@ TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
     EXPECT_EQ(many.iteration, one.iteration);
     EXPECT_EQ(many.view_order, one.view_order);
     EXPECT_EQ(many.view_pos, one.view_pos);
-    const double d = relative_difference(many.params, one.params, nullptr);
-    const double dm = relative_difference(many.adam_m, one.adam_m, nullptr);
+    const double d = test::relative_difference(many.params, one.params, nullptr);
+    const double dm = test::relative_difference(many.adam_m, one.adam_m, nullptr);
     std::printf("%d ranks vs one process: relative difference of parameters %.3g, Adam m %.3g\n",
                 ranks, d, dm);
     EXPECT_LT(d, 1e-3) << ranks << " ranks: parameters differ from one process by " << d;
@@ -262,7 +241,7 @@ TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
   ASSERT_GT(one.params.size(), 1500u);  // the tick split splats
   const Checkpoint two = train_once(2, "mpi_adc_2", adc);
   ASSERT_EQ(two.params.size(), one.params.size());
-  EXPECT_LT(relative_difference(two.params, one.params, nullptr), 1e-3);
+  EXPECT_LT(test::relative_difference(two.params, one.params, nullptr), 1e-3);
 }
 
 // A rank that fails: its error, on its rank, then every rank stopped, well before any timeout.
@@ -336,7 +315,7 @@ TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
   ASSERT_EQ(resumed.params.size(), full.params.size());
   EXPECT_EQ(resumed.iteration, full.iteration);
   EXPECT_EQ(resumed.view_pos, full.view_pos);
-  EXPECT_LT(relative_difference(resumed.params, full.params, nullptr), 1e-3);  // as above
+  EXPECT_LT(test::relative_difference(resumed.params, full.params, nullptr), 1e-3);  // as above
 
   // Ranks resumed from different checkpoints of the same run agree on the config and start from
   // rank 0's model, but not on the iteration and the view schedule: the first digest says so.

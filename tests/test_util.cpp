@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <map>
 
 #include "core/gaussians.h"
@@ -17,10 +18,11 @@
 
 namespace splat::test {
 
-RunResult run_splat(const std::string& args) {
+RunResult run_splat(const std::string& args, int timeout_s) {
   // SPLAT_BIN overrides the build's binary (the GPU machine runs a copy carried elsewhere).
   const char* bin = std::getenv("SPLAT_BIN");
-  return run_command(std::string(bin ? bin : SPLAT_BINARY) + " " + args);
+  const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
+  return run_command(limit + (bin ? bin : SPLAT_BINARY) + " " + args);
 }
 
 RunResult run_command(const std::string& command) {
@@ -94,6 +96,25 @@ void expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at
   const std::size_t rest = std::size_t(cfg.train.iterations - at);
   ASSERT_EQ(resumed.loss_history().size(), rest);
   for (std::size_t i = 0; i < rest; ++i) EXPECT_EQ(full.loss_history()[std::size_t(at) + i], resumed.loss_history()[i]);
+}
+
+double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussians* init) {
+  double diff = 0, moved = 0;
+  std::vector<const std::vector<float>*> bs, is;
+  b.for_each_group([&](const char*, const std::vector<float>& v) { bs.push_back(&v); });
+  if (init)
+    init->for_each_group([&](const char*, const std::vector<float>& v) { is.push_back(&v); });
+  std::size_t g = 0;
+  a.for_each_group([&](const char*, const std::vector<float>& v) {
+    const std::vector<float>& w = *bs[g];
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      diff += std::pow(double(v[i]) - w[i], 2);
+      const double base = init && i < is[g]->size() ? (*is[g])[i] : 0.0;
+      moved += std::pow(double(w[i]) - base, 2);
+    }
+    ++g;
+  });
+  return std::sqrt(diff / moved);
 }
 
 }  // namespace splat::test

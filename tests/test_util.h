@@ -24,8 +24,9 @@ struct RunResult {
 
 // Runs a shell command line, stdout and stderr together.
 RunResult run_command(const std::string& command);
-// Runs the splat binary with the given argument string through the shell.
-RunResult run_splat(const std::string& args);
+// Runs the splat binary with the given argument string through the shell; killed after
+// timeout_s seconds if positive (exit code 124).
+RunResult run_splat(const std::string& args, int timeout_s = 0);
 
 // A fresh, empty temporary directory for one test.
 std::filesystem::path temp_dir(const std::string& name);
@@ -64,6 +65,9 @@ struct Dataset;
 namespace test {
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
+// ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference
+// between two runs against how far training moved.
+double relative_difference(const GaussiansT<float>& a, const GaussiansT<float>& b, const GaussiansT<float>* init);
 // Trains cfg (whose output.checkpoint_every is `at`) from scratch, resumes a second run from its
 // checkpoint at step `at`, and EXPECTs the two to end bit-identical: parameters, Adam state and
 // the losses after `at`.

@@ -165,9 +165,11 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
   deterministic_steps_ += deterministic_;
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
+    timer_.begin("allreduce", stream_);
     for (auto& g : grads_.g) comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
     for (std::size_t k = 1; k < p.views.size(); ++k) add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
     comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
+    timer_.end(stream_);
   }
   // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
   // all-reduced them): Adam takes their mean; the regularizers are added batch_size times.

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,8 +88,10 @@ class NcclCommunicator final : public Communicator {
       watch_ = std::make_unique<PeerWatch>(peers_, [this](const std::string& failed) { abort("error: " + failed); });
   }
   ~NcclCommunicator() override {
-    watch_.reset();
+    // The destroy waits for every rank's; the watch stays on meanwhile, for a rank that dies first.
+    closing_ = true;
     if (comm_) Nccl::get().comm_destroy(comm_);
+    watch_.reset();
     if (staging_) cudaFree(staging_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -134,7 +137,7 @@ class NcclCommunicator final : public Communicator {
   [[noreturn]] void abort(const std::string& message) override {
     std::fprintf(stderr, "\nrank %d of %d: %s\n", rank_, size_, message.c_str());
     std::fflush(stderr);
-    if (comm_) Nccl::get().comm_abort(comm_);
+    if (comm_ && !closing_) Nccl::get().comm_abort(comm_);  // an abort waits for the others too
     std::_Exit(1);
   }
 
@@ -185,6 +188,7 @@ class NcclCommunicator final : public Communicator {
   void* staging_ = nullptr;
   std::size_t staging_bytes_ = 0;
   double timeout_s_ = 300;
+  std::atomic<bool> closing_ = false;  // the destructor runs: abort() leaves comm_ alone
   std::unique_ptr<PeerWatch> watch_;  // last: its thread may call abort(), which uses the members above
 };
 

@@ -49,6 +49,7 @@ class SingleProcess final : public Communicator {
 };
 
 Communicator* g_world = nullptr;
+Communicator* g_adopted = nullptr;  // adopt_world's, deliberately not destroyed at exit (header)
 char** g_argv = nullptr;
 
 int env_int(const char* name) {
@@ -91,9 +92,15 @@ Communicator& world() {
 }
 
 void adopt_world(std::unique_ptr<Communicator> comm) {
-  static std::unique_ptr<Communicator> adopted;
-  adopted = std::move(comm);
-  g_world = adopted.get();
+  release_world();
+  g_adopted = comm.release();
+  g_world = g_adopted;
+}
+
+void release_world() {
+  delete g_adopted;
+  g_adopted = nullptr;
+  g_world = nullptr;
 }
 
 char** process_argv() {

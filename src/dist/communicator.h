@@ -78,9 +78,14 @@ class World {
 
 // The communicator of the World made in main() (single_process() if there is none).
 Communicator& world();
-// Makes `comm` the world's communicator for the rest of the process (`splat train --gpus N` makes
-// its NCCL ranks once the command line is parsed).
+// Makes `comm` the world's communicator (`splat train --gpus N` makes its NCCL ranks once the
+// command line is parsed). It lives until release_world(); a process that exits without it (an
+// error) leaves its teardown to the operating system: NCCL's destroy waits for every rank of the
+// host, which may be gone or stuck.
 void adopt_world(std::unique_ptr<Communicator> comm);
+// Destroys the adopted communicator; every rank calls it at the same point of a clean run (NCCL's
+// destroy is collective). world() is single_process() afterwards.
+void release_world();
 // main()'s argv (the launcher of --gpus N starts its other ranks with it).
 char** process_argv();
 

@@ -75,6 +75,7 @@ void launch_gpus(int gpus) {
 }
 
 void finish_gpus() {
+  release_world();  // every rank: NCCL's destroy waits for the others (rank 0 evaluates first)
   std::string failed;
   for (const pid_t pid : g_children) {
     int status = 0;

@@ -12,7 +12,8 @@ void disable_nvlink_multicast();
 // copies of its own command line (SPLAT_GPU_RANK and SPLAT_NCCL_ID in their environment); every
 // rank then has an NCCL communicator as world() (dist/nccl.h). Throws where the build has no NCCL.
 void launch_gpus(int gpus);
-// Rank 0 of --gpus N: waits for the ranks it started; throws if one of them failed.
+// Every rank of --gpus N at the end of a clean run: the ranks destroy their communicator together,
+// then rank 0 waits for the ranks it started; throws if one of them failed.
 void finish_gpus();
 
 }  // namespace splat::dist
