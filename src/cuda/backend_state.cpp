@@ -8,6 +8,8 @@
 
 #include "core/error.h"
 #include "cuda/backend_impl.h"
+#include "cuda/digest.h"
+#include "render/state_digest.h"
 
 namespace splat::cuda {
 
@@ -65,6 +67,23 @@ TrainState CudaBackend::state() const {
   v_.download(s.adam_v);
   s.adam_step = adam_step_;
   return s;
+}
+
+// Where the state is: the ranks compare digests every train.digest_every steps, and hashing a
+// download of a 400k-splat state (3 x 94 MB) took about 0.2 s on the host each time.
+std::uint64_t CudaBackend::state_digest() const {
+  auto* self = const_cast<CudaBackend*>(this);
+  self->drain();
+  DeviceBuffer<unsigned long long> sum(1);
+  sum.zero(stream_);
+  std::uint64_t words = 0;
+  for (const Groups* G : {&params_, &m_, &v_})
+    for (const DeviceBuffer<float>& b : G->g) {
+      add_digest_terms(b.data(), b.size(), words, sum.data(), stream_);
+      words += (b.size() + 1) / 2;
+    }
+  self->syncs_.stream(stream_, "digest");
+  return digest_finish(sum.download()[0], words, sh_degree_, adam_step_);
 }
 
 // Test hooks (adc_stats / set_adc_stats in cuda/backend.h).

@@ -4,13 +4,14 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "render/state_digest.h"
 
 namespace splat::dist {
 
 namespace {
 
-// FNV-1a over 64-bit words, then a final avalanche (splitmix64's): fast enough to run over the
-// whole model every few hundred steps, and any flipped bit changes the result.
+// FNV-1a over 64-bit words, then a final avalanche (splitmix64's): any flipped bit changes the
+// result.
 struct Hasher {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   void word(std::uint64_t w) { h = (h ^ w) * 0x100000001b3ULL; }
@@ -26,12 +27,7 @@ struct Hasher {
     std::memcpy(&tail, c + i, n - i);
     word(tail ^ (std::uint64_t(n) << 56));
   }
-  std::uint64_t finish() const {
-    std::uint64_t z = h + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t finish() const { return mix64(h); }
 };
 
 std::string hex(std::uint64_t v) {
@@ -41,18 +37,6 @@ std::string hex(std::uint64_t v) {
 }
 
 }  // namespace
-
-std::uint64_t digest(const TrainState& st) {
-  Hasher h;
-  for (const Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
-    h.word(std::uint64_t(g->sh_degree));
-    g->for_each_group([&](const char*, const std::vector<float>& v) {
-      h.bytes(v.data(), v.size() * sizeof(float));
-    });
-  }
-  h.word(std::uint64_t(st.adam_step));
-  return h.finish();
-}
 
 std::uint64_t digest(std::string_view text) {
   Hasher h;

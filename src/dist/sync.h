@@ -10,9 +10,7 @@
 
 namespace splat::dist {
 
-// 64-bit digest of the bits of the parameters, both Adam moments and the Adam step count.
-std::uint64_t digest(const TrainState& state);
-// 64-bit digest of text (the resolved config).
+// 64-bit digest of text (the resolved config). A state's is render/state_digest.h's.
 std::uint64_t digest(std::string_view text);
 
 // Compares every rank's digest of `what` (one allgather, no barrier); splat::Error naming the

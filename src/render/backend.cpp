@@ -1,8 +1,12 @@
 #include "render/backend.h"
 
+#include <bit>
+#include <cstdint>
+
 #include "core/error.h"
 #include "dist/communicator.h"
 #include "io/config.h"
+#include "render/state_digest.h"
 #if SPLAT_HAVE_CUDA
 #include "cuda/backend.h"
 #endif
@@ -14,6 +18,22 @@ void Backend::set_communicator(dist::Communicator& comm) {
     throw Error("the " + name() + " backend cannot train on " + std::to_string(comm.size()) +
                 " ranks: it has no gradient reduction for the " + comm.name() +
                 " communicator (backend.type = \"cpu\" reduces host gradients over MPI)");
+}
+
+std::uint64_t state_digest(const TrainState& st) {
+  std::uint64_t sum = 0, index = 0;
+  for (const Gaussians* g : {&st.params, &st.adam_m, &st.adam_v})
+    g->for_each_group([&](const char*, const std::vector<float>& v) {
+      for (std::size_t i = 0; i < v.size(); i += 2, ++index) {
+        const std::uint64_t hi = i + 1 < v.size() ? std::bit_cast<std::uint32_t>(v[i + 1]) : 0;
+        sum += digest_term(std::bit_cast<std::uint32_t>(v[i]) | hi << 32, index);
+      }
+    });
+  return digest_finish(sum, index, st.params.sh_degree, st.adam_step);
+}
+
+std::uint64_t Backend::state_digest() const {
+  return splat::state_digest(state());
 }
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp

@@ -79,7 +79,7 @@ void Trainer::check_ranks_identical(const std::string& when) {
   schedule.push_back(std::uint64_t(iteration_));
   schedule.push_back(std::uint64_t(view_pos_));
   for (const std::int32_t v : view_order_) schedule.push_back(std::uint64_t(v));
-  const std::uint64_t d = dist::digest(backend_.state()) ^
+  const std::uint64_t d = backend_.state_digest() ^
                           dist::digest(std::string_view(reinterpret_cast<const char*>(schedule.data()),
                                                         schedule.size() * sizeof(std::uint64_t)));
   dist::expect_identical(comm_, d, "the model (parameters, Adam state) or view schedule " + when);

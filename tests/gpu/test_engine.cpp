@@ -17,6 +17,7 @@
 #include "io/config.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
+#include "render/state_digest.h"
 #include "test_util.h"
 #include "train/init.h"
 
@@ -36,6 +37,21 @@ const Dataset& engine_scene() {
     return load_blender(dir.string(), LoadOptions{});
   }();
   return data;
+}
+
+// A random model of `points` splats (MCMC's initial opacity and scale) with zero Adam moments.
+TrainState fresh_state(int points, std::uint64_t seed) {
+  ModelConfig model;
+  model.init = InitKind::Random;
+  model.init_points = points;
+  model.init_opacity = 0.5;
+  model.init_scale = 0.5;
+  TrainState st;
+  st.params = initialize_model(model, engine_scene(), seed);
+  st.adam_m = st.adam_v = st.params;
+  for (Gaussians* g : {&st.adam_m, &st.adam_v})
+    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  return st;
 }
 
 struct Mode {
@@ -72,18 +88,7 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
   for (const View& v : data.train) images.push_back(&v.image);
   b->set_images(images);
 
-  ModelConfig model;
-  model.init = InitKind::Random;
-  model.init_points = 4000;
-  model.init_opacity = 0.5;
-  model.init_scale = 0.5;
-  TrainState st;
-  st.params = initialize_model(model, data, 3);
-  st.adam_m = st.params;
-  st.adam_v = st.params;
-  for (Gaussians* g : {&st.adam_m, &st.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
-  b->set_state(st);
+  b->set_state(fresh_state(4000, 3));
 
   EngineRun r;
   std::vector<StepResult> done;
@@ -231,16 +236,7 @@ TEST(Engine, AtomicModesAgreeWithinTolerance) {
 // the reported loss is the mean of theirs. Against the same backend's single-view steps.
 TEST(Engine, BatchOfTwoViewsAveragesGradients) {
   const Dataset& data = engine_scene();
-  ModelConfig model;
-  model.init = InitKind::Random;
-  model.init_points = 3000;
-  model.init_opacity = 0.5;
-  model.init_scale = 0.5;
-  TrainState zero;
-  zero.params = initialize_model(model, data, 5);
-  zero.adam_m = zero.adam_v = zero.params;
-  for (Gaussians* g : {&zero.adam_m, &zero.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  const TrainState zero = fresh_state(3000, 5);
   std::vector<const Image*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   StepSettings s;
@@ -276,6 +272,29 @@ TEST(Engine, BatchOfTwoViewsAveragesGradients) {
       EXPECT_GT(rel_l2(ga[g - 1], want), 1e-2) << name << ": the two views should differ";
     });
   }
+}
+
+// The digest the ranks compare, computed on the device, equals the host's of the downloaded state
+// (3001 splats: groups of odd length end in a half word), and sees a one-ulp change.
+TEST(Engine, StateDigestOnTheDeviceMatchesTheHost) {
+  TrainState st = fresh_state(3001, 9);
+  float x = 0.5f;
+  for (Gaussians* g : {&st.adam_m, &st.adam_v})
+    g->for_each_group([&](const char*, std::vector<float>& v) {
+      for (float& e : v) e = (x = std::fmod(x * 1.618f + 0.1f, 3.0f));
+    });
+  st.adam_step = 12;
+  BackendConfig cfg;
+  cfg.type = BackendKind::Cuda;
+  auto b = make_backend(cfg);
+  b->set_state(st);
+  const std::uint64_t d = b->state_digest();
+  EXPECT_EQ(d, state_digest(b->state()));
+  EXPECT_EQ(d, state_digest(st));
+  st.adam_v.raw_opacity.back() = std::nextafter(st.adam_v.raw_opacity.back(), 1e9f);
+  b->set_state(st);
+  EXPECT_NE(b->state_digest(), d);
+  EXPECT_EQ(b->state_digest(), state_digest(st));
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "cuda/check.h"
+#include "cuda/digest.h"
+#include "render/state_digest.h"
+
+namespace splat::config {
+inline constexpr int digest_block_size = 256;
+inline constexpr unsigned digest_max_blocks = 1024;  // grid-stride beyond
+}  // namespace splat::config
+
+namespace splat::cuda {
+namespace {
+
+__global__ void digest_terms_kernel(const float* __restrict__ data, std::size_t n, std::uint64_t first_word,
+                                    unsigned long long* sum) {
+  const std::size_t words = (n + 1) / 2;
+  std::uint64_t local = 0;
+  for (std::size_t w = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
+       w += std::size_t(gridDim.x) * blockDim.x) {
+    const std::uint64_t lo = __float_as_uint(data[2 * w]);
+    const std::uint64_t hi = 2 * w + 1 < n ? __float_as_uint(data[2 * w + 1]) : 0u;
+    local += digest_term(lo | hi << 32, first_word + w);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, static_cast<unsigned long long>(local));
+}
+
+}  // namespace
+
+void add_digest_terms(const float* data, std::size_t n, std::uint64_t first_word, unsigned long long* sum,
+                      cudaStream_t stream) {
+  if (n == 0) return;
+  constexpr int kThreads = config::digest_block_size;
+  const std::size_t blocks = ((n + 1) / 2 + kThreads - 1) / kThreads;
+  digest_terms_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)), kThreads, 0, stream>>>(
+      data, n, first_word, sum);
+  SPLAT_CUDA_CHECK_LAUNCH("digest_terms_kernel");
+}
+
+}  // namespace splat::cuda

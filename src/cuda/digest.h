@@ -1,0 +1,18 @@
+#pragma once
+// The state digest (render/state_digest.h) on the device: the terms of a group's words.
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/types.h"
+
+namespace splat::cuda {
+
+// *sum += the digest terms of the ceil(n / 2) words of data, numbered from first_word. Exact and
+// order-free (integer adds mod 2^64).
+void add_digest_terms(const float* data,  // [n]
+                      std::size_t n,
+                      std::uint64_t first_word,
+                      unsigned long long* sum,  // [1], device
+                      cudaStream_t stream);
+
+}  // namespace splat::cuda
