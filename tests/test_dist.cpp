@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <cstdlib>
 #include <future>
 
@@ -21,17 +22,30 @@
 namespace splat {
 namespace {
 
-// A communicator whose allgather answers with given digests, as if from other ranks.
+// Rank `rank` of a job, played alone: allgather answers with given digests as if from the other
+// ranks; a broadcast's root puts its bytes on `wire`, and the other ranks take them off it.
 class FakeRanks final : public dist::Communicator {
  public:
-  explicit FakeRanks(std::vector<std::uint64_t> others) : others_(std::move(others)) {}
+  explicit FakeRanks(std::vector<std::uint64_t> others, int rank = 0,
+                     std::deque<std::vector<std::byte>>* wire = nullptr)
+      : others_(std::move(others)), rank_(rank), wire_(wire) {}
   std::string name() const override { return "fake"; }
-  int rank() const override { return 0; }
+  int rank() const override { return rank_; }
   int size() const override { return int(others_.size()) + 1; }
   void allreduce_sum(std::span<float>, const char*) override {}
   void allreduce_sum(std::span<double>, const char*) override {}
   void allreduce_sum(std::span<std::int32_t>, const char*) override {}
-  void broadcast(std::span<std::byte>, int, const char*) override {}
+  void broadcast(std::span<std::byte> data, int root, const char* what) override {
+    if (!wire_) return;
+    if (rank_ == root) {
+      wire_->emplace_back(data.begin(), data.end());
+      return;
+    }
+    if (wire_->empty() || wire_->front().size() != data.size())
+      throw Error(std::string(what) + ": the root sent nothing of this size");
+    std::copy(wire_->front().begin(), wire_->front().end(), data.begin());
+    wire_->pop_front();
+  }
   std::vector<std::uint64_t> allgather(std::uint64_t v, const char*) override {
     std::vector<std::uint64_t> all{v};
     all.insert(all.end(), others_.begin(), others_.end());
@@ -42,6 +56,8 @@ class FakeRanks final : public dist::Communicator {
 
  private:
   std::vector<std::uint64_t> others_;
+  int rank_;
+  std::deque<std::vector<std::byte>>* wire_;
 };
 
 TrainState small_state() {
@@ -117,6 +133,45 @@ TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   EXPECT_STREQ(std::getenv("TORCH_SYMM_MEM_DISABLE_MULTICAST"), "1");
   EXPECT_STREQ(std::getenv("NVSHMEM_DISABLE_NVLS"), "1");
+}
+
+// mpirun on the cuda backend: rank 0's NCCL unique id reaches the other ranks through the host
+// communicator, and every rank takes the GPU of its local rank on its host (the launcher's; the
+// rank itself where the launcher does not say).
+TEST(Dist, MpiRankTakesTheGpuOfItsLocalRankAndRankZerosNcclId) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) unsetenv(var);
+  std::deque<std::vector<std::byte>> wire;
+  int made = 0;
+  const auto make_id = [&] {
+    ++made;
+    return std::string("00ff7a");
+  };
+  FakeRanks root({1, 1, 1}, 0, &wire);
+  const dist::GpuPlace p0 = dist::place_on_gpu(root, make_id, 2);
+  EXPECT_EQ(p0.nccl_id, "00ff7a");
+  EXPECT_EQ(p0.device, 0);
+  EXPECT_EQ(wire.size(), 2u);  // the length, then the id
+
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);  // rank 3 of 4: the second rank on the second host
+  FakeRanks fourth({1, 1, 1}, 3, &wire);
+  const dist::GpuPlace p3 = dist::place_on_gpu(fourth, make_id, 2);
+  EXPECT_EQ(p3.nccl_id, "00ff7a");
+  EXPECT_EQ(p3.device, 1);
+  EXPECT_EQ(made, 1);  // only rank 0 makes the id
+  EXPECT_TRUE(wire.empty());
+
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);  // a third rank on a host with two GPUs
+  FakeRanks alone({1, 1, 1});
+  test::expect_contains(test::error_of([&] { dist::place_on_gpu(alone, make_id, 2); }),
+                        {"rank 0 of 4 is rank 2 on its host", "2 CUDA device(s)", "one rank per GPU"});
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  FakeRanks silent({1, 1, 1}, 0, &wire);
+  EXPECT_EQ(dist::place_on_gpu(silent, make_id, 2).device, 0);  // the rank itself
+  test::expect_contains(test::error_of([&] {
+                          FakeRanks third({1, 1, 1}, 2, &wire);
+                          dist::place_on_gpu(third, make_id, 2);
+                        }),
+                        {"the launcher gives no local rank"});
 }
 
 // Here (no GPU): a build without NCCL says so; one with NCCL finds too few devices. Either way
@@ -275,6 +330,20 @@ TEST(DistMpi, RankFailingMidTrainingStopsTheJob) {
 TEST(DistMpi, RankFailingAtStartStopsTheJob) {
   // Rank 1 rejects its config; rank 0 is already waiting in the first collective.
   expect_job_stopped_by_rank_1("mpi_bad_config", "", "--downscale 1000");
+}
+
+// Under mpirun the cuda backend's ranks join NCCL through MPI (dist::gpus_over_mpi). Here, with
+// no GPU, every rank says why it cannot, before any collective on a GPU.
+TEST(DistMpi, CudaBackendUnderMpirunJoinsNcclOrSaysWhyNot) {
+  const auto out = test::temp_dir("mpi_cuda");
+  const test::RunResult r =
+      test::run_command(mpirun(2) + SPLAT_BINARY " " + train_args(out, "--set backend.type=cuda"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+#if SPLAT_HAVE_NCCL
+  test::expect_contains(r.output, {"rank 0 of 2 is rank 0 on its host, which has 0 CUDA device(s)"});
+#else
+  test::expect_contains(r.output, {"MPI job of 2 ranks on the cuda backend", "no NCCL"});
+#endif
 }
 
 TEST(DistMpi, DifferentConfigsOnTheRanksAreAnError) {

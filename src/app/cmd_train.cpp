@@ -1,6 +1,7 @@
 // splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT] [--gpus N]
 #include "app/commands.h"
 #include "app/common.h"
+#include "dist/communicator.h"
 #include "dist/launch.h"
 #include "io/checkpoint.h"
 
@@ -37,8 +38,12 @@ void add_train(CLI::App& app, Action& action) {
       // A resumed run starts from the checkpoint's config; --config and --set apply on top.
       const std::string base = args->resume.empty() ? "" : read_checkpoint(args->resume).config_toml;
       const Config cfg = resolve_config(args->config, base, args->resume);
+      // Under mpirun on the cuda backend the ranks reduce on the GPU: NCCL, joined through MPI.
+      const bool nccl_over_mpi =
+          dist::world().size() > 1 && !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
+      if (nccl_over_mpi) dist::gpus_over_mpi();
       run_training(args->data, cfg, args->out.empty() ? default_out_dir(args->data) : args->out, args->resume);
-      if (args->gpus > 1) dist::finish_gpus();
+      if (args->gpus > 1 || nccl_over_mpi) dist::finish_gpus();
       return 0;
     };
   });

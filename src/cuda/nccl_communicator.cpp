@@ -71,15 +71,15 @@ void check(ncclResult_t r, const char* what) {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(int rank, int size, const ncclUniqueId& id, std::vector<int> peers)
+  NcclCommunicator(int rank, int size, const ncclUniqueId& id, int device, std::vector<int> peers)
       : rank_(rank), size_(size), peers_(std::move(peers)) {
     disable_nvlink_multicast();
     int devices = 0;
     SPLAT_CUDA_CHECK(cudaGetDeviceCount(&devices));
-    if (rank >= devices)
+    if (device >= devices)
       throw Error("rank " + std::to_string(rank) + " of " + std::to_string(size) + " needs CUDA device " +
-                  std::to_string(rank) + ", but this machine has " + std::to_string(devices));
-    SPLAT_CUDA_CHECK(cudaSetDevice(rank));
+                  std::to_string(device) + ", but this machine has " + std::to_string(devices));
+    SPLAT_CUDA_CHECK(cudaSetDevice(device));
     SPLAT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     check(Nccl::get().comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
     // Rank 0 watches the ranks it started: one that fails ends the job even while this rank
@@ -213,7 +213,7 @@ std::string nccl_unique_id() {
   return out;
 }
 
-std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id,
+std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id, int device,
                                                      std::vector<int> peers) {
   ncclUniqueId id;
   if (unique_id.size() != 2 * sizeof id.internal)
@@ -226,7 +226,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const s
   };
   for (std::size_t i = 0; i < sizeof id.internal; ++i)
     id.internal[i] = char(nibble(unique_id[2 * i]) * 16 + nibble(unique_id[2 * i + 1]));
-  return std::make_unique<NcclCommunicator>(rank, size, id, std::move(peers));
+  return std::make_unique<NcclCommunicator>(rank, size, id, device, std::move(peers));
 }
 
 }  // namespace splat::dist

@@ -48,8 +48,8 @@ class SingleProcess final : public Communicator {
   }
 };
 
-Communicator* g_world = nullptr;
-Communicator* g_adopted = nullptr;  // adopt_world's, deliberately not destroyed at exit (header)
+Communicator* g_launched = nullptr;  // the World's (MPI under a launcher)
+Communicator* g_adopted = nullptr;   // adopt_world's, deliberately not destroyed at exit (header)
 char** g_argv = nullptr;
 
 int env_int(const char* name) {
@@ -71,6 +71,13 @@ int launcher_size() {
   return 1;
 }
 
+int launcher_local_rank() {
+  // Open MPI, MPICH hydra, Slurm.
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char* v = std::getenv(var); v && *v) return std::atoi(v);
+  return -1;
+}
+
 World::World(int& argc, char**& argv) : comm_(&single_process()) {
   g_argv = argv;
   const int launched = launcher_size();
@@ -80,27 +87,26 @@ World::World(int& argc, char**& argv) : comm_(&single_process()) {
     owned_ = make_mpi_communicator(argc, argv);  // throws where the build has no MPI
     comm_ = owned_.get();
   }
-  g_world = comm_;
+  g_launched = comm_;
 }
 
 World::~World() {
-  g_world = nullptr;
+  g_launched = nullptr;
 }
 
 Communicator& world() {
-  return g_world ? *g_world : single_process();
+  if (g_adopted) return *g_adopted;
+  return g_launched ? *g_launched : single_process();
 }
 
 void adopt_world(std::unique_ptr<Communicator> comm) {
   release_world();
   g_adopted = comm.release();
-  g_world = g_adopted;
 }
 
 void release_world() {
   delete g_adopted;
   g_adopted = nullptr;
-  g_world = nullptr;
 }
 
 char** process_argv() {

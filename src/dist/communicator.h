@@ -84,12 +84,14 @@ Communicator& world();
 // host, which may be gone or stuck.
 void adopt_world(std::unique_ptr<Communicator> comm);
 // Destroys the adopted communicator; every rank calls it at the same point of a clean run (NCCL's
-// destroy is collective). world() is single_process() afterwards.
+// destroy is collective). world() is the World's communicator again afterwards.
 void release_world();
 // main()'s argv (the launcher of --gpus N starts its other ranks with it).
 char** process_argv();
 
 // Ranks launched by an MPI launcher according to its environment (1 when there is none).
 int launcher_size();
+// This process's place among the ranks on its host according to the launcher (-1: not said).
+int launcher_local_rank();
 
 }  // namespace splat::dist

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,8 @@ void launch_gpus(int gpus) {
   if (const char* rank = std::getenv("SPLAT_GPU_RANK")) {  // a rank started by the launcher below
     const char* id = std::getenv("SPLAT_NCCL_ID");
     if (!id) throw Error("SPLAT_GPU_RANK is set but SPLAT_NCCL_ID is not");
-    adopt_world(make_nccl_communicator(std::atoi(rank), gpus, id));
+    const int r = std::atoi(rank);
+    adopt_world(make_nccl_communicator(r, gpus, id, r));
     return;
   }
   // Rank 0: start ranks 1 .. N-1 as copies of this command with their rank in the environment.
@@ -65,12 +68,43 @@ void launch_gpus(int gpus) {
     g_children.push_back(pid);
     peers.push_back(int(pid));
   }
-  adopt_world(make_nccl_communicator(0, gpus, id, peers));
+  adopt_world(make_nccl_communicator(0, gpus, id, 0, peers));
 #else
   throw Error("--gpus " + std::to_string(gpus) +
               ": this build has no NCCL (nccl.h was not found with the CUDA toolkit), so gradients cannot be "
               "reduced across GPUs; use --gpus 1, or several processes on the CPU backend (mpirun -n N splat "
               "train ... --set backend.type=cpu)");
+#endif
+}
+
+GpuPlace place_on_gpu(Communicator& host, const std::function<std::string()>& make_id, int devices) {
+  GpuPlace place;
+  const int local = launcher_local_rank();
+  place.device = local >= 0 ? local : host.rank();
+  if (place.device >= devices)
+    throw Error("rank " + std::to_string(host.rank()) + " of " + std::to_string(host.size()) + " is rank " +
+                std::to_string(place.device) + " on its host" +
+                (local >= 0 ? "" : " (the launcher gives no local rank)") + ", which has " + std::to_string(devices) +
+                " CUDA device(s): start at most one rank per GPU on each host");
+  if (host.rank() == 0) place.nccl_id = make_id();
+  std::int64_t length = std::int64_t(place.nccl_id.size());
+  host.broadcast(std::as_writable_bytes(std::span(&length, 1)), 0, "NCCL unique id (length)");
+  place.nccl_id.resize(std::size_t(length));
+  host.broadcast(std::as_writable_bytes(std::span(place.nccl_id.data(), place.nccl_id.size())), 0,
+                 "NCCL unique id");
+  return place;
+}
+
+void gpus_over_mpi() {
+  disable_nvlink_multicast();
+#if SPLAT_HAVE_NCCL
+  Communicator& host = world();
+  const GpuPlace place = place_on_gpu(host, nccl_unique_id, cuda_device_count());
+  adopt_world(make_nccl_communicator(host.rank(), host.size(), place.nccl_id, place.device));
+#else
+  throw Error("an MPI job of " + std::to_string(world().size()) +
+              " ranks on the cuda backend: this build has no NCCL (nccl.h was not found with the CUDA toolkit); "
+              "use backend.type = \"cpu\" to reduce over MPI");
 #endif
 }
 

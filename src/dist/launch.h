@@ -1,6 +1,11 @@
 #pragma once
 // Launch paths that start GPU collectives.
+#include <functional>
+#include <string>
+
 namespace splat::dist {
+
+class Communicator;
 
 // NVLink multicast (NVLS) stays off on the GPU machines: NCCL_NVLS_ENABLE=0,
 // TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1, set (overriding) in this process's
@@ -12,8 +17,23 @@ void disable_nvlink_multicast();
 // copies of its own command line (SPLAT_GPU_RANK and SPLAT_NCCL_ID in their environment); every
 // rank then has an NCCL communicator as world() (dist/nccl.h). Throws where the build has no NCCL.
 void launch_gpus(int gpus);
-// Every rank of --gpus N at the end of a clean run: the ranks destroy their communicator together,
-// then rank 0 waits for the ranks it started; throws if one of them failed.
+// `mpirun -n N splat train ...` on the CUDA backend, on one host or several: the ranks leave MPI
+// for NCCL (collectives on the GPU), joined as place_on_gpu says; world() is the NCCL communicator
+// until finish_gpus(). Throws where the build has no NCCL.
+void gpus_over_mpi();
+
+// Where a rank of `host` (an MPI job) trains on the CUDA backend: rank 0's NCCL unique id (made
+// there by make_id, broadcast) and this rank's CUDA device, its local rank on its host
+// (launcher_local_rank(); its rank where the launcher does not say). splat::Error when the host
+// has no device for it.
+struct GpuPlace {
+  std::string nccl_id;
+  int device = 0;
+};
+GpuPlace place_on_gpu(Communicator& host, const std::function<std::string()>& make_id, int devices);
+
+// Every rank of --gpus N (or of gpus_over_mpi) at the end of a clean run: the ranks destroy their
+// communicator together, then rank 0 waits for the ranks it started; throws if one of them failed.
 void finish_gpus();
 
 }  // namespace splat::dist

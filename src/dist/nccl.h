@@ -22,10 +22,10 @@ int cuda_device_count();
 // A fresh ncclUniqueId as hexadecimal text, for the environment of the other ranks.
 std::string nccl_unique_id();
 
-// This process's communicator: rank `rank` of `size`, on CUDA device `rank` (made current
-// here), joined through `unique_id` (nccl_unique_id() of the launching rank). `peers` are the
-// process ids whose exit ends the job (rank 0 lists the ranks it started).
-std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id,
+// This process's communicator: rank `rank` of `size`, on CUDA device `device` (made current
+// here), joined through `unique_id` (nccl_unique_id() of rank 0). `peers` are the process ids whose
+// exit ends the job (rank 0 of --gpus N lists the ranks it started).
+std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id, int device,
                                                      std::vector<int> peers = {});
 
 }  // namespace splat::dist

@@ -38,11 +38,18 @@ std::uint64_t Backend::state_digest() const {
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp
 
+bool uses_cuda(const BackendConfig& cfg) {
+#if SPLAT_HAVE_CUDA
+  return cfg.type == BackendKind::Cuda || (cfg.type == BackendKind::Auto && cuda::device_available());
+#else
+  return cfg.type == BackendKind::Cuda;
+#endif
+}
+
 // The one place that knows which backends this build has.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
 #if SPLAT_HAVE_CUDA
-  if (cfg.type == BackendKind::Cuda || (cfg.type == BackendKind::Auto && cuda::device_available()))
-    return cuda::make_backend(cfg);
+  if (uses_cuda(cfg)) return cuda::make_backend(cfg);
 #else
   if (cfg.type == BackendKind::Cuda)
     throw Error("backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");

@@ -156,5 +156,7 @@ struct BackendConfig;
 // The backend the config asks for; auto is cuda where a GPU is present, else cpu. Throws
 // splat::Error if the kind is unavailable in this build or on this machine.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
+// Whether make_backend(cfg) makes the cuda backend (or fails trying).
+bool uses_cuda(const BackendConfig& cfg);
 
 }  // namespace splat

@@ -18,7 +18,7 @@ namespace splat::test {
 namespace {
 
 TEST(Nccl, OneRankCollectives) {
-  auto comm = dist::make_nccl_communicator(0, 1, dist::nccl_unique_id());
+  auto comm = dist::make_nccl_communicator(0, 1, dist::nccl_unique_id(), 0);
   EXPECT_EQ(comm->name(), "nccl");
   EXPECT_EQ(comm->size(), 1);
   EXPECT_TRUE(comm->reduces_device_buffers());
