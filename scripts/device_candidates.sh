@@ -3,6 +3,7 @@
 # (scripts/build_candidates.sh): the GPU tests of every candidate, then a gate (splat bench ab,
 # scripts/device_gate.sh, no --timing runs) of each candidate whose tests pass against BASE.
 #   scripts/device_candidates.sh BASE [PAIRS]        # e.g. base, 2 pairs: about 150 s per gate
+# GATES="a b" gates only those candidates (GATES=none: tests only, e.g. before device_screen.sh).
 # Test logs and the gates' reports go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ for dir in /tmp/bins/*/; do
 done
 for name in "${passed[@]}"; do
   [ "$name" = "$base" ] && continue
+  [ -n "${GATES:-}" ] && [[ " $GATES " != *" $name "* ]] && continue
   echo "== gate $name against $base, $pairs pairs"
   OUT="$out/gate_$name" NO_TIMING=1 GATE_B="/tmp/bins/$name/splat" \
     bash scripts/device_gate.sh "/tmp/bins/$base/splat" "$pairs" | grep -E "verdict|median|sigma|threshold"
