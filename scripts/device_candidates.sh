@@ -25,7 +25,9 @@ passed=()
 for dir in /tmp/bins/*/; do
   name=$(basename "$dir")
   echo "== GPU tests, $name: $("$dir/splat" --version)"
-  SPLAT_BIN="$dir/splat" "$dir/splat_gpu_tests" --gtest_brief=1 > "$out/tests_$name.log" 2>&1
+  # A time limit (a hung test would take the call's whole budget) and line-buffered output (a
+  # killed run still leaves its log).
+  SPLAT_BIN="$dir/splat" timeout 300 stdbuf -oL "$dir/splat_gpu_tests" --gtest_brief=1 > "$out/tests_$name.log" 2>&1
   rc=$?
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]" "$out/tests_$name.log" | head -20
   [ $rc = 0 ] && passed+=("$name") || echo "$name: GPU tests failed (rc $rc), no gate"
