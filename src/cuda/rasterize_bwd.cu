@@ -17,7 +17,6 @@ namespace splat::cuda {
 namespace {
 
 constexpr int kBlock = kRasterBlock;
-constexpr unsigned kFullWarp = 0xffffffffu;
 
 // Tree sum over the 32 lanes; the result is complete in lane 0. Every lane must call it.
 __device__ __forceinline__ float warp_sum(float v) {
@@ -87,6 +86,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float2 s_mean[kBlock];
   __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
   __shared__ float3 s_color[kBlock];
+  __shared__ float s_qmax[kBlock];
   __shared__ std::uint32_t s_block_last;
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
@@ -98,6 +98,7 @@ __global__ void __launch_bounds__(kBlock)
   const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;
   const std::uint32_t start = ranges[tile * 2];
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
+  const WarpPixels wp = warp_pixels(x, y);
 
   const std::size_t pix = inside ? std::size_t(y) * std::size_t(p.width) + std::size_t(x) : 0;
   const std::uint32_t my_last = inside ? last[pix] : start;
@@ -133,56 +134,61 @@ __global__ void __launch_bounds__(kBlock)
       s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
       s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
+      s_qmax[rank] = tiles::max_quad(opacities[g]);
     }
     __syncthreads();
     // Entry t is intersection hi - 1 - t; those at or beyond warp_last are no lane's (warp-uniform
-    // start, so the shuffles below see every lane).
-    for (std::uint32_t t = hi > warp_last ? hi - warp_last : 0; t < n; ++t) {
-      const float4 co = s_conic_opacity[t];
-      const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
-      // The forward's decisions, recomputed bit for bit (same expressions, same order).
-      const float power = gaussian_power(co, dx, dy);
-      const float gauss = gaussian_falloff(power);
-      const float raw_alpha = co.w * gauss;
-      const float a = fminf(config::alpha_max, raw_alpha);
-      const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&
-                         !(a < config::alpha_min);
-      if (!__any_sync(kFullWarp, valid)) continue;
+    // start and chunks, so the shuffles below see every lane).
+    for (std::uint32_t c0 = hi > warp_last ? hi - warp_last : 0; c0 < n; c0 += 32) {
+      for (unsigned todo = warp_reached(s_mean, s_conic_opacity, s_qmax, int(c0) + lane, int(n), wp); todo != 0;
+           todo &= todo - 1) {
+        const std::uint32_t t = c0 + unsigned(__ffs(todo)) - 1;
+        const float4 co = s_conic_opacity[t];
+        const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
+        // The forward's decisions, recomputed bit for bit (same expressions, same order).
+        const float power = gaussian_power(co, dx, dy);
+        const float gauss = gaussian_falloff(power);
+        const float raw_alpha = co.w * gauss;
+        const float a = fminf(config::alpha_max, raw_alpha);
+        const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&
+                           !(a < config::alpha_min);
+        if (!__any_sync(kFullWarp, valid)) continue;
 
-      // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
-      float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
-      if (valid) {
-        const float ra = 1.0f / (1.0f - a);
-        trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
-        const float3 col = s_color[t];
-        const float c[3] = {col.x, col.y, col.z};
-        const float w = a * trans;
-        float v_alpha_i = v_a * t_final * ra;
-        for (int ch = 0; ch < 3; ++ch) {
-          vg[5 + ch] = w * v_out[ch];
-          v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
-          behind[ch] += c[ch] * w;
+        // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
+        float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
+        if (valid) {
+          const float ra = 1.0f / (1.0f - a);
+          trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
+          const float3 col = s_color[t];
+          const float c[3] = {col.x, col.y, col.z};
+          const float w = a * trans;
+          float v_alpha_i = v_a * t_final * ra;
+          for (int ch = 0; ch < 3; ++ch) {
+            vg[5 + ch] = w * v_out[ch];
+            v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
+            behind[ch] += c[ch] * w;
+          }
+          // A clamped alpha is constant in opacity and power: no gradient through them.
+          if (!(raw_alpha > config::alpha_max)) {
+            // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
+            // co holds (-a/2, -b, -c/2).
+            const float v_power = v_alpha_i * a;
+            vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
+            vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
+            vg[2] = -0.5f * v_power * dx * dx;
+            vg[3] = -v_power * dx * dy;
+            vg[4] = -0.5f * v_power * dy * dy;
+            v_opacity = v_alpha_i * gauss;
+          }
         }
-        // A clamped alpha is constant in opacity and power: no gradient through them.
-        if (!(raw_alpha > config::alpha_max)) {
-          // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
-          // co holds (-a/2, -b, -c/2).
-          const float v_power = v_alpha_i * a;
-          vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
-          vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
-          vg[2] = -0.5f * v_power * dx * dx;
-          vg[3] = -v_power * dx * dy;
-          vg[4] = -0.5f * v_power * dy * dy;
-          v_opacity = v_alpha_i * gauss;
-        }
+        // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
+        // of vg, lane 0 also the opacity's.
+        const float sum = warp_reduce_scatter8(vg, lane);
+        v_opacity = warp_sum(v_opacity);
+        const std::uint32_t g = s_id[t];
+        if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
+        if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
       }
-      // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
-      // of vg, lane 0 also the opacity's.
-      const float sum = warp_reduce_scatter8(vg, lane);
-      v_opacity = warp_sum(v_opacity);
-      const std::uint32_t g = s_id[t];
-      if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
-      if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
     }
     hi -= n;
   }

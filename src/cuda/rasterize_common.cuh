@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "cuda/rasterize.h"
 #include "render/settings.h"
+#include "render/tiles.h"
 
 namespace splat::cuda {
 
@@ -23,6 +24,31 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
 
 // One thread per pixel of a tile; a batch holds one splat per thread so all threads load.
 inline constexpr int kRasterBlock = config::tile_size * config::tile_size;
+inline constexpr unsigned kFullWarp = 0xffffffffu;
+
+// The box of a warp's pixels, as tiles::reaches_pixels takes it: [x0, x0 + w] x [y0, y0 + h].
+struct WarpPixels {
+  int x0, y0, w, h;
+};
+__device__ __forceinline__ WarpPixels warp_pixels(int x, int y) {
+  const unsigned x0 = __reduce_min_sync(kFullWarp, unsigned(x)), x1 = __reduce_max_sync(kFullWarp, unsigned(x));
+  const unsigned y0 = __reduce_min_sync(kFullWarp, unsigned(y)), y1 = __reduce_max_sync(kFullWarp, unsigned(y));
+  return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
+}
+
+// Which of the batch entries e - lane .. e - lane + 31 (shared-memory mean, exponent_and_opacity q,
+// tiles::max_quad of the opacity) can blend into some pixel of the warp, as a bit mask: lane l
+// tests entry e (its own) with the intersection's tile test (render/tiles.h, conservative by its
+// margin) on the warp's pixels. Both passes walk a batch in chunks of 32 and visit, in order,
+// only the entries whose bit is set: an entry that reaches none of the warp's pixels would be
+// skipped at each of them, so nothing else changes, and it costs a 32nd of a test instead of an
+// exponent per pixel.
+__device__ __forceinline__ unsigned warp_reached(const float2* mean, const float4* q, const float* q_max, int e,
+                                                 int n, const WarpPixels& wp) {
+  const bool reached = e < n && tiles::reaches_pixels(-2.0f * q[e].x, -q[e].y, -2.0f * q[e].z, mean[e].x, mean[e].y,
+                                                      q_max[e], wp.x0, wp.y0, wp.w, wp.h);
+  return __ballot_sync(kFullWarp, reached);
+}
 
 // cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.
 inline constexpr float kMinPower = float(-5.5412635451584258);

@@ -30,8 +30,9 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float2 s_mean[kBlock];
   __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
   __shared__ float3 s_color[kBlock];
+  __shared__ float s_qmax[kBlock];
 
-  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
+  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32;
   const int x = int(blockIdx.x) * config::tile_size + int(threadIdx.x);
   const int y = int(blockIdx.y) * config::tile_size + int(threadIdx.y);
   // Threads of a partial edge tile outside the image still load their share of each batch.
@@ -39,6 +40,7 @@ __global__ void __launch_bounds__(kBlock)
   const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
+  const WarpPixels wp = warp_pixels(x, y);
 
   float trans = 1.0f;
   float cr = 0.0f, cg = 0.0f, cb = 0.0f;
@@ -54,29 +56,34 @@ __global__ void __launch_bounds__(kBlock)
       s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
       s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
       s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
+      s_qmax[rank] = tiles::max_quad(opacities[g]);
     }
     __syncthreads();
     const int n = int(min(count - base, std::uint32_t(kBlock)));
-    for (int j = 0; !done && j < n; ++j) {
-      const float4 co = s_conic_opacity[j];
-      const float dx = s_mean[j].x - px, dy = s_mean[j].y - py;
-      const float power = gaussian_power(co, dx, dy);
-      // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
-      if (power > 0.0f || power < kMinPower) continue;
-      const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
-      if (a < config::alpha_min) continue;
-      const float next = trans * (1.0f - a);
-      // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
-      if (next <= config::transmittance_min) {
-        done = true;
-        break;
+    for (int c0 = 0; c0 < n && !__all_sync(kFullWarp, done); c0 += 32) {
+      for (unsigned todo = warp_reached(s_mean, s_conic_opacity, s_qmax, c0 + lane, n, wp); todo != 0 && !done;
+           todo &= todo - 1) {
+        const int j = c0 + __ffs(todo) - 1;
+        const float4 co = s_conic_opacity[j];
+        const float dx = s_mean[j].x - px, dy = s_mean[j].y - py;
+        const float power = gaussian_power(co, dx, dy);
+        // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
+        if (power > 0.0f || power < kMinPower) continue;
+        const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
+        if (a < config::alpha_min) continue;
+        const float next = trans * (1.0f - a);
+        // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
+        if (next <= config::transmittance_min) {
+          done = true;
+          break;
+        }
+        const float3 col = s_color[j];
+        cr += col.x * a * trans;
+        cg += col.y * a * trans;
+        cb += col.z * a * trans;
+        trans = next;
+        last_k = start + base + unsigned(j) + 1;
       }
-      const float3 col = s_color[j];
-      cr += col.x * a * trans;
-      cg += col.y * a * trans;
-      cb += col.z * a * trans;
-      trans = next;
-      last_k = start + base + unsigned(j) + 1;
     }
   }
 

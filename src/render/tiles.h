@@ -48,19 +48,26 @@ SPLAT_HD inline float edge_min(float a, float b, float c, float dx, float lo, fl
   return add_rn(add_rn(mul_rn(mul_rn(a, dx), dx), mul_rn(add_rn(bdx, bdx), dy)), mul_rn(mul_rn(c, dy), dy));
 }
 
-// Whether the splat (conic a, b, c; mean; max_quad) can blend into a pixel center of tile (tx, ty).
-// The minimum of a positive definite quadratic over a rectangle is 0 inside it, else on an edge.
-SPLAT_HD inline bool reaches(float a, float b, float c, float mean_x, float mean_y, float q_max, int tx, int ty) {
+// Whether the splat (conic a, b, c; mean; max_quad) can blend into a pixel center of the pixels
+// [x0, x0 + w] x [y0, y0 + h]. The minimum of a positive definite quadratic over a rectangle is 0
+// inside it, else on an edge.
+SPLAT_HD inline bool reaches_pixels(float a, float b, float c, float mean_x, float mean_y, float q_max, int x0,
+                                    int y0, int w, int h) {
   if (q_max < 0.0f) return false;
   if (!(a > 0.0f && c > 0.0f)) return true;  // not positive definite: keep the whole box
-  const float ts = float(config::tile_size);
-  const float lx = add_rn(add_rn(mul_rn(float(tx), ts), 0.5f), -mean_x);
-  const float ly = add_rn(add_rn(mul_rn(float(ty), ts), 0.5f), -mean_y);
-  const float hx = add_rn(lx, ts - 1.0f), hy = add_rn(ly, ts - 1.0f);
+  const float lx = add_rn(add_rn(float(x0), 0.5f), -mean_x);
+  const float ly = add_rn(add_rn(float(y0), 0.5f), -mean_y);
+  const float hx = add_rn(lx, float(w)), hy = add_rn(ly, float(h));
   if (lx <= 0.0f && hx >= 0.0f && ly <= 0.0f && hy >= 0.0f) return true;
   const float q = fminf(fminf(edge_min(a, b, c, lx, ly, hy), edge_min(a, b, c, hx, ly, hy)),
                         fminf(edge_min(c, b, a, ly, lx, hx), edge_min(c, b, a, hy, lx, hx)));
   return q <= q_max;
+}
+
+// reaches_pixels for the pixels of tile (tx, ty).
+SPLAT_HD inline bool reaches(float a, float b, float c, float mean_x, float mean_y, float q_max, int tx, int ty) {
+  const int ts = config::tile_size;
+  return reaches_pixels(a, b, c, mean_x, mean_y, q_max, tx * ts, ty * ts, ts - 1, ts - 1);
 }
 
 // Calls f(tile id) for every tile a projected splat reaches, in row-major order of its box: the
