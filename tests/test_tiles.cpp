@@ -94,6 +94,48 @@ void expect_culling_changes_nothing(bool antialiased) {
   EXPECT_EQ(va.opacities, vb.opacities);
 }
 
+// reaches_pixels on any box of pixels (the GPU rasterizer's warps test theirs, 16x2 or 8x4): where
+// it says no, every pixel center of the box skips the splat, both as the CPU computes the power
+// and as the GPU does (fused multiply-adds on the pre-scaled conic).
+TEST(Tiles, ReachesPixelsIsConservativeOnAnyBox) {
+  std::array<double, 16> w2c{};
+  for (int i = 0; i < 4; ++i) w2c[i * 5] = 1;
+  const Camera cam = Camera::from_w2c(w2c, 70, 45, 60.0, 58.0, 34.3, 23.1);
+  RasterSettings rs;
+  rs.sh_degree = 0;
+  const cpu::Projected<float> p = cpu::project_fwd(random_splats<float>(7, 300, cam), cam, rs);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> ux(-20, 80), uy(-20, 60);
+  const int boxes[][2] = {{15, 1}, {7, 3}, {0, 0}, {15, 15}, {3, 7}};
+  auto skipped = [](float power, float opacity) {
+    return power > 0.0f || power < float(cpu::kMinPower) || opacity * std::exp(power) < config::alpha_min;
+  };
+  int tested = 0, culled = 0;
+  for (std::size_t g = 0; g < p.opacities.size(); ++g) {
+    if (p.radii[g * 2] <= 0 && p.radii[g * 2 + 1] <= 0) continue;
+    const float a = p.conics[g * 3], b = p.conics[g * 3 + 1], c = p.conics[g * 3 + 2];
+    const float mx = p.means2d[g * 2], my = p.means2d[g * 2 + 1], o = p.opacities[g];
+    for (int k = 0; k < 40; ++k) {
+      const auto [w, h] = boxes[k % 5];
+      const int x0 = ux(rng), y0 = uy(rng);
+      ++tested;
+      if (tiles::reaches_pixels(a, b, c, mx, my, tiles::max_quad(o), x0, y0, w, h)) continue;
+      ++culled;
+      for (int y = y0; y <= y0 + h; ++y)
+        for (int x = x0; x <= x0 + w; ++x) {
+          const float dx = mx - (float(x) + 0.5f), dy = my - (float(y) + 0.5f);
+          const float cpu_power = -(0.5f * (a * dx * dx + c * dy * dy) + b * dx * dy);
+          const float qx = -0.5f * a, qy = -b, qz = -0.5f * c;
+          const float gpu_power = std::fma(dx, std::fma(qy, dy, qx * dx), (qz * dy) * dy);
+          ASSERT_TRUE(skipped(cpu_power, o) && skipped(gpu_power, o))
+              << "splat " << g << " at pixel " << x << "," << y << " of box " << x0 << "," << y0 << " +" << w << "x" << h;
+        }
+    }
+  }
+  // Most random boxes miss most splats: the test checks many refusals, not a handful.
+  EXPECT_GT(culled, tested / 2) << culled << " of " << tested;
+}
+
 TEST(Tiles, CullingChangesNoImageOrGradientFloat) { expect_culling_changes_nothing<float>(false); }
 TEST(Tiles, CullingChangesNoImageOrGradientDouble) { expect_culling_changes_nothing<double>(false); }
 TEST(Tiles, CullingChangesNoImageOrGradientAntialiased) { expect_culling_changes_nothing<float>(true); }
