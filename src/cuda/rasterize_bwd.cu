@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(kBlock)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32;
-  const int x = int(blockIdx.x) * config::tile_size + int(threadIdx.x);
-  const int y = int(blockIdx.y) * config::tile_size + int(threadIdx.y);
+  const int2 xy = tile_pixel(rank);
+  const int x = xy.x, y = xy.y;
   // Threads outside the image keep loading and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;

@@ -33,8 +33,8 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float s_qmax[kBlock];
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32;
-  const int x = int(blockIdx.x) * config::tile_size + int(threadIdx.x);
-  const int y = int(blockIdx.y) * config::tile_size + int(threadIdx.y);
+  const int2 xy = tile_pixel(rank);
+  const int x = xy.x, y = xy.y;
   // Threads of a partial edge tile outside the image still load their share of each batch.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;
