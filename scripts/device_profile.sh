@@ -6,7 +6,7 @@
 #   scripts/device_profile.sh [CHECKPOINT] [KERNEL_REGEX]     # default regex: rasterize
 # The report (ncu's text output: instruction mix, warp stall reasons, issue slots, occupancy)
 # goes to $OUT/profile.txt; the clocks are left alone (--clock-control none, METHOD.md).
-# Written in session 3 with no device time left: not yet run.
+# First run in session 5 (docs/benchmarks.md, gate 13): ncu reads the counters on that machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ckpt=${1:-} regex=${2:-rasterize}
