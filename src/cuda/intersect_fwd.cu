@@ -120,6 +120,17 @@ __global__ void tile_ranges_kernel(int m,
     ranges[std::size_t(tile) * 2 + 1] = std::uint32_t(k + 1);
 }
 
+// counts[t] = the length of tile t's list, tiles[t] = t: the keys and values of tile_order's sort.
+__global__ void tile_counts_kernel(int tile_count,
+                                   const std::uint32_t* __restrict__ ranges,  // [tiles, 2]
+                                   std::uint32_t* __restrict__ counts,        // [tiles]
+                                   std::uint32_t* __restrict__ tiles) {       // [tiles]
+  const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= tile_count) return;
+  counts[t] = ranges[std::size_t(t) * 2 + 1] - ranges[std::size_t(t) * 2];
+  tiles[t] = std::uint32_t(t);
+}
+
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
@@ -195,6 +206,26 @@ void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::u
   tile_ranges_kernel<<<blocks_for(m), config::intersect_block_size, 0, stream>>>(
       m, sorted_keys, std::uint32_t(tile_count), ranges);
   SPLAT_CUDA_CHECK_LAUNCH("tile_ranges");
+}
+
+std::size_t tile_order_temp_bytes(int tile_count) {
+  std::size_t bytes = 0;
+  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), std::max(tile_count, 0)));
+  return bytes;
+}
+
+void tile_order(int tile_count, const std::uint32_t* ranges, std::uint32_t* scratch, void* temp, std::size_t temp_bytes,
+                std::uint32_t* order, cudaStream_t stream) {
+  if (tile_count <= 0) return;
+  std::uint32_t *counts = scratch, *counts_sorted = scratch + tile_count, *tiles = scratch + 2 * tile_count;
+  tile_counts_kernel<<<blocks_for(tile_count), config::intersect_block_size, 0, stream>>>(tile_count, ranges, counts,
+                                                                                         tiles);
+  SPLAT_CUDA_CHECK_LAUNCH("tile_order");
+  // Stable: equal counts keep tile order.
+  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, counts, counts_sorted, tiles, order,
+                                                             tile_count, 0, 32, stream));
 }
 
 }  // namespace splat::cuda

@@ -76,6 +76,7 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ opacities,             // [N]
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
+                         const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
                          const float* __restrict__ alpha,                 // [H, W]
                          const std::uint32_t* __restrict__ last,          // [H, W]
                          const float* __restrict__ v_image,               // [H, W, 3]
@@ -91,11 +92,11 @@ __global__ void __launch_bounds__(kBlock)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32;
-  const int2 xy = tile_pixel(rank);
+  const std::uint32_t tile = order[blockIdx.x];
+  const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
   // Threads outside the image keep loading and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
-  const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;
   const std::uint32_t start = ranges[tile * 2];
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
   const WarpPixels wp = warp_pixels(x, y);
@@ -216,7 +217,7 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
   if (!tile_launch_grid(who, p, grid)) return false;
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
-                                                          lists.gaussian_ids, lists.ranges, alpha, last, v_image,
+                                                          lists.gaussian_ids, lists.ranges, lists.order, alpha, last, v_image,
                                                           v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;

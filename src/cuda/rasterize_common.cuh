@@ -10,15 +10,15 @@
 
 namespace splat::cuda {
 
-// The launch grid of both passes: one block per tile. Throws if p's tile grid does not fit its
-// image; returns false for an empty image (nothing to launch).
+// The launch grid of both passes: one block per tile, block b taking tile lists.order[b]. Throws
+// if p's tile grid does not fit its image; returns false for an empty image (nothing to launch).
 inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid) {
   const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
   const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
   if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
     throw Error(std::string(who) + ": tile grid " + std::to_string(p.tiles_x) + "x" + std::to_string(p.tiles_y) +
                 " does not fit a " + std::to_string(p.width) + "x" + std::to_string(p.height) + " image");
-  grid = dim3(unsigned(tiles_x), unsigned(tiles_y));
+  grid = dim3(unsigned(tiles_x * tiles_y));
   return tiles_x > 0 && tiles_y > 0;
 }
 
@@ -50,15 +50,16 @@ __device__ __forceinline__ unsigned warp_reached(const float2* mean, const float
   return __ballot_sync(kFullWarp, reached);
 }
 
-// The pixel of thread `rank` of a tile's block: warp w covers the 8x4 patch (w % 2, w / 2) of the
-// 16x16 tile and lane l its pixel (l % 8, l / 8). A compact patch meets fewer splats than a 16x2
-// pair of rows: fewer warps reduce each splat's gradients in the backward, and a warp's pixels
-// finish their lists closer together in the forward.
-__device__ __forceinline__ int2 tile_pixel(int rank) {
+// The pixel of thread `rank` of tile (tx, ty)'s block: warp w covers the 8x4 patch (w % 2, w / 2)
+// of the 16x16 tile and lane l its pixel (l % 8, l / 8). A compact patch meets fewer splats than a
+// 16x2 pair of rows: fewer warps reduce each splat's gradients in the backward, and a warp's
+// pixels finish their lists closer together in the forward.
+__device__ __forceinline__ int2 tile_pixel(int rank, std::uint32_t tile, int tiles_x) {
   static_assert(config::tile_size == 16, "tile_pixel maps 16x16 tiles");
   const int warp = rank / 32, lane = rank % 32;
-  return make_int2(int(blockIdx.x) * config::tile_size + (warp % 2) * 8 + lane % 8,
-                   int(blockIdx.y) * config::tile_size + (warp / 2) * 4 + lane / 8);
+  const int tx = int(tile % unsigned(tiles_x)), ty = int(tile / unsigned(tiles_x));
+  return make_int2(tx * config::tile_size + (warp % 2) * 8 + lane % 8,
+                   ty * config::tile_size + (warp / 2) * 4 + lane / 8);
 }
 
 // cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.

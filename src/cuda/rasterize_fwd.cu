@@ -24,6 +24,7 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ opacities,             // [N]
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
+                         const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last) {              // [H, W]
@@ -33,11 +34,11 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ float s_qmax[kBlock];
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32;
-  const int2 xy = tile_pixel(rank);
+  const std::uint32_t tile = order[blockIdx.x];
+  const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
   // Threads of a partial edge tile outside the image still load their share of each batch.
   const bool inside = x < p.width && y < p.height;
-  const std::uint32_t tile = blockIdx.y * unsigned(p.tiles_x) + blockIdx.x;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
   const WarpPixels wp = warp_pixels(x, y);
@@ -105,7 +106,7 @@ void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
                                                    proj.opacities, lists.gaussian_ids,
-                                                   lists.ranges, image, alpha, last);
+                                                   lists.ranges, lists.order, image, alpha, last);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

@@ -25,7 +25,13 @@ void PerIsect::carve(Carver& c, int m) {
   sort_temp = c.take<char>(sort_bytes);
 }
 
-void PerTile::carve(Carver& c, int tiles) { ranges = c.take<std::uint32_t>(std::size_t(tiles) * 2); }
+void PerTile::carve(Carver& c, int tiles) {
+  ranges = c.take<std::uint32_t>(std::size_t(tiles) * 2);
+  order = c.take<std::uint32_t>(tiles);
+  order_scratch = c.take<std::uint32_t>(std::size_t(tiles) * 3);
+  order_bytes = tile_order_temp_bytes(tiles);
+  order_temp = c.take<char>(order_bytes);
+}
 
 void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
   const std::size_t px = std::size_t(wh.first) * wh.second;
@@ -78,13 +84,14 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
                      stream_);
   PerTile& tl = tiles_.ensure(grid.count());
   tile_ranges(m_, is.keys_sorted, grid.count(), tl.ranges, stream_);
+  tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order_bytes, tl.order, stream_);
   timer_.end(stream_);
 
   timer_.begin("rasterize", stream_);
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
   raster_params_ = {cam.width, cam.height, grid.width, grid.height,
                     {rs.background[0], rs.background[1], rs.background[2]}};
-  lists_ = {is.ids_sorted, tl.ranges};
+  lists_ = {is.ids_sorted, tl.ranges, tl.order};
   rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, stream_);
   timer_.end(stream_);
 }

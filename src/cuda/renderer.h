@@ -34,6 +34,10 @@ struct PerIsect {
 
 struct PerTile {
   std::uint32_t* ranges;  // [tiles, 2]
+  std::uint32_t* order;   // [tiles] longest list first (tile_order)
+  std::uint32_t* order_scratch;
+  void* order_temp;
+  std::size_t order_bytes;
   void carve(Carver& c, int tiles);
 };
 

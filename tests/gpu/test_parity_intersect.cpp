@@ -1,4 +1,5 @@
-// GPU tile intersection (count, scan, emit, radix sort, tile ranges) against cpu::intersect_tiles.
+// GPU tile intersection (count, scan, emit, radix sort, tile ranges, tile order) against
+// cpu::intersect_tiles.
 // Everything here is integer or bit-pattern data, so every comparison is exact: the GPU must emit
 // the same keys in the same order as the CPU's three passes and sort them into the same order.
 #include <algorithm>
@@ -68,7 +69,7 @@ struct GpuResult {
   int m = 0;
   std::vector<std::int32_t> counts, offsets;
   std::vector<std::uint64_t> keys, sorted_keys;
-  std::vector<std::uint32_t> ids, sorted_ids, ranges;
+  std::vector<std::uint32_t> ids, sorted_ids, ranges, order;
 };
 
 // Downloads the first `size` elements of a buffer allocated with at least one element.
@@ -119,6 +120,12 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                            keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
                            sort_temp.data(), sort_temp.size(), nullptr);
   cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
+  const std::size_t tiles1 = std::size_t(std::max(grid.count(), 1));
+  auto order = test::poisoned<std::uint32_t>(tiles1);
+  auto order_scratch = test::poisoned<std::uint32_t>(tiles1 * 3);
+  cuda::DeviceBuffer<std::byte> order_temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
+  cuda::tile_order(grid.count(), ranges.data(), order_scratch.data(), order_temp.data(), order_temp.size(),
+                   order.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   r.keys = download(keys, std::size_t(r.m));
@@ -126,6 +133,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   r.sorted_keys = download(sorted_keys, std::size_t(r.m));
   r.sorted_ids = download(sorted_ids, std::size_t(r.m));
   r.ranges = ranges.download();
+  r.order = download(order, std::size_t(grid.count()));
   return r;
 }
 
@@ -157,6 +165,15 @@ void expect_keys_fit(const std::vector<std::uint64_t>& keys, int tile_count) {
   EXPECT_EQ(outside, 0u) << "keys whose tile id is outside the " << tile_count << "-tile grid";
 }
 
+// The tiles by descending list length, equal lengths in tile order.
+std::vector<std::uint32_t> longest_first(const std::vector<std::uint32_t>& ranges) {
+  std::vector<std::uint32_t> order(ranges.size() / 2);
+  for (std::size_t t = 0; t < order.size(); ++t) order[t] = std::uint32_t(t);
+  const auto length = [&](std::uint32_t t) { return ranges[t * 2 + 1] - ranges[t * 2]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return length(a) > length(b); });
+  return order;
+}
+
 // All outputs against the CPU: the pre-sort passes against cpu_emit, the sorted arrays and
 // ranges against cpu::intersect_tiles itself.
 void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const GpuResult& r) {
@@ -172,6 +189,7 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
   expect_same("sorted keys", r.sorted_keys, want.keys);
   expect_same("gaussian_from_isect", r.sorted_ids, want.gaussian_from_isect);
   expect_same("tile_ranges", r.ranges, want.tile_ranges);
+  expect_same("tile order", r.order, longest_first(want.tile_ranges));
   expect_keys_fit(r.sorted_keys, grid.count());
 }
 
@@ -196,6 +214,7 @@ TEST(IntersectParity, MatchesCpuOnProjectedScenes) {
     EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
     const cpu::Intersections boxes = cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
     EXPECT_LT(std::size_t(r.m), boxes.keys.size()) << "no tile of any box was culled";
+    EXPECT_FALSE(std::is_sorted(r.order.begin(), r.order.end())) << "tile order is the identity: nothing reordered";
     expect_matches_cpu(s, grid, r);
   }
 }

@@ -23,6 +23,7 @@
 #include "cpu/project.h"
 #include "cpu/rasterize.h"
 #include "cuda/buffer.h"
+#include "cuda/intersect.h"
 #include "cuda/rasterize.h"
 #include "parity_util.h"
 #include "render/settings.h"
@@ -88,7 +89,7 @@ cpu::Projected<double> to_double(const cpu::Projected<float>& p) {
 struct DeviceInputs {
   cuda::DeviceBuffer<float> means2d, depths, conics, colors, opacities;
   cuda::DeviceBuffer<int> radii;
-  cuda::DeviceBuffer<std::uint32_t> ids, ranges;
+  cuda::DeviceBuffer<std::uint32_t> ids, ranges, order;
   cuda::RasterParams params;
 
   explicit DeviceInputs(const Inputs& in)
@@ -101,6 +102,13 @@ struct DeviceInputs {
         ids(test::to_device(in.isect.gaussian_from_isect)),
         ranges(test::to_device(in.isect.tile_ranges)) {
     const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+    // The training step's block order (longest list first), as the renderer computes it.
+    const std::size_t tiles = std::size_t(std::max(grid.count(), 1));
+    order = test::poisoned<std::uint32_t>(tiles);
+    cuda::DeviceBuffer<std::uint32_t> scratch(tiles * 3);
+    cuda::DeviceBuffer<std::byte> temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
+    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(), order.data(), nullptr);
+    SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     params.width = in.width;
     params.height = in.height;
     params.tiles_x = grid.width;
@@ -111,7 +119,7 @@ struct DeviceInputs {
     return {means2d.data(), depths.data(), conics.data(), radii.data(), colors.data(),
             opacities.data()};
   }
-  cuda::TileLists lists() const { return {ids.data(), ranges.data()}; }
+  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data()}; }
 };
 
 struct GpuForward {
