@@ -1,7 +1,8 @@
 // Rasterization backward on the GPU: the gradient of cpu::rasterize_bwd. Same tiling as the
-// forward; each tile's intersection list is walked back to front in shared-memory batches, each
-// pixel starting at its own `last`. The transmittance before each splat is recovered by division
-// from T_final = 1 - alpha_out (as gsplat does), so the forward stores no per-splat state.
+// forward; each warp walks its tile's intersection list back to front on its own, in chunks of 32
+// through its slice of shared memory, from the largest `last` of its pixels, each pixel starting
+// at its own. The transmittance before each splat is recovered by division from
+// T_final = 1 - alpha_out (as gsplat does), so the forward stores no per-splat state.
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
 // warp and value: a splat usually covers many pixels of a warp, and atomics are the bottleneck.
 #include <cstdint>
@@ -16,7 +17,7 @@
 namespace splat::cuda {
 namespace {
 
-constexpr int kBlock = kRasterBlock;
+constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 
 // Tree sum over the 32 lanes; the result is complete in lane 0. Every lane must call it.
 __device__ __forceinline__ float warp_sum(float v) {
@@ -83,19 +84,19 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ v_alpha,               // [H, W] or null
                          ProjectedGradPtrs v,                             // [N, ...] (float sums)
                          unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
-  __shared__ std::uint32_t s_id[kBlock];
-  __shared__ float2 s_mean[kBlock];
-  __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
-  __shared__ float3 s_color[kBlock];
-  __shared__ float s_qmax[kBlock];
-  __shared__ std::uint32_t s_block_last;
+  // One chunk of 32 entries per warp.
+  __shared__ std::uint32_t s_id[kWarps][32];
+  __shared__ float2 s_mean[kWarps][32];
+  __shared__ float4 s_conic_opacity[kWarps][32];  // -a/2, -b, -c/2, opacity
+  __shared__ float3 s_color[kWarps][32];
+  __shared__ float s_qmax[kWarps][32];
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
-  const int lane = rank % 32;
+  const int lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
-  // Threads outside the image keep loading and shuffling, with no entry valid for them.
+  // Lanes outside the image keep loading and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2];
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
@@ -111,14 +112,6 @@ __global__ void __launch_bounds__(kBlock)
     if (v_alpha) v_a = v_alpha[pix];
   }
 
-  // Entries at or beyond the block's largest `last` belong to no pixel: never load them.
-  if (rank == 0) s_block_last = start;
-  __syncthreads();
-  if (my_last > start) atomicMax(&s_block_last, my_last);
-  __syncthreads();
-  const std::uint32_t block_last = s_block_last;
-  const std::uint32_t warp_last = __reduce_max_sync(kFullWarp, my_last);
-
   // behind = color of everything behind the current splat, background included; T = transmittance
   // in front of it. out = sum_i c_i a_i T_i + T_final bg, so with both:
   //   d out / d a_i = c_i T_i - behind_i / (1 - a_i),  d alpha_out / d a_i = T_final / (1 - a_i).
@@ -126,70 +119,69 @@ __global__ void __launch_bounds__(kBlock)
   float behind[3];
   for (int ch = 0; ch < 3; ++ch) behind[ch] = t_final * p.background[ch];
 
-  for (std::uint32_t hi = block_last; hi > start;) {  // this batch is [hi - n, hi)
-    const std::uint32_t n = min(hi - start, std::uint32_t(kBlock));
-    __syncthreads();  // everyone is done with the previous batch
-    if (unsigned(rank) < n) {
-      const std::uint32_t g = gaussian_ids[hi - 1 - unsigned(rank)];
-      s_id[rank] = g;
-      s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
-      s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[rank] = tiles::max_quad(opacities[g]);
+  // Entries at or beyond the warp's largest `last` belong to none of its pixels: the warp starts
+  // there and walks back to front in chunks [hi - n, hi), entry t of a chunk being hi - 1 - t
+  // (warp-uniform bounds, so the shuffles below see every lane).
+  for (std::uint32_t hi = __reduce_max_sync(kFullWarp, my_last); hi > start;) {
+    const std::uint32_t n = min(hi - start, 32u);
+    __syncwarp();  // the warp is done with the previous chunk
+    if (unsigned(lane) < n) {
+      const std::uint32_t g = gaussian_ids[hi - 1 - unsigned(lane)];
+      s_id[warp][lane] = g;
+      s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
+      s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
+      s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
+      s_qmax[warp][lane] = tiles::max_quad(opacities[g]);
     }
-    __syncthreads();
-    // Entry t is intersection hi - 1 - t; those at or beyond warp_last are no lane's (warp-uniform
-    // start and chunks, so the shuffles below see every lane).
-    for (std::uint32_t c0 = hi > warp_last ? hi - warp_last : 0; c0 < n; c0 += 32) {
-      for (unsigned todo = warp_reached(s_mean, s_conic_opacity, s_qmax, int(c0) + lane, int(n), wp); todo != 0;
-           todo &= todo - 1) {
-        const std::uint32_t t = c0 + unsigned(__ffs(todo)) - 1;
-        const float4 co = s_conic_opacity[t];
-        const float dx = s_mean[t].x - px, dy = s_mean[t].y - py;
-        // The forward's decisions, recomputed bit for bit (same expressions, same order).
-        const float power = gaussian_power(co, dx, dy);
-        const float gauss = gaussian_falloff(power);
-        const float raw_alpha = co.w * gauss;
-        const float a = fminf(config::alpha_max, raw_alpha);
-        const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&
-                           !(a < config::alpha_min);
-        if (!__any_sync(kFullWarp, valid)) continue;
+    __syncwarp();
+    for (unsigned todo = warp_reached(s_mean[warp], s_conic_opacity[warp], s_qmax[warp], lane, int(n), wp); todo != 0;
+         todo &= todo - 1) {
+      const std::uint32_t t = unsigned(__ffs(todo)) - 1;
+      const float4 co = s_conic_opacity[warp][t];
+      const float dx = s_mean[warp][t].x - px, dy = s_mean[warp][t].y - py;
+      // The forward's decisions, recomputed bit for bit (same expressions, same order).
+      const float power = gaussian_power(co, dx, dy);
+      const float gauss = gaussian_falloff(power);
+      const float raw_alpha = co.w * gauss;
+      const float a = fminf(config::alpha_max, raw_alpha);
+      const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&
+                         !(a < config::alpha_min);
+      if (!__any_sync(kFullWarp, valid)) continue;
 
-        // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
-        float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
-        if (valid) {
-          const float ra = 1.0f / (1.0f - a);
-          trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
-          const float3 col = s_color[t];
-          const float c[3] = {col.x, col.y, col.z};
-          const float w = a * trans;
-          float v_alpha_i = v_a * t_final * ra;
-          for (int ch = 0; ch < 3; ++ch) {
-            vg[5 + ch] = w * v_out[ch];
-            v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
-            behind[ch] += c[ch] * w;
-          }
-          // A clamped alpha is constant in opacity and power: no gradient through them.
-          if (!(raw_alpha > config::alpha_max)) {
-            // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
-            // co holds (-a/2, -b, -c/2).
-            const float v_power = v_alpha_i * a;
-            vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
-            vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
-            vg[2] = -0.5f * v_power * dx * dx;
-            vg[3] = -v_power * dx * dy;
-            vg[4] = -0.5f * v_power * dy * dy;
-            v_opacity = v_alpha_i * gauss;
-          }
+      // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
+      float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
+      if (valid) {
+        const float ra = 1.0f / (1.0f - a);
+        trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
+        const float3 col = s_color[warp][t];
+        const float c[3] = {col.x, col.y, col.z};
+        const float w = a * trans;
+        float v_alpha_i = v_a * t_final * ra;
+        for (int ch = 0; ch < 3; ++ch) {
+          vg[5 + ch] = w * v_out[ch];
+          v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
+          behind[ch] += c[ch] * w;
         }
-        // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
-        // of vg, lane 0 also the opacity's.
-        const float sum = warp_reduce_scatter8(vg, lane);
-        v_opacity = warp_sum(v_opacity);
-        const std::uint32_t g = s_id[t];
-        if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
-        if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
+        // A clamped alpha is constant in opacity and power: no gradient through them.
+        if (!(raw_alpha > config::alpha_max)) {
+          // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
+          // co holds (-a/2, -b, -c/2).
+          const float v_power = v_alpha_i * a;
+          vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
+          vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
+          vg[2] = -0.5f * v_power * dx * dx;
+          vg[3] = -v_power * dx * dy;
+          vg[4] = -0.5f * v_power * dy * dy;
+          v_opacity = v_alpha_i * gauss;
+        }
       }
+      // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
+      // of vg, lane 0 also the opacity's.
+      const float sum = warp_reduce_scatter8(vg, lane);
+      v_opacity = warp_sum(v_opacity);
+      const std::uint32_t g = s_id[warp][t];
+      if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
+      if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
     }
     hi -= n;
   }

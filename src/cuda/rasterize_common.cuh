@@ -22,7 +22,7 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
   return tiles_x > 0 && tiles_y > 0;
 }
 
-// One thread per pixel of a tile; a batch holds one splat per thread so all threads load.
+// One thread per pixel of a tile.
 inline constexpr int kRasterBlock = config::tile_size * config::tile_size;
 inline constexpr unsigned kFullWarp = 0xffffffffu;
 

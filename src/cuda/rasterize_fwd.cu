@@ -1,7 +1,9 @@
 // Rasterization forward on the GPU: front-to-back alpha blending of depth-sorted splats per 16x16
 // tile (3DGS, Kerbl et al. 2023, eq. 3), the blending rule of cpu::blend_pixel. One thread block
-// per tile, one thread per pixel; the tile's splats pass through shared memory in batches of one
-// splat per thread, so every splat is read from global memory once per tile, not once per pixel.
+// per tile, one thread per pixel, and each warp (an 8x4 patch) walks the tile's list on its own:
+// chunks of 32 splats, one loaded by each lane into the warp's slice of shared memory, so a splat
+// is read once per warp, not once per pixel, and no warp waits at a block barrier for the others
+// (warps skip different splats and finish at different depths).
 #include <cstdint>
 #include <string>
 
@@ -14,7 +16,7 @@
 namespace splat::cuda {
 namespace {
 
-constexpr int kBlock = kRasterBlock;
+constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 
 __global__ void __launch_bounds__(kBlock)
     rasterize_fwd_kernel(RasterParams p,
@@ -28,16 +30,17 @@ __global__ void __launch_bounds__(kBlock)
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last) {              // [H, W]
-  __shared__ float2 s_mean[kBlock];
-  __shared__ float4 s_conic_opacity[kBlock];  // -a/2, -b, -c/2, opacity
-  __shared__ float3 s_color[kBlock];
-  __shared__ float s_qmax[kBlock];
+  // One chunk of 32 entries per warp.
+  __shared__ float2 s_mean[kWarps][32];
+  __shared__ float4 s_conic_opacity[kWarps][32];  // -a/2, -b, -c/2, opacity
+  __shared__ float3 s_color[kWarps][32];
+  __shared__ float s_qmax[kWarps][32];
 
-  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32;
+  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
-  // Threads of a partial edge tile outside the image still load their share of each batch.
+  // Lanes of a partial edge tile outside the image still load their share of each chunk.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
@@ -48,43 +51,39 @@ __global__ void __launch_bounds__(kBlock)
   std::uint32_t last_k = start;  // one past the last blended intersection
   bool done = !inside;
 
-  for (std::uint32_t base = 0; base < count; base += kBlock) {
-    // The barrier also keeps the previous batch in shared memory until everyone has used it.
-    if (__syncthreads_count(done) == kBlock) break;
-    const std::uint32_t k = start + base + unsigned(rank);
-    if (base + unsigned(rank) < count) {
-      const std::uint32_t g = gaussian_ids[k];
-      s_mean[rank] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[rank] = exponent_and_opacity(conics, opacities, g);
-      s_color[rank] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[rank] = tiles::max_quad(opacities[g]);
+  for (std::uint32_t c0 = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32) {
+    __syncwarp();  // the warp is done with the previous chunk
+    if (c0 + unsigned(lane) < count) {
+      const std::uint32_t g = gaussian_ids[start + c0 + unsigned(lane)];
+      s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
+      s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
+      s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
+      s_qmax[warp][lane] = tiles::max_quad(opacities[g]);
     }
-    __syncthreads();
-    const int n = int(min(count - base, std::uint32_t(kBlock)));
-    for (int c0 = 0; c0 < n && !__all_sync(kFullWarp, done); c0 += 32) {
-      for (unsigned todo = warp_reached(s_mean, s_conic_opacity, s_qmax, c0 + lane, n, wp); todo != 0 && !done;
-           todo &= todo - 1) {
-        const int j = c0 + __ffs(todo) - 1;
-        const float4 co = s_conic_opacity[j];
-        const float dx = s_mean[j].x - px, dy = s_mean[j].y - py;
-        const float power = gaussian_power(co, dx, dy);
-        // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
-        if (power > 0.0f || power < kMinPower) continue;
-        const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
-        if (a < config::alpha_min) continue;
-        const float next = trans * (1.0f - a);
-        // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
-        if (next <= config::transmittance_min) {
-          done = true;
-          break;
-        }
-        const float3 col = s_color[j];
-        cr += col.x * a * trans;
-        cg += col.y * a * trans;
-        cb += col.z * a * trans;
-        trans = next;
-        last_k = start + base + unsigned(j) + 1;
+    __syncwarp();
+    const int n = int(min(count - c0, 32u));
+    for (unsigned todo = warp_reached(s_mean[warp], s_conic_opacity[warp], s_qmax[warp], lane, n, wp); todo != 0 && !done;
+         todo &= todo - 1) {
+      const int j = __ffs(todo) - 1;
+      const float4 co = s_conic_opacity[warp][j];
+      const float dx = s_mean[warp][j].x - px, dy = s_mean[warp][j].y - py;
+      const float power = gaussian_power(co, dx, dy);
+      // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
+      if (power > 0.0f || power < kMinPower) continue;
+      const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
+      if (a < config::alpha_min) continue;
+      const float next = trans * (1.0f - a);
+      // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
+      if (next <= config::transmittance_min) {
+        done = true;
+        break;
       }
+      const float3 col = s_color[warp][j];
+      cr += col.x * a * trans;
+      cg += col.y * a * trans;
+      cb += col.z * a * trans;
+      trans = next;
+      last_k = start + c0 + unsigned(j) + 1;
     }
   }
 
