@@ -16,9 +16,10 @@ struct TileGridParams {
 
 // tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled), then
 // offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count. Reads means2d,
-// radii, conics and opacities.
+// radii, conics and opacities. Also q_max[i] = tiles::max_quad(opacity i), the bound of the tile
+// test, which the rasterizer's warp test reads instead of taking a double-precision log per warp.
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     cudaStream_t stream);
+                     float* q_max, cudaStream_t stream);
 std::size_t scan_temp_bytes(int n);
 void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
                     std::size_t temp_bytes, cudaStream_t stream);

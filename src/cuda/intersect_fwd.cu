@@ -43,9 +43,11 @@ __global__ void count_kernel(int n,
                              const float* __restrict__ opacities,  // [N]
                              int tiles_x,
                              int tiles_y,
-                             std::int32_t* __restrict__ tiles_per_splat) {  // [N]
+                             std::int32_t* __restrict__ tiles_per_splat,  // [N]
+                             float* __restrict__ q_max) {                 // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
+  q_max[i] = tiles::max_quad(opacities[i]);
   std::int32_t count = 0;
   for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
   tiles_per_splat[i] = count;
@@ -134,10 +136,10 @@ __global__ void tile_counts_kernel(int tile_count,
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     cudaStream_t stream) {
+                     float* q_max, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat);
+      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, q_max);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 

@@ -19,6 +19,7 @@ struct TileLists {
   const std::uint32_t* gaussian_ids;  // [M] sorted by (tile, depth)
   const std::uint32_t* ranges;        // [tiles, 2]
   const std::uint32_t* order;         // [tiles] the order the blocks take the tiles in (tile_order)
+  const float* q_max;                 // [N] tiles::max_quad of each opacity (intersect_count)
 };
 
 // image [H, W, 3] (background included), alpha [H, W] = 1 - final T,

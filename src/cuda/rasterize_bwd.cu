@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(kBlock)
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
                          const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
+                         const float* __restrict__ q_max,                 // [N] tiles::max_quad
                          const float* __restrict__ alpha,                 // [H, W]
                          const std::uint32_t* __restrict__ last,          // [H, W]
                          const float* __restrict__ v_image,               // [H, W, 3]
@@ -131,7 +132,7 @@ __global__ void __launch_bounds__(kBlock)
       s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
       s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
       s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[warp][lane] = tiles::max_quad(opacities[g]);
+      s_qmax[warp][lane] = q_max[g];
     }
     __syncwarp();
     for (unsigned todo = warp_reached(s_mean[warp], s_conic_opacity[warp], s_qmax[warp], lane, int(n), wp); todo != 0;
@@ -209,7 +210,7 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
   if (!tile_launch_grid(who, p, grid)) return false;
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
-                                                          lists.gaussian_ids, lists.ranges, lists.order, alpha, last, v_image,
+                                                          lists.gaussian_ids, lists.ranges, lists.order, lists.q_max, alpha, last, v_image,
                                                           v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;

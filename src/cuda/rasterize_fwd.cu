@@ -27,6 +27,7 @@ __global__ void __launch_bounds__(kBlock)
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
                          const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
+                         const float* __restrict__ q_max,                 // [N] tiles::max_quad
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last) {              // [H, W]
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(kBlock)
       s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
       s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
       s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[warp][lane] = tiles::max_quad(opacities[g]);
+      s_qmax[warp][lane] = q_max[g];
     }
     __syncwarp();
     const int n = int(min(count - c0, 32u));
@@ -105,7 +106,7 @@ void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
                                                    proj.opacities, lists.gaussian_ids,
-                                                   lists.ranges, lists.order, image, alpha, last);
+                                                   lists.ranges, lists.order, lists.q_max, image, alpha, last);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

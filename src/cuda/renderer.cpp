@@ -12,6 +12,7 @@ void PerSplat::carve(Carver& c, int n) {
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
   tiles_per_splat = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
+  q_max = c.take<float>(n);
   scan_bytes = scan_temp_bytes(n);
   scan_temp = c.take<char>(scan_bytes);
 }
@@ -61,7 +62,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.q_max, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
   const int end_bit = cpu::sort_end_bit(grid.count());
   m_ = 0;
@@ -91,7 +92,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
   raster_params_ = {cam.width, cam.height, grid.width, grid.height,
                     {rs.background[0], rs.background[1], rs.background[2]}};
-  lists_ = {is.ids_sorted, tl.ranges, tl.order};
+  lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.q_max};
   rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, stream_);
   timer_.end(stream_);
 }

@@ -19,6 +19,7 @@ struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
   std::int32_t *tiles_per_splat, *offsets;
+  float* q_max;
   void* scan_temp;
   std::size_t scan_bytes;
   void carve(Carver& c, int n);

@@ -3,6 +3,7 @@
 // Everything here is integer or bit-pattern data, so every comparison is exact: the GPU must emit
 // the same keys in the same order as the CPU's three passes and sort them into the same order.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <ios>
@@ -68,6 +69,7 @@ Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
 struct GpuResult {
   int m = 0;
   std::vector<std::int32_t> counts, offsets;
+  std::vector<float> q_max;
   std::vector<std::uint64_t> keys, sorted_keys;
   std::vector<std::uint32_t> ids, sorted_ids, ranges, order;
 };
@@ -100,12 +102,14 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto counts = test::poisoned<std::int32_t>(n1);
   auto offsets = test::poisoned<std::int32_t>(n1);
 
+  auto q_max = test::poisoned<float>(n1);
   GpuResult r;
-  cuda::intersect_count(n, proj, g, counts.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), q_max.data(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
   cuda::intersect_scan(n, counts.data(), offsets.data(), scan_temp.data(), scan_temp.size(), nullptr);
   r.counts = download(counts, std::size_t(n));
   r.offsets = download(offsets, std::size_t(n));
+  r.q_max = download(q_max, std::size_t(n));
   r.m = n > 0 ? r.offsets.back() : 0;
 
   const std::size_t m1 = std::size_t(r.m > 0 ? r.m : 1);
@@ -184,6 +188,11 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
   ASSERT_EQ(std::size_t(r.m), want.keys.size()) << "intersection count offsets[n-1]";
   expect_same("tiles_per_splat", r.counts, e.counts);
   expect_same("offsets", r.offsets, e.offsets);
+  // The same double-precision formula on both sides, rounded to float: equal up to the last bit
+  // of the device's log.
+  ASSERT_EQ(r.q_max.size(), std::size_t(s.n()));
+  for (int i = 0; i < s.n(); ++i)
+    ASSERT_NEAR(r.q_max[i], tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(r.q_max[i]))) << "q_max of splat " << i;
   expect_same("emitted keys", r.keys, e.keys);
   expect_same("emitted gaussian ids", r.ids, e.ids);
   expect_same("sorted keys", r.sorted_keys, want.keys);

@@ -27,6 +27,7 @@
 #include "cuda/rasterize.h"
 #include "parity_util.h"
 #include "render/settings.h"
+#include "render/tiles.h"
 
 namespace splat {
 namespace {
@@ -87,7 +88,7 @@ cpu::Projected<double> to_double(const cpu::Projected<float>& p) {
 
 // The inputs on the device.
 struct DeviceInputs {
-  cuda::DeviceBuffer<float> means2d, depths, conics, colors, opacities;
+  cuda::DeviceBuffer<float> means2d, depths, conics, colors, opacities, q_max;
   cuda::DeviceBuffer<int> radii;
   cuda::DeviceBuffer<std::uint32_t> ids, ranges, order;
   cuda::RasterParams params;
@@ -109,6 +110,9 @@ struct DeviceInputs {
     cuda::DeviceBuffer<std::byte> temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
     cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(), order.data(), nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> qm;
+    for (const float o : in.proj.opacities) qm.push_back(tiles::max_quad(o));
+    q_max = test::to_device(qm);
     params.width = in.width;
     params.height = in.height;
     params.tiles_x = grid.width;
@@ -119,7 +123,7 @@ struct DeviceInputs {
     return {means2d.data(), depths.data(), conics.data(), radii.data(), colors.data(),
             opacities.data()};
   }
-  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data()}; }
+  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data(), q_max.data()}; }
 };
 
 struct GpuForward {
