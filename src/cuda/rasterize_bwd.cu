@@ -1,7 +1,7 @@
 // Rasterization backward on the GPU: the gradient of cpu::rasterize_bwd. Same tiling as the
 // forward; each warp walks its tile's intersection list back to front on its own, in chunks of 32
-// through its slice of shared memory, from the largest `last` of its pixels, each pixel starting
-// at its own. The transmittance before each splat is recovered by division from
+// staged one ahead through its shared memory, from the largest `last` of its pixels, each pixel
+// starting at its own. The transmittance before each splat is recovered by division from
 // T_final = 1 - alpha_out (as gsplat does), so the forward stores no per-splat state.
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
 // warp and value: a splat usually covers many pixels of a warp, and atomics are the bottleneck.
@@ -85,23 +85,20 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ v_alpha,               // [H, W] or null
                          ProjectedGradPtrs v,                             // [N, ...] (float sums)
                          unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
-  // One chunk of 32 entries per warp.
-  __shared__ std::uint32_t s_id[kWarps][32];
-  __shared__ float2 s_mean[kWarps][32];
-  __shared__ float4 s_conic_opacity[kWarps][32];  // -a/2, -b, -c/2, opacity
-  __shared__ float3 s_color[kWarps][32];
-  __shared__ float s_qmax[kWarps][32];
+  __shared__ Chunk s_chunk[2][kWarps];   // the warp's two slots (rasterize_common.cuh)
+  __shared__ float4 s_q[kWarps][32];     // exponent_and_opacity of the current chunk's entries
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
-  // Lanes outside the image keep loading and shuffling, with no entry valid for them.
+  // Lanes outside the image keep staging and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2];
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
   const WarpPixels wp = warp_pixels(x, y);
+  const SplatSources src{means2d, conics, colors, opacities, q_max};
 
   const std::size_t pix = inside ? std::size_t(y) * std::size_t(p.width) + std::size_t(x) : 0;
   const std::uint32_t my_last = inside ? last[pix] : start;
@@ -120,32 +117,32 @@ __global__ void __launch_bounds__(kBlock)
   float behind[3];
   for (int ch = 0; ch < 3; ++ch) behind[ch] = t_final * p.background[ch];
 
-  // Entries at or beyond the warp's largest `last` belong to none of its pixels: the warp starts
-  // there and walks back to front in chunks [hi - n, hi), entry t of a chunk being hi - 1 - t
+  // Entries at or beyond the warp's largest `last` belong to none of its pixels: the warp walks
+  // back to front from there, entry e of the walk being list entry top - 1 - e, in chunks of 32
   // (warp-uniform bounds, so the shuffles below see every lane).
-  for (std::uint32_t hi = __reduce_max_sync(kFullWarp, my_last); hi > start;) {
-    const std::uint32_t n = min(hi - start, 32u);
-    __syncwarp();  // the warp is done with the previous chunk
-    if (unsigned(lane) < n) {
-      const std::uint32_t g = gaussian_ids[hi - 1 - unsigned(lane)];
-      s_id[warp][lane] = g;
-      s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
-      s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[warp][lane] = q_max[g];
-    }
+  const std::uint32_t top = __reduce_max_sync(kFullWarp, my_last), count = top - start;
+  const auto id_at = [&](std::uint32_t e) { return e < count ? gaussian_ids[top - 1 - e] : 0u; };
+  stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), src);
+  std::uint32_t next_id = id_at(32 + unsigned(lane));
+  for (std::uint32_t c0 = 0, slot = 0; c0 < count; c0 += 32, slot ^= 1) {
+    __syncwarp();  // every lane is done with the other slot (the chunk before this one)
+    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
+    next_id = id_at(c0 + 64 + unsigned(lane));
+    wait_staged();
+    const Chunk& c = s_chunk[slot][warp];
+    s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
-    for (unsigned todo = warp_reached(s_mean[warp], s_conic_opacity[warp], s_qmax[warp], lane, int(n), wp); todo != 0;
-         todo &= todo - 1) {
+    const int n = int(min(count - c0, 32u));
+    for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0; todo &= todo - 1) {
       const std::uint32_t t = unsigned(__ffs(todo)) - 1;
-      const float4 co = s_conic_opacity[warp][t];
-      const float dx = s_mean[warp][t].x - px, dy = s_mean[warp][t].y - py;
+      const float4 co = s_q[warp][t];
+      const float dx = c.mean[t].x - px, dy = c.mean[t].y - py;
       // The forward's decisions, recomputed bit for bit (same expressions, same order).
       const float power = gaussian_power(co, dx, dy);
       const float gauss = gaussian_falloff(power);
       const float raw_alpha = co.w * gauss;
       const float a = fminf(config::alpha_max, raw_alpha);
-      const bool valid = hi - 1 - t < my_last && !(power > 0.0f || power < kMinPower) &&
+      const bool valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) &&
                          !(a < config::alpha_min);
       if (!__any_sync(kFullWarp, valid)) continue;
 
@@ -154,14 +151,13 @@ __global__ void __launch_bounds__(kBlock)
       if (valid) {
         const float ra = 1.0f / (1.0f - a);
         trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
-        const float3 col = s_color[warp][t];
-        const float c[3] = {col.x, col.y, col.z};
+        const float* col = c.color[t];
         const float w = a * trans;
         float v_alpha_i = v_a * t_final * ra;
         for (int ch = 0; ch < 3; ++ch) {
           vg[5 + ch] = w * v_out[ch];
-          v_alpha_i += (c[ch] * trans - behind[ch] * ra) * v_out[ch];
-          behind[ch] += c[ch] * w;
+          v_alpha_i += (col[ch] * trans - behind[ch] * ra) * v_out[ch];
+          behind[ch] += col[ch] * w;
         }
         // A clamped alpha is constant in opacity and power: no gradient through them.
         if (!(raw_alpha > config::alpha_max)) {
@@ -180,12 +176,12 @@ __global__ void __launch_bounds__(kBlock)
       // of vg, lane 0 also the opacity's.
       const float sum = warp_reduce_scatter8(vg, lane);
       v_opacity = warp_sum(v_opacity);
-      const std::uint32_t g = s_id[warp][t];
+      const std::uint32_t g = c.id[t];
       if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
       if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
     }
-    hi -= n;
   }
+  __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
 }
 
 // v = fixed / 2^kFixedFractionBits, back in float.

@@ -1,9 +1,10 @@
 // Rasterization forward on the GPU: front-to-back alpha blending of depth-sorted splats per 16x16
 // tile (3DGS, Kerbl et al. 2023, eq. 3), the blending rule of cpu::blend_pixel. One thread block
 // per tile, one thread per pixel, and each warp (an 8x4 patch) walks the tile's list on its own:
-// chunks of 32 splats, one loaded by each lane into the warp's slice of shared memory, so a splat
-// is read once per warp, not once per pixel, and no warp waits at a block barrier for the others
-// (warps skip different splats and finish at different depths).
+// chunks of 32 splats, one staged by each lane into the warp's shared memory one chunk ahead
+// (rasterize_common.cuh), so a splat is read once per warp, not once per pixel, and no warp
+// waits at a block barrier for the others (warps skip different splats and finish at different
+// depths).
 #include <cstdint>
 #include <string>
 
@@ -31,43 +32,43 @@ __global__ void __launch_bounds__(kBlock)
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last) {              // [H, W]
-  // One chunk of 32 entries per warp.
-  __shared__ float2 s_mean[kWarps][32];
-  __shared__ float4 s_conic_opacity[kWarps][32];  // -a/2, -b, -c/2, opacity
-  __shared__ float3 s_color[kWarps][32];
-  __shared__ float s_qmax[kWarps][32];
+  __shared__ Chunk s_chunk[2][kWarps];   // the warp's two slots (rasterize_common.cuh)
+  __shared__ float4 s_q[kWarps][32];     // exponent_and_opacity of the current chunk's entries
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
-  // Lanes of a partial edge tile outside the image still load their share of each chunk.
+  // Lanes of a partial edge tile outside the image still stage their share of each chunk.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
   const WarpPixels wp = warp_pixels(x, y);
+  const SplatSources src{means2d, conics, colors, opacities, q_max};
 
   float trans = 1.0f;
   float cr = 0.0f, cg = 0.0f, cb = 0.0f;
   std::uint32_t last_k = start;  // one past the last blended intersection
   bool done = !inside;
 
-  for (std::uint32_t c0 = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32) {
-    __syncwarp();  // the warp is done with the previous chunk
-    if (c0 + unsigned(lane) < count) {
-      const std::uint32_t g = gaussian_ids[start + c0 + unsigned(lane)];
-      s_mean[warp][lane] = make_float2(means2d[g * 2], means2d[g * 2 + 1]);
-      s_conic_opacity[warp][lane] = exponent_and_opacity(conics, opacities, g);
-      s_color[warp][lane] = make_float3(colors[g * 3], colors[g * 3 + 1], colors[g * 3 + 2]);
-      s_qmax[warp][lane] = q_max[g];
-    }
+  // Entry c0 + lane of the list is lane's share of chunk c0; its id is read one chunk ahead.
+  const auto id_at = [&](std::uint32_t e) { return e < count ? gaussian_ids[start + e] : 0u; };
+  stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), src);
+  std::uint32_t next_id = id_at(32 + unsigned(lane));
+  for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32, slot ^= 1) {
+    __syncwarp();  // every lane is done with the other slot (the chunk before this one)
+    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
+    next_id = id_at(c0 + 64 + unsigned(lane));
+    wait_staged();
+    const Chunk& c = s_chunk[slot][warp];
+    s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
     const int n = int(min(count - c0, 32u));
-    for (unsigned todo = warp_reached(s_mean[warp], s_conic_opacity[warp], s_qmax[warp], lane, n, wp); todo != 0 && !done;
+    for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0 && !done;
          todo &= todo - 1) {
       const int j = __ffs(todo) - 1;
-      const float4 co = s_conic_opacity[warp][j];
-      const float dx = s_mean[warp][j].x - px, dy = s_mean[warp][j].y - py;
+      const float4 co = s_q[warp][j];
+      const float dx = c.mean[j].x - px, dy = c.mean[j].y - py;
       const float power = gaussian_power(co, dx, dy);
       // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
       if (power > 0.0f || power < kMinPower) continue;
@@ -79,14 +80,14 @@ __global__ void __launch_bounds__(kBlock)
         done = true;
         break;
       }
-      const float3 col = s_color[warp][j];
-      cr += col.x * a * trans;
-      cg += col.y * a * trans;
-      cb += col.z * a * trans;
+      cr += c.color[j][0] * a * trans;
+      cg += c.color[j][1] * a * trans;
+      cb += c.color[j][2] * a * trans;
       trans = next;
       last_k = start + c0 + unsigned(j) + 1;
     }
   }
+  __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
 
   if (!inside) return;
   const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);
