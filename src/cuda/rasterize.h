@@ -2,6 +2,7 @@
 // Rasterization on the GPU: mirrors cpu/rasterize.h. One 16x16 thread block per tile, each warp
 // fetching the tile's splats in chunks of 32 through shared memory on its own; backward walks back to front from each pixel's last
 // contribution and reduces gradients per warp before the atomics.
+#include <cstddef>
 #include <cstdint>
 
 #include "cuda/types.h"
@@ -22,15 +23,34 @@ struct TileLists {
   const float* q_max;                 // [N] tiles::max_quad of each opacity (intersect_count)
 };
 
-// image [H, W, 3] (background included), alpha [H, W] = 1 - final T,
-// last [H, W] = index one past the last intersection the pixel blended (for the backward).
-void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
-                   float* alpha, std::uint32_t* last, cudaStream_t stream);
+// The backward cuts each tile's list into kSegments segments of segment_length(count) entries and
+// runs one block per segment: a long list would otherwise be eight long chains of work, one per
+// warp, which the GPU runs nearly alone at the end of the kernel. A segment starts from the state
+// behind it, which the forward records per pixel at every segment boundary the pixel passes.
+inline constexpr int kSegments = 8;
+inline constexpr std::uint32_t kMinSegment = 256;  // entries; a multiple of the 32-entry chunk
+__host__ __device__ constexpr std::uint32_t segment_length(std::uint32_t count) {
+  const std::uint32_t even = (count + kSegments - 1) / kSegments;
+  return even > kMinSegment ? (even + 31) / 32 * 32 : kMinSegment;
+}
+// float4s of the forward's boundary record: [kSegments - 1, H, W].
+inline std::size_t boundary_count(int width, int height) {
+  return std::size_t(kSegments - 1) * std::size_t(width) * std::size_t(height);
+}
 
-// Accumulates into v (the caller zeroes it first). v_alpha may be null. Float atomics: the sums
-// depend on the order the warps reach them, so two runs can differ in the last bits.
-void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
-                   const float* alpha, const std::uint32_t* last, const float* v_image,
+// image [H, W, 3] (background included), alpha [H, W] = 1 - final T,
+// last [H, W] = index one past the last intersection the pixel blended (for the backward),
+// boundaries [kSegments - 1, H, W]: entry k of a pixel = (T, r, g, b so far, background not
+// included) before list entry start + (k + 1) segment_length(count) of its tile, written only
+// where the pixel was still blending there (last beyond it).
+void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
+                   float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream);
+
+// Accumulates into v (the caller zeroes it first). v_alpha may be null. Reads the forward's
+// outputs. Float atomics: the sums depend on the order the warps reach them, so two runs can
+// differ in the last bits.
+void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+                   const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream);
 
 // The deterministic variant: every warp's contribution is rounded to a multiple of
@@ -42,8 +62,8 @@ void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
 // 2.5e-3 (relative L2) away from a float-atomics run.)
 inline constexpr int kFixedFractionBits = 44;
 void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
-                                 const float* alpha, const std::uint32_t* last, const float* v_image,
-                                 const float* v_alpha, int n, unsigned long long* fixed,
-                                 const ProjectedGradPtrs& v, cudaStream_t stream);
+                                 const float* image, const float* alpha, const std::uint32_t* last,
+                                 const float4* boundaries, const float* v_image, const float* v_alpha, int n,
+                                 unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream);
 
 }  // namespace splat::cuda

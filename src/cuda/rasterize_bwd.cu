@@ -1,8 +1,9 @@
 // Rasterization backward on the GPU: the gradient of cpu::rasterize_bwd. Same tiling as the
-// forward; each warp walks its tile's intersection list back to front on its own, in chunks of 32
-// staged one ahead through its shared memory, from the largest `last` of its pixels, each pixel
-// starting at its own. The transmittance before each splat is recovered by division from
-// T_final = 1 - alpha_out (as gsplat does), so the forward stores no per-splat state.
+// forward, with each tile's list cut into segments of one block each (rasterize.h). Each warp
+// walks its segment back to front on its own, in chunks of 32 staged one ahead through its shared
+// memory, from the largest `last` of its pixels, each pixel starting at its own. The
+// transmittance before each splat is recovered by division from the T behind the segment (the
+// final T = 1 - alpha_out, as gsplat does, or the forward's record at the boundary).
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
 // warp and value: a splat usually covers many pixels of a warp, and atomics are the bottleneck.
 #include <cstdint>
@@ -79,8 +80,10 @@ __global__ void __launch_bounds__(kBlock)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
                          const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
                          const float* __restrict__ q_max,                 // [N] tiles::max_quad
+                         const float* __restrict__ image,                 // [H, W, 3]
                          const float* __restrict__ alpha,                 // [H, W]
                          const std::uint32_t* __restrict__ last,          // [H, W]
+                         const float4* __restrict__ boundaries,           // [kSegments - 1, H, W]
                          const float* __restrict__ v_image,               // [H, W, 3]
                          const float* __restrict__ v_alpha,               // [H, W] or null
                          ProjectedGradPtrs v,                             // [N, ...] (float sums)
@@ -90,12 +93,16 @@ __global__ void __launch_bounds__(kBlock)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32, warp = rank / 32;
-  const std::uint32_t tile = order[blockIdx.x];
+  // Block b: segment b % kSegments of tile order[b / kSegments], list entries [lo, hi).
+  const std::uint32_t tile = order[blockIdx.x / kSegments], k = blockIdx.x % kSegments;
+  const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
+  const std::uint32_t segment = segment_length(count);
+  if (k * segment >= count) return;  // the whole block: no segment here
+  const std::uint32_t lo = start + k * segment, hi = start + min(count, (k + 1) * segment);
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
   // Lanes outside the image keep staging and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
-  const std::uint32_t start = ranges[tile * 2];
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
   const WarpPixels wp = warp_pixels(x, y);
   const SplatSources src{means2d, conics, colors, opacities, q_max};
@@ -113,26 +120,36 @@ __global__ void __launch_bounds__(kBlock)
   // behind = color of everything behind the current splat, background included; T = transmittance
   // in front of it. out = sum_i c_i a_i T_i + T_final bg, so with both:
   //   d out / d a_i = c_i T_i - behind_i / (1 - a_i),  d alpha_out / d a_i = T_final / (1 - a_i).
+  // Behind the segment: the final state if the pixel stopped blending before hi, else the
+  // forward's record at hi (T there, and out minus the color in front of hi).
   float trans = t_final;
   float behind[3];
   for (int ch = 0; ch < 3; ++ch) behind[ch] = t_final * p.background[ch];
+  if (my_last > hi) {
+    const float4 b = boundaries[std::size_t(k) * std::size_t(p.width) * std::size_t(p.height) + pix];
+    trans = b.x;
+    behind[0] = image[pix * 3 + 0] - b.y;
+    behind[1] = image[pix * 3 + 1] - b.z;
+    behind[2] = image[pix * 3 + 2] - b.w;
+  }
 
   // Entries at or beyond the warp's largest `last` belong to none of its pixels: the warp walks
-  // back to front from there, entry e of the walk being list entry top - 1 - e, in chunks of 32
-  // (warp-uniform bounds, so the shuffles below see every lane).
-  const std::uint32_t top = __reduce_max_sync(kFullWarp, my_last), count = top - start;
-  const auto id_at = [&](std::uint32_t e) { return e < count ? gaussian_ids[top - 1 - e] : 0u; };
-  stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), src);
+  // back to front from there (or from hi), entry e of the walk being list entry top - 1 - e, in
+  // chunks of 32 (warp-uniform bounds, so the shuffles below see every lane).
+  const std::uint32_t top = min(__reduce_max_sync(kFullWarp, my_last), hi);
+  const std::uint32_t walk = top > lo ? top - lo : 0;
+  const auto id_at = [&](std::uint32_t e) { return e < walk ? gaussian_ids[top - 1 - e] : 0u; };
+  stage(s_chunk[0][warp], lane, unsigned(lane) < walk, id_at(lane), src);
   std::uint32_t next_id = id_at(32 + unsigned(lane));
-  for (std::uint32_t c0 = 0, slot = 0; c0 < count; c0 += 32, slot ^= 1) {
+  for (std::uint32_t c0 = 0, slot = 0; c0 < walk; c0 += 32, slot ^= 1) {
     __syncwarp();  // every lane is done with the other slot (the chunk before this one)
-    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
+    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < walk, next_id, src);
     next_id = id_at(c0 + 64 + unsigned(lane));
     wait_staged();
     const Chunk& c = s_chunk[slot][warp];
     s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
-    const int n = int(min(count - c0, 32u));
+    const int n = int(min(walk - c0, 32u));
     for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0; todo &= todo - 1) {
       const std::uint32_t t = unsigned(__ffs(todo)) - 1;
       const float4 co = s_q[warp][t];
@@ -199,14 +216,15 @@ __global__ void fixed_to_float_kernel(int n, const unsigned long long* __restric
 
 // The launch of both variants; false when there is nothing to rasterize.
 template <bool kFixed>
-bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* alpha,
-            const std::uint32_t* last, const float* v_image, const float* v_alpha, const ProjectedGradPtrs& v,
-            unsigned long long* fixed, cudaStream_t stream) {
+bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+            const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
+            const float* v_alpha, const ProjectedGradPtrs& v, unsigned long long* fixed, cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid(who, p, grid)) return false;
+  grid.x *= kSegments;
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
-                                                          lists.gaussian_ids, lists.ranges, lists.order, lists.q_max, alpha, last, v_image,
+                                                          lists.gaussian_ids, lists.ranges, lists.order, lists.q_max, image, alpha, last, boundaries, v_image,
                                                           v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
@@ -214,19 +232,20 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
 
 }  // namespace
 
-void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
-                   const float* alpha, const std::uint32_t* last, const float* v_image,
+void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+                   const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream) {
-  launch<false>("rasterize_bwd", p, proj, lists, alpha, last, v_image, v_alpha, v, nullptr, stream);
+  launch<false>("rasterize_bwd", p, proj, lists, image, alpha, last, boundaries, v_image, v_alpha, v, nullptr, stream);
 }
 
 void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
-                                 const float* alpha, const std::uint32_t* last, const float* v_image,
-                                 const float* v_alpha, int n, unsigned long long* fixed,
-                                 const ProjectedGradPtrs& v, cudaStream_t stream) {
+                                 const float* image, const float* alpha, const std::uint32_t* last,
+                                 const float4* boundaries, const float* v_image, const float* v_alpha, int n,
+                                 unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream) {
   if (n <= 0) return;
   SPLAT_CUDA_CHECK(cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
-  launch<true>("rasterize_bwd_deterministic", p, proj, lists, alpha, last, v_image, v_alpha, v, fixed, stream);
+  launch<true>("rasterize_bwd_deterministic", p, proj, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
+               fixed, stream);
   constexpr int kThreads = 256;
   fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed, v);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd_deterministic: fixed_to_float");

@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ q_max,                 // [N] tiles::max_quad
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
-                         std::uint32_t* __restrict__ last) {              // [H, W]
+                         std::uint32_t* __restrict__ last,                // [H, W]
+                         float4* __restrict__ boundaries) {               // [kSegments - 1, H, W]
   __shared__ Chunk s_chunk[2][kWarps];   // the warp's two slots (rasterize_common.cuh)
   __shared__ float4 s_q[kWarps][32];     // exponent_and_opacity of the current chunk's entries
 
@@ -45,6 +46,9 @@ __global__ void __launch_bounds__(kBlock)
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
   const WarpPixels wp = warp_pixels(x, y);
   const SplatSources src{means2d, conics, colors, opacities, q_max};
+  const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);  // when inside
+  const std::size_t pixels = std::size_t(p.width) * std::size_t(p.height);
+  const std::uint32_t segment = segment_length(count);
 
   float trans = 1.0f;
   float cr = 0.0f, cg = 0.0f, cb = 0.0f;
@@ -56,6 +60,8 @@ __global__ void __launch_bounds__(kBlock)
   stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), src);
   std::uint32_t next_id = id_at(32 + unsigned(lane));
   for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32, slot ^= 1) {
+    // The state in front of a segment boundary, for the backward's block of the next segment.
+    if (c0 != 0 && c0 % segment == 0 && !done) boundaries[(c0 / segment - 1) * pixels + pix] = make_float4(trans, cr, cg, cb);
     __syncwarp();  // every lane is done with the other slot (the chunk before this one)
     stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
     next_id = id_at(c0 + 64 + unsigned(lane));
@@ -90,7 +96,6 @@ __global__ void __launch_bounds__(kBlock)
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
 
   if (!inside) return;
-  const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);
   image[pix * 3 + 0] = cr + trans * p.background[0];
   image[pix * 3 + 1] = cg + trans * p.background[1];
   image[pix * 3 + 2] = cb + trans * p.background[2];
@@ -101,13 +106,14 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
-                   float* alpha, std::uint32_t* last, cudaStream_t stream) {
+                   float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
   rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
                                                    proj.opacities, lists.gaussian_ids,
-                                                   lists.ranges, lists.order, lists.q_max, image, alpha, last);
+                                                   lists.ranges, lists.order, lists.q_max, image, alpha, last,
+                                                   boundaries);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

@@ -40,6 +40,7 @@ void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
   alpha = c.take<float>(px);
   v_image = c.take<float>(px * 3);
   last = c.take<std::uint32_t>(px);
+  boundaries = c.take<float4>(boundary_count(wh.first, wh.second));
   loss_scratch = c.take<float>(loss_scratch_floats(wh.first, wh.second));
   sums = c.take<float>(2);
 }
@@ -93,7 +94,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   raster_params_ = {cam.width, cam.height, grid.width, grid.height,
                     {rs.background[0], rs.background[1], rs.background[2]}};
   lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.q_max};
-  rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, stream_);
+  rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
   timer_.end(stream_);
 }
 
@@ -104,14 +105,15 @@ void Renderer::backward(GaussianPtrs params, const float* v_image, const float* 
   const std::size_t n = std::size_t(n_);
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, n_,
-                                fixed_.ensure(n_).sums, sp.v, stream_);
+    rasterize_bwd_deterministic(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
+                                v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
   } else {
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-    rasterize_bwd(raster_params_, sp.proj, lists_, px.alpha, px.last, v_image, v_alpha, sp.v, stream_);
+    rasterize_bwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, v_image, v_alpha, sp.v,
+                  stream_);
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);

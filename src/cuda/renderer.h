@@ -45,6 +45,7 @@ struct PerTile {
 struct PerPixel {
   float *image, *alpha, *v_image, *loss_scratch, *sums;
   std::uint32_t* last;
+  float4* boundaries;  // the forward's per-pixel state at segment boundaries (rasterize.h)
   void carve(Carver& c, std::pair<int, int> width_height);
 };
 

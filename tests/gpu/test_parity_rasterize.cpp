@@ -38,6 +38,7 @@ struct Case {
   std::uint32_t seed;
   bool opaque;  // opacities 0.95 .. 0.999: most pixels hit the T <= 1e-4 stop
   std::array<float, 3> background;
+  bool faint = false;  // opacities 0.0025 .. 0.018: pixels blend hundreds of splats
 };
 
 const Case kCases[] = {
@@ -47,6 +48,9 @@ const Case kCases[] = {
     {"n3000_250x170", 3000, 250, 170, 14, false, {0.5f, 0.25f, 0.75f}},
     {"opaque_n3000_97x61", 3000, 97, 61, 15, true, {1.0f, 1.0f, 1.0f}},
     {"opaque_n4000_160x120", 4000, 160, 120, 16, true, {0.2f, 0.4f, 0.9f}},
+    // Lists of thousands of entries that pixels blend deep into: the backward's segments
+    // (cuda::segment_length) and the forward's boundary records.
+    {"faint_n6000_64x48", 6000, 64, 48, 17, false, {0.3f, 0.3f, 0.3f}, true},
 };
 
 // CPU-side inputs of the rasterizer: projected splats (float, as the GPU gets them) and the
@@ -60,9 +64,10 @@ struct Inputs {
 
 Inputs make_inputs(const Case& c) {
   test::Scene s = test::random_scene(c.n, c.width, c.height, c.seed);
-  if (c.opaque) {
+  if (c.opaque || c.faint) {
     std::mt19937 rng(c.seed);
-    std::uniform_real_distribution<float> raw(3.0f, 7.0f);  // sigmoid: 0.953 .. 0.999
+    // sigmoid: 0.953 .. 0.999, or 0.0025 .. 0.018
+    std::uniform_real_distribution<float> raw(c.opaque ? 3.0f : -6.0f, c.opaque ? 7.0f : -4.0f);
     for (float& r : s.gaussians.raw_opacity) r = raw(rng);
   }
   Inputs in;
@@ -129,14 +134,16 @@ struct DeviceInputs {
 struct GpuForward {
   cuda::DeviceBuffer<float> image, alpha;
   cuda::DeviceBuffer<std::uint32_t> last;
+  cuda::DeviceBuffer<float4> boundaries;
 };
 
 GpuForward gpu_forward(DeviceInputs& d, const Inputs& in) {
   const std::size_t pixels = std::size_t(in.width) * in.height;
   GpuForward f{test::poisoned<float>(pixels * 3), test::poisoned<float>(pixels),
-               test::poisoned<std::uint32_t>(pixels)};
+               test::poisoned<std::uint32_t>(pixels),
+               test::poisoned<float4>(cuda::boundary_count(in.width, in.height))};
   cuda::rasterize_fwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(),
-                      f.last.data(), nullptr);
+                      f.last.data(), f.boundaries.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   return f;
 }
@@ -268,9 +275,25 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   for (auto* b : {&v_means2d, &v_conics, &v_colors, &v_opacities}) b->zero();
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
                                   v_opacities.data()};
-  cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.alpha.data(), f.last.data(),
-                      d_v_image.data(), with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
+  cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
+                      f.boundaries.data(), d_v_image.data(), with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Pixels that blend past their tile's first segment boundary: the backward's later segments
+  // start from the forward's record there.
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+  const std::vector<std::uint32_t> last = f.last.download();
+  std::size_t segmented = 0;
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      const std::uint32_t tile = std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t start = in.isect.tile_ranges[tile * 2], end = in.isect.tile_ranges[tile * 2 + 1];
+      segmented += last[std::size_t(y) * in.width + x] > start + cuda::segment_length(end - start);
+    }
+  std::cout << "[ info     ] " << c.name << ": " << segmented << " pixels blend past a segment boundary\n";
+  if (c.faint) {
+    EXPECT_GT(segmented, pixels / 4) << c.name << ": the faint scene must exercise the segments";
+  }
 
   const cpu::ProjectedGrad<double> ref =
       cpu::rasterize_bwd(to_double(in.proj), in.isect, in.width, in.height, in.rs,
@@ -318,8 +341,8 @@ TEST(RasterizeParityExtra, BackwardAccumulates) {
     g.zero();
     const cuda::ProjectedGradPtrs v{g.data(), g.data() + n * 2, g.data() + n * 5, g.data() + n * 8};
     for (int i = 0; i < calls; ++i)
-      cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.alpha.data(), f.last.data(),
-                          v_image.data(), v_alpha.data(), v, nullptr);
+      cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
+                          f.boundaries.data(), v_image.data(), v_alpha.data(), v, nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     (calls == 1 ? once : twice) = g.download();
   }
