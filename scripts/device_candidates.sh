@@ -3,7 +3,8 @@
 # (scripts/build_candidates.sh): the GPU tests of every candidate, then a gate (splat bench ab,
 # scripts/device_gate.sh, no --timing runs) of each candidate whose tests pass against BASE.
 #   scripts/device_candidates.sh BASE [PAIRS]        # e.g. base, 2 pairs: about 150 s per gate
-# GATES="a b" gates only those candidates (GATES=none: tests only, e.g. before device_screen.sh).
+# GATES="a b" gates only those candidates (GATES=none: tests only, e.g. before device_screen.sh);
+# TESTED=1 skips the GPU tests (scripts/device_round.sh ran them already in this lease).
 # Test logs and the gates' reports go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ export SPLAT_SHARED="$PWD/.carry/shared"
 passed=()
 for dir in /tmp/bins/*/; do
   name=$(basename "$dir")
+  [ -n "${TESTED:-}" ] && { passed+=("$name"); continue; }
   echo "== GPU tests, $name: $("$dir/splat" --version)"
   # A time limit (a hung test would take the call's whole budget) and line-buffered output (a
   # killed run still leaves its log).

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine with .carry/ and .carry-v/: a whole round in one call (a fresh machine
+# costs about a minute of the session's device time): the GPU tests of every candidate
+# (scripts/device_candidates.sh), the screen (scripts/device_screen.sh), then the gate of the
+# screen's fastest candidate against BASE if its tests passed and it screened at least MIN_GAIN
+# percent faster (default 1, the gate's own floor). The screen only picks; the gate decides.
+#   scripts/device_round.sh BASE [PAIRS]        # about 100 s plus 170 s for a gate of 2 pairs
+set -uo pipefail
+cd "$(dirname "$0")/.."
+base=$1 pairs=${2:-2}
+out=${OUT:-/tmp/splat_out}
+mkdir -p "$out"
+GATES=none bash scripts/device_candidates.sh "$base"
+bash scripts/device_screen.sh "$base" "${ROUNDS:-3}"
+best=$(python3 - "$out" "$base" "${MIN_GAIN:-1}" <<'PY'
+import glob, json, os, statistics, sys
+out, base, min_gain = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def passed(name):
+    try:
+        log = open(f"{out}/tests_{name}.log").read()
+    except OSError:
+        return False
+    return "[  PASSED  ]" in log and "[  FAILED  ]" not in log
+def median(name):
+    runs = [json.load(open(f))["median_ms"] for f in glob.glob(f"{out}/screen/{name}_r*.json")]
+    return statistics.median(runs) if runs else None
+names = sorted(os.path.basename(d.rstrip("/")) for d in glob.glob("/tmp/bins/*/"))
+b = median(base)
+ranked = sorted((m / b - 1, n) for n in names if n != base and passed(n) and (m := median(n)) is not None) if b else []
+if ranked and ranked[0][0] * 100 <= -min_gain:
+    print(ranked[0][1])
+PY
+)
+if [ -z "$best" ]; then
+  echo "== no candidate screened at least ${MIN_GAIN:-1}% faster with its tests passed: no gate"
+  exit 0
+fi
+echo "== gate: $best (the screen's fastest)"
+GATES="$best" TESTED=1 bash scripts/device_candidates.sh "$base" "$pairs"
