@@ -1,7 +1,10 @@
 #pragma once
-// Tile intersection on the GPU: mirrors cpu/intersect.h. Count tiles per splat, inclusive prefix
-// sum (CUB), emit (tile << 32 | depth bits, gaussian) pairs, radix sort (CUB) over only the key bits
-// needed, and the [start, end) range of each tile.
+// Tile intersection on the GPU: the lists of cpu/intersect.h (each tile's splats by depth bits,
+// then index) from two short sorts. Count tiles per splat, sort the splats by depth (CUB, 32-bit
+// keys, stable), inclusive prefix sum of the counts in depth order (CUB), emit (tile, gaussian)
+// pairs in depth order, stable radix sort (CUB) over only the tile id's bits, and the
+// [start, end) range of each tile.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -14,22 +17,36 @@ struct TileGridParams {
   int count() const { return tiles_x * tiles_y; }
 };
 
-// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled), then
-// offsets[i] = inclusive prefix sum; offsets[n-1] is the intersection count. Reads means2d,
-// radii, conics and opacities. Also q_max[i] = tiles::max_quad(opacity i), the bound of the tile
-// test, which the rasterizer's warp test reads instead of taking a double-precision log per warp.
+// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
+// means2d, radii, conics and opacities. Also q_max[i] = tiles::max_quad(opacity i), the bound of
+// the tile test, which the rasterizer's warp test reads instead of taking a double-precision log
+// per warp, and iota[i] = i (depth_order's values).
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     float* q_max, cudaStream_t stream);
-std::size_t scan_temp_bytes(int n);
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
-                    std::size_t temp_bytes, cudaStream_t stream);
+                     float* q_max, std::uint32_t* iota, cudaStream_t stream);
 
-// Writes keys / gaussian ids for every intersection, splat i at [offsets[i-1], offsets[i]),
-// tiles in row-major order of its box (the CPU order). Reads depths besides intersect_count's.
-// Entries at or past `capacity` are dropped (bounded sizing, below).
-void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
-                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+// order[j] = the splat with the j-th smallest depth, equal depth bit patterns in index order (a
+// stable radix sort of the bits: positive floats, every depth of a splat that reaches a tile,
+// order like their bits). depth_bits_sorted is scratch [N].
+std::size_t depth_order_temp_bytes(int n);
+void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
+                 std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream);
+
+// offsets[j] = inclusive prefix sum of tiles_per_splat in depth order, up to splat order[j];
+// offsets[n-1] is the intersection count. counts_in_order is scratch [N].
+std::size_t scan_temp_bytes(int n);
+void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order,
+                    std::int32_t* counts_in_order, std::int32_t* offsets, void* temp, std::size_t temp_bytes,
+                    cudaStream_t stream);
+
+// Writes keys (tile ids) / gaussian ids for every intersection, splat order[j] at
+// [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU order). Entries at or
+// past `capacity` are dropped (bounded sizing, below).
+void intersect_emit(int n, const ProjectedPtrs& p, const std::uint32_t* order, const std::int32_t* offsets,
+                    TileGridParams grid, std::uint32_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
                     std::int32_t capacity = INT32_MAX);
+
+// The bits the tile sort looks at: enough for every tile id and one more value (padding's).
+inline int tile_key_bits(int tile_count) { return std::bit_width(static_cast<std::uint32_t>(tile_count)); }
 
 // Bounded sizing, where no host wait reads the count first: the per-intersection arrays hold
 // `capacity` entries and the sort and tile_ranges run over all of them. Entries from the count on
@@ -37,19 +54,19 @@ void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, 
 // status[0] = the count (offsets[n-1]); status[1] is set to 1 if it exceeds the capacity: the
 // lists were cut short and the step must be repeated with more room (nothing here clears it);
 // status[2] = the largest count seen.
-void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint64_t* keys,
+void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint32_t* keys,
                    std::uint32_t* gaussian_ids, int* status, cudaStream_t stream);
 
 // Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit). Double-buffered: the result
 // lands in the *_out arrays.
 std::size_t sort_temp_bytes(int m);
-void sort_intersections(int m, int end_bit, const std::uint64_t* keys_in, std::uint64_t* keys_out,
+void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::uint32_t* keys_out,
                         const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,
                         std::size_t temp_bytes, cudaStream_t stream);
 
 // ranges[tile] = {start, end} into the sorted arrays; tiles without intersections get {0, 0}.
 // Zeroes ranges itself. Keys naming a tile at or past tile_count (padding) are skipped.
-void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::uint32_t* ranges,
+void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::uint32_t* ranges,
                  cudaStream_t stream);
 
 // order[0, tile_count) = the tiles by descending intersection count (from ranges), equal counts in

@@ -1,6 +1,9 @@
-// Tile intersection on the GPU, the same three passes as cpu::intersect_tiles (count, prefix sum,
-// emit) followed by a CUB radix sort and the per-tile ranges. Keys are emitted in gaussian order
-// and an LSD radix sort is stable, so equal keys keep gaussian order: the CPU's (key, index) sort.
+// Tile intersection on the GPU: the order of cpu::intersect_tiles (tile, then depth bits, then
+// splat index) from two short sorts instead of one long one. The splats are sorted by depth once
+// (32-bit keys, N entries; stable, so equal depths keep index order), the intersections are
+// emitted in that order, and a stable sort by tile id alone (12 bits for 2,500 tiles) keeps it
+// within each tile. The CPU sorts (tile << 32 | depth bits, index) pairs; the GPU used to sort
+// those 44-bit keys over all M intersections.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -44,13 +47,24 @@ __global__ void count_kernel(int n,
                              int tiles_x,
                              int tiles_y,
                              std::int32_t* __restrict__ tiles_per_splat,  // [N]
-                             float* __restrict__ q_max) {                 // [N]
+                             float* __restrict__ q_max,                   // [N]
+                             std::uint32_t* __restrict__ iota) {          // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   q_max[i] = tiles::max_quad(opacities[i]);
+  iota[i] = std::uint32_t(i);
   std::int32_t count = 0;
   for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
   tiles_per_splat[i] = count;
+}
+
+// counts[j] = tiles_per_splat[order[j]]: the counts in depth order, for the scan.
+__global__ void gather_counts_kernel(int n,
+                                     const std::int32_t* __restrict__ tiles_per_splat,  // [N]
+                                     const std::uint32_t* __restrict__ order,           // [N]
+                                     std::int32_t* __restrict__ counts) {               // [N]
+  const int j = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j < n) counts[j] = tiles_per_splat[order[j]];
 }
 
 __global__ void emit_kernel(int n,
@@ -58,23 +72,22 @@ __global__ void emit_kernel(int n,
                             const int* __restrict__ radii,             // [N, 2]
                             const float* __restrict__ conics,          // [N, 3]
                             const float* __restrict__ opacities,       // [N]
-                            const float* __restrict__ depths,          // [N]
-                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
+                            const std::uint32_t* __restrict__ order,   // [N] depth order
+                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
                             int tiles_x,
                             int tiles_y,
                             std::int32_t capacity,  // entries past it are dropped (bounded sizing)
-                            std::uint64_t* __restrict__ keys,            // [capacity]
+                            std::uint32_t* __restrict__ keys,            // [capacity] tile ids
                             std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
-  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
-  std::int32_t k = i == 0 ? 0 : offsets[i - 1];
-  if (k == offsets[i]) return;  // culled, or reaches no tile
-  // Positive IEEE floats order like their bit patterns, so the low word sorts by depth.
-  const std::uint64_t depth_bits = __float_as_uint(depths[i]);
-  // The same decisions as count_kernel, so exactly offsets[i] - offsets[i - 1] entries.
+  const int j = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= n) return;
+  std::int32_t k = j == 0 ? 0 : offsets[j - 1];
+  if (k == offsets[j]) return;  // culled, or reaches no tile
+  const int i = int(order[j]);
+  // The same decisions as count_kernel, so exactly tiles_per_splat[i] entries.
   for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile) {
     if (k < capacity) {
-      keys[k] = (std::uint64_t(std::uint32_t(tile)) << 32) | depth_bits;
+      keys[k] = std::uint32_t(tile);
       gaussian_ids[k] = std::uint32_t(i);
     }
     ++k;
@@ -88,8 +101,8 @@ __global__ void emit_kernel(int n,
 __global__ void pad_kernel(int n,
                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
                            std::int32_t capacity,
-                           std::uint64_t pad_key,
-                           std::uint64_t* __restrict__ keys,          // [capacity]
+                           std::uint32_t pad_key,
+                           std::uint32_t* __restrict__ keys,          // [capacity]
                            std::uint32_t* __restrict__ gaussian_ids,  // [capacity]
                            int* __restrict__ status) {                // [3]
   const std::int32_t count = n > 0 ? offsets[n - 1] : 0;
@@ -109,16 +122,16 @@ __global__ void pad_kernel(int n,
 // from the next; each boundary has exactly one writer, so no atomics are needed.
 // Padding entries (tile ids past the grid) own no range.
 __global__ void tile_ranges_kernel(int m,
-                                   const std::uint64_t* __restrict__ sorted_keys,  // [M]
+                                   const std::uint32_t* __restrict__ sorted_keys,  // [M] tile ids
                                    std::uint32_t tile_count,
                                    std::uint32_t* __restrict__ ranges) {           // [tiles, 2]
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (k >= m) return;
-  const std::uint32_t tile = std::uint32_t(sorted_keys[k] >> 32);
+  const std::uint32_t tile = sorted_keys[k];
   if (tile >= tile_count) return;
-  if (k == 0 || std::uint32_t(sorted_keys[k - 1] >> 32) != tile)
+  if (k == 0 || sorted_keys[k - 1] != tile)
     ranges[std::size_t(tile) * 2] = std::uint32_t(k);
-  if (k + 1 == m || std::uint32_t(sorted_keys[k + 1] >> 32) != tile)
+  if (k + 1 == m || sorted_keys[k + 1] != tile)
     ranges[std::size_t(tile) * 2 + 1] = std::uint32_t(k + 1);
 }
 
@@ -136,11 +149,27 @@ __global__ void tile_counts_kernel(int tile_count,
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     float* q_max, cudaStream_t stream) {
+                     float* q_max, std::uint32_t* iota, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, q_max);
+      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, q_max, iota);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
+}
+
+std::size_t depth_order_temp_bytes(int n) {
+  std::size_t bytes = 0;
+  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), n > 0 ? n : 0));
+  return bytes;
+}
+
+void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
+                 std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
+  if (n <= 0) return;
+  // The depths' bit patterns as keys: positive floats order like their bits.
+  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, reinterpret_cast<const std::uint32_t*>(depths),
+                                                   depth_bits_sorted, iota, order, n, 0, 32, stream));
 }
 
 std::size_t scan_temp_bytes(int n) {
@@ -151,55 +180,58 @@ std::size_t scan_temp_bytes(int n) {
   return bytes;
 }
 
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, std::int32_t* offsets, void* temp,
-                    std::size_t temp_bytes, cudaStream_t stream) {
+void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order,
+                    std::int32_t* counts_in_order, std::int32_t* offsets, void* temp, std::size_t temp_bytes,
+                    cudaStream_t stream) {
   if (n <= 0) return;
-  SPLAT_CUDA_CHECK(
-      cub::DeviceScan::InclusiveSum(temp, temp_bytes, tiles_per_splat, offsets, n, stream));
+  gather_counts_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(n, tiles_per_splat, order,
+                                                                                   counts_in_order);
+  SPLAT_CUDA_CHECK_LAUNCH("intersect_scan: gather");
+  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, counts_in_order, offsets, n, stream));
 }
 
-void intersect_emit(int n, const ProjectedPtrs& p, const std::int32_t* offsets, TileGridParams grid,
-                    std::uint64_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream, std::int32_t capacity) {
+void intersect_emit(int n, const ProjectedPtrs& p, const std::uint32_t* order, const std::int32_t* offsets,
+                    TileGridParams grid, std::uint32_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+                    std::int32_t capacity) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, p.depths, offsets, grid.tiles_x, grid.tiles_y, capacity,
-      keys, gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, order, offsets, grid.tiles_x, grid.tiles_y, capacity, keys,
+      gaussian_ids);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 
-void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint64_t* keys,
+void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint32_t* keys,
                    std::uint32_t* gaussian_ids, int* status, cudaStream_t stream) {
-  if (end_bit <= 32 || end_bit > 64)
-    throw Error("intersect_pad: end_bit " + std::to_string(end_bit) + " is outside (32, 64]");
-  const std::uint64_t pad_key = end_bit == 64 ? ~0ull : (1ull << end_bit) - 1;
+  if (end_bit <= 0 || end_bit > 32)
+    throw Error("intersect_pad: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
+  const std::uint32_t pad_key = end_bit == 32 ? ~0u : (1u << end_bit) - 1;
   pad_kernel<<<std::max(1u, blocks_for(capacity)), config::intersect_block_size, 0, stream>>>(
       n, offsets, capacity, pad_key, keys, gaussian_ids, status);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_pad");
 }
 
-// CUB's scratch grows with the number of radix passes, so sizing for all 64 bits covers every
+// CUB's scratch grows with the number of radix passes, so sizing for all 32 bits covers every
 // end_bit the caller may pass later (an undersized buffer makes CUB return an error, checked).
 std::size_t sort_temp_bytes(int m) {
   std::size_t bytes = 0;
   SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, bytes, static_cast<const std::uint64_t*>(nullptr),
-      static_cast<std::uint64_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
-      static_cast<std::uint32_t*>(nullptr), m > 0 ? m : 0, 0, 64));
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), m > 0 ? m : 0, 0, 32));
   return bytes;
 }
 
-void sort_intersections(int m, int end_bit, const std::uint64_t* keys_in, std::uint64_t* keys_out,
+void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::uint32_t* keys_out,
                         const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,
                         std::size_t temp_bytes, cudaStream_t stream) {
-  if (end_bit <= 0 || end_bit > 64)
-    throw Error("sort_intersections: end_bit " + std::to_string(end_bit) + " is outside (0, 64]");
+  if (end_bit <= 0 || end_bit > 32)
+    throw Error("sort_intersections: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
   if (m <= 0) return;
-  // Bits [end_bit, 64) are zero in every key (the tile id fits), so skipping them keeps the order.
+  // Bits [end_bit, 32) are zero in every key (the tile id fits), so skipping them keeps the order.
   SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, ids_in,
                                                    ids_out, m, 0, end_bit, stream));
 }
 
-void tile_ranges(int m, const std::uint64_t* sorted_keys, int tile_count, std::uint32_t* ranges,
+void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::uint32_t* ranges,
                  cudaStream_t stream) {
   if (tile_count <= 0) return;
   SPLAT_CUDA_CHECK(

@@ -11,15 +11,21 @@ void PerSplat::carve(Carver& c, int n) {
           c.take<float>(n * 3), c.take<float>(n)};
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
   tiles_per_splat = c.take<std::int32_t>(n);
+  counts_in_order = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
   q_max = c.take<float>(n);
+  iota = c.take<std::uint32_t>(n);
+  depth_bits_sorted = c.take<std::uint32_t>(n);
+  depth_order = c.take<std::uint32_t>(n);
   scan_bytes = scan_temp_bytes(n);
   scan_temp = c.take<char>(scan_bytes);
+  depth_bytes = depth_order_temp_bytes(n);
+  depth_temp = c.take<char>(depth_bytes);
 }
 
 void PerIsect::carve(Carver& c, int m) {
-  keys = c.take<std::uint64_t>(m);
-  keys_sorted = c.take<std::uint64_t>(m);
+  keys = c.take<std::uint32_t>(m);
+  keys_sorted = c.take<std::uint32_t>(m);
   ids = c.take<std::uint32_t>(m);
   ids_sorted = c.take<std::uint32_t>(m);
   sort_bytes = sort_temp_bytes(m);
@@ -63,9 +69,11 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.q_max, stream_);
-  intersect_scan(n, sp.tiles_per_splat, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
-  const int end_bit = cpu::sort_end_bit(grid.count());
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.q_max, sp.iota, stream_);
+  depth_order(n, sp.proj.depths, sp.iota, sp.depth_bits_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
+  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.counts_in_order, sp.offsets, sp.scan_temp, sp.scan_bytes,
+                 stream_);
+  const int end_bit = tile_key_bits(grid.count());
   m_ = 0;
   if (sizing == Sizing::Bounded) {
     m_ = capacity_;
@@ -77,7 +85,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
     timer_.harvest();  // the previous step's events are complete now
   }
   PerIsect& is = isects_.ensure(m_);
-  intersect_emit(n, sp.proj, sp.offsets, tg, is.keys, is.ids, stream_, m_);
+  intersect_emit(n, sp.proj, sp.depth_order, sp.offsets, tg, is.keys, is.ids, stream_, m_);
   if (sizing == Sizing::Bounded) intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
   timer_.end(stream_);
 

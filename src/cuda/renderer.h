@@ -18,15 +18,16 @@ namespace splat::cuda {
 struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
-  std::int32_t *tiles_per_splat, *offsets;
+  std::int32_t *tiles_per_splat, *counts_in_order, *offsets;
   float* q_max;
-  void* scan_temp;
-  std::size_t scan_bytes;
+  std::uint32_t *iota, *depth_bits_sorted, *depth_order;
+  void *scan_temp, *depth_temp;
+  std::size_t scan_bytes, depth_bytes;
   void carve(Carver& c, int n);
 };
 
 struct PerIsect {
-  std::uint64_t *keys, *keys_sorted;
+  std::uint32_t *keys, *keys_sorted;  // tile ids
   std::uint32_t *ids, *ids_sorted;
   void* sort_temp;
   std::size_t sort_bytes;

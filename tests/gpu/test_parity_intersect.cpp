@@ -1,9 +1,10 @@
-// GPU tile intersection (count, scan, emit, radix sort, tile ranges, tile order) against
-// cpu::intersect_tiles.
+// GPU tile intersection (count, depth order, scan, emit, radix sort by tile, tile ranges, tile
+// order) against cpu::intersect_tiles.
 // Everything here is integer or bit-pattern data, so every comparison is exact: the GPU must emit
 // the same keys in the same order as the CPU's three passes and sort them into the same order.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <ios>
@@ -38,29 +39,36 @@ SplatInputs projected(int n, int width, int height, std::uint32_t seed) {
           std::move(p.opacities)};
 }
 
-// The CPU's count and emit passes before the sort (cpu::intersect_tiles keeps them internal):
-// tiles per splat, their inclusive prefix sum, and (key, gaussian) in gaussian order with each
-// splat's box in row-major order.
+// What the GPU's passes before the tile sort must produce, computed here on the CPU: tiles per
+// splat; the splats by depth bits, then index; the inclusive prefix sum of the counts in that
+// order; and (tile, gaussian) in that order with each splat's box in row-major order.
 struct Emitted {
   std::vector<std::int32_t> counts, offsets;
-  std::vector<std::uint64_t> keys;
-  std::vector<std::uint32_t> ids;
+  std::vector<std::uint32_t> order, keys, ids;
 };
+
+std::uint32_t depth_bits(float depth) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &depth, sizeof bits);
+  return bits;
+}
 
 Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
   Emitted e;
+  for (int i = 0; i < s.n(); ++i) e.order.push_back(std::uint32_t(i));
+  std::stable_sort(e.order.begin(), e.order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return depth_bits(s.depths[a]) < depth_bits(s.depths[b]); });
+  e.counts.assign(std::size_t(s.n()), 0);
   std::int32_t total = 0;
-  for (int i = 0; i < s.n(); ++i) {
-    std::int32_t count = 0;
+  for (const std::uint32_t i : e.order) {
     tiles::for_each_tile(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2], s.radii[i * 2 + 1],
                          s.conics[i * 3], s.conics[i * 3 + 1], s.conics[i * 3 + 2], s.opacities[i], true,
                          grid.width, grid.height, [&](int tile) {
-                           e.keys.push_back(cpu::isect_key(std::uint32_t(tile), s.depths[i]));
-                           e.ids.push_back(std::uint32_t(i));
-                           ++count;
+                           e.keys.push_back(std::uint32_t(tile));
+                           e.ids.push_back(i);
+                           ++e.counts[i];
                          });
-    total += count;
-    e.counts.push_back(count);
+    total += e.counts[i];
     e.offsets.push_back(total);
   }
   return e;
@@ -70,8 +78,7 @@ struct GpuResult {
   int m = 0;
   std::vector<std::int32_t> counts, offsets;
   std::vector<float> q_max;
-  std::vector<std::uint64_t> keys, sorted_keys;
-  std::vector<std::uint32_t> ids, sorted_ids, ranges, order;
+  std::vector<std::uint32_t> depth_order, keys, sorted_keys, ids, sorted_ids, ranges, order;
 };
 
 // Downloads the first `size` elements of a buffer allocated with at least one element.
@@ -83,7 +90,7 @@ std::vector<T> download(const cuda::DeviceBuffer<T>& b, std::size_t size) {
 }
 
 // The whole stage as a training step runs it, with every output poisoned first. end_bit = 0
-// means cpu::sort_end_bit(tile count), the value the pipeline passes.
+// means cuda::tile_key_bits(tile count), the value the pipeline passes.
 GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit = 0) {
   const int n = s.n();
   const std::size_t n1 = std::size_t(n > 0 ? n : 1);  // never allocate zero elements
@@ -103,24 +110,33 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto offsets = test::poisoned<std::int32_t>(n1);
 
   auto q_max = test::poisoned<float>(n1);
+  auto iota = test::poisoned<std::uint32_t>(n1);
+  auto depth_bits_sorted = test::poisoned<std::uint32_t>(n1);
+  auto depth_order = test::poisoned<std::uint32_t>(n1);
+  auto counts_in_order = test::poisoned<std::int32_t>(n1);
   GpuResult r;
-  cuda::intersect_count(n, proj, g, counts.data(), q_max.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), q_max.data(), iota.data(), nullptr);
+  cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::depth_order_temp_bytes(n), 1));
+  cuda::depth_order(n, depths.data(), iota.data(), depth_bits_sorted.data(), depth_order.data(), depth_temp.data(),
+                    depth_temp.size(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
-  cuda::intersect_scan(n, counts.data(), offsets.data(), scan_temp.data(), scan_temp.size(), nullptr);
+  cuda::intersect_scan(n, counts.data(), depth_order.data(), counts_in_order.data(), offsets.data(), scan_temp.data(),
+                       scan_temp.size(), nullptr);
   r.counts = download(counts, std::size_t(n));
   r.offsets = download(offsets, std::size_t(n));
   r.q_max = download(q_max, std::size_t(n));
+  r.depth_order = download(depth_order, std::size_t(n));
   r.m = n > 0 ? r.offsets.back() : 0;
 
   const std::size_t m1 = std::size_t(r.m > 0 ? r.m : 1);
-  auto keys = test::poisoned<std::uint64_t>(m1);
+  auto keys = test::poisoned<std::uint32_t>(m1);
   auto ids = test::poisoned<std::uint32_t>(m1);
-  auto sorted_keys = test::poisoned<std::uint64_t>(m1);
+  auto sorted_keys = test::poisoned<std::uint32_t>(m1);
   auto sorted_ids = test::poisoned<std::uint32_t>(m1);
   auto ranges = test::poisoned<std::uint32_t>(std::size_t(grid.count()) * 2);
-  cuda::intersect_emit(n, proj, offsets.data(), g, keys.data(), ids.data(), nullptr);
+  cuda::intersect_emit(n, proj, depth_order.data(), offsets.data(), g, keys.data(), ids.data(), nullptr);
   cuda::DeviceBuffer<std::byte> sort_temp(std::max<std::size_t>(cuda::sort_temp_bytes(r.m), 1));
-  cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cpu::sort_end_bit(grid.count()),
+  cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()),
                            keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
                            sort_temp.data(), sort_temp.size(), nullptr);
   cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
@@ -149,21 +165,18 @@ void expect_same(const std::string& what, const std::vector<T>& got, const std::
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i] && bad++ == 0) first = i;
   if (bad == 0) return;
-  // Keys read best in hex (tile in the high word, depth bits in the low), the rest in decimal.
-  const bool hex = sizeof(T) == 8;
-  ADD_FAILURE() << what << ": " << bad << " of " << got.size() << " differ, first at " << first
-                << ": got " << (hex ? std::hex : std::dec) << std::showbase << got[first]
-                << ", want " << want[first] << std::dec << std::noshowbase;
+  ADD_FAILURE() << what << ": " << bad << " of " << got.size() << " differ, first at " << first << ": got "
+                << got[first] << ", want " << want[first];
 }
 
-// Every key must lie below the end bit handed to the sort, else the truncated sort would ignore
-// tile bits; and every tile id must be inside the grid.
-void expect_keys_fit(const std::vector<std::uint64_t>& keys, int tile_count) {
-  const int end_bit = cpu::sort_end_bit(tile_count);
+// Every key (tile id) must lie below the end bit handed to the sort, else the truncated sort
+// would ignore tile bits; and inside the grid.
+void expect_keys_fit(const std::vector<std::uint32_t>& keys, int tile_count) {
+  const int end_bit = cuda::tile_key_bits(tile_count);
   std::size_t above = 0, outside = 0;
-  for (const std::uint64_t k : keys) {
+  for (const std::uint32_t k : keys) {
     above += (k >> end_bit) != 0;
-    outside += cpu::key_tile(k) >= std::uint32_t(tile_count);
+    outside += k >= std::uint32_t(tile_count);
   }
   EXPECT_EQ(above, 0u) << "keys with bits at or above end bit " << end_bit;
   EXPECT_EQ(outside, 0u) << "keys whose tile id is outside the " << tile_count << "-tile grid";
@@ -187,6 +200,7 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
   ASSERT_EQ(e.keys.size(), want.keys.size()) << "test's emit disagrees with cpu::intersect_tiles";
   ASSERT_EQ(std::size_t(r.m), want.keys.size()) << "intersection count offsets[n-1]";
   expect_same("tiles_per_splat", r.counts, e.counts);
+  expect_same("depth order", r.depth_order, e.order);
   expect_same("offsets", r.offsets, e.offsets);
   // The same double-precision formula on both sides, rounded to float: equal up to the last bit
   // of the device's log.
@@ -195,7 +209,9 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
     ASSERT_NEAR(r.q_max[i], tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(r.q_max[i]))) << "q_max of splat " << i;
   expect_same("emitted keys", r.keys, e.keys);
   expect_same("emitted gaussian ids", r.ids, e.ids);
-  expect_same("sorted keys", r.sorted_keys, want.keys);
+  std::vector<std::uint32_t> want_tiles;
+  for (const std::uint64_t k : want.keys) want_tiles.push_back(cpu::key_tile(k));
+  expect_same("sorted keys (tile ids)", r.sorted_keys, want_tiles);
   expect_same("gaussian_from_isect", r.sorted_ids, want.gaussian_from_isect);
   expect_same("tile_ranges", r.ranges, want.tile_ranges);
   expect_same("tile order", r.order, longest_first(want.tile_ranges));
@@ -245,8 +261,9 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
   const cpu::TileGrid grid = cpu::TileGrid::for_image(97, 61);
   const GpuResult r = run_gpu(s, grid);
   std::size_t ties = 0;
-  for (std::size_t k = 1; k < r.sorted_keys.size(); ++k) ties += r.sorted_keys[k] == r.sorted_keys[k - 1];
-  EXPECT_GT(ties, 100u) << "the scene should produce many equal keys";
+  for (std::size_t k = 1; k < r.sorted_keys.size(); ++k)
+    ties += r.sorted_keys[k] == r.sorted_keys[k - 1] && s.depths[r.sorted_ids[k]] == s.depths[r.sorted_ids[k - 1]];
+  EXPECT_GT(ties, 100u) << "the scene should produce many equal (tile, depth) pairs";
   expect_matches_cpu(s, grid, r);
 }
 
@@ -273,25 +290,25 @@ TEST(IntersectParity, HandMadeBoxes) {
   expect_matches_cpu(s, grid, r);
 }
 
-// The sort looks only at bits [0, sort_end_bit(tiles)); that must give exactly the order of a
-// full 64-bit sort, and one bit fewer must not (else this comparison could never fail).
+// The tile sort looks only at bits [0, tile_key_bits(tiles)); that must give exactly the order of
+// a full 32-bit sort, and one bit fewer must not (else this comparison could never fail).
 TEST(IntersectParity, EndBitTruncationKeepsOrder) {
-  const int width = 250, height = 170;  // 16 x 11 = 176 tiles: end bit 40, tile ids up to 175
+  const int width = 250, height = 170;  // 16 x 11 = 176 tiles: 8 key bits, tile ids up to 175
   const SplatInputs s = projected(3000, width, height, 21);
   const cpu::TileGrid grid = cpu::TileGrid::for_image(width, height);
-  const int end_bit = cpu::sort_end_bit(grid.count());
-  ASSERT_EQ(end_bit, 40);
+  const int end_bit = cuda::tile_key_bits(grid.count());
+  ASSERT_EQ(end_bit, 8);
   const GpuResult tight = run_gpu(s, grid, end_bit);
-  const GpuResult full = run_gpu(s, grid, 64);
+  const GpuResult full = run_gpu(s, grid, 32);
   expect_keys_fit(tight.keys, grid.count());
-  expect_same("keys, end bit 40 vs 64", tight.sorted_keys, full.sorted_keys);
-  expect_same("gaussian ids, end bit 40 vs 64", tight.sorted_ids, full.sorted_ids);
-  expect_same("tile ranges, end bit 40 vs 64", tight.ranges, full.ranges);
+  expect_same("keys, end bit 8 vs 32", tight.sorted_keys, full.sorted_keys);
+  expect_same("gaussian ids, end bit 8 vs 32", tight.sorted_ids, full.sorted_ids);
+  expect_same("tile ranges, end bit 8 vs 32", tight.ranges, full.ranges);
   expect_matches_cpu(s, grid, full);
 
-  // Tiles 128..175 need bit 39; without it they sort among tiles 0..47 by depth.
+  // Tiles 128..175 need bit 7; without it they sort among tiles 0..47.
   std::size_t high_tiles = 0;
-  for (const std::uint64_t k : tight.keys) high_tiles += cpu::key_tile(k) >= 128;
+  for (const std::uint32_t k : tight.keys) high_tiles += k >= 128;
   ASSERT_GT(high_tiles, 0u) << "no intersection uses the top tile bit";
   const GpuResult short_by_one = run_gpu(s, grid, end_bit - 1);
   EXPECT_NE(short_by_one.sorted_keys, full.sorted_keys) << "a sort missing the top tile bit agreed";
