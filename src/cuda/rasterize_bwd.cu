@@ -104,7 +104,6 @@ __global__ void __launch_bounds__(kBlock)
   // Lanes outside the image keep staging and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-  const WarpPixels wp = warp_pixels(x, y);
   const SplatSources src{means2d, conics, colors, opacities, q_max};
 
   const std::size_t pix = inside ? std::size_t(y) * std::size_t(p.width) + std::size_t(x) : 0;
@@ -150,6 +149,9 @@ __global__ void __launch_bounds__(kBlock)
     s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
     const int n = int(min(walk - c0, 32u));
+    // The pixels with a valid entry possible in this chunk (list entries top - c0 - n ..
+    // top - 1 - c0): those that blended beyond its front.
+    const WarpPixels wp = warp_pixels(int(px), int(py), my_last > top - c0 - unsigned(n));  // px = x + 0.5
     for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0; todo &= todo - 1) {
       const std::uint32_t t = unsigned(__ffs(todo)) - 1;
       const float4 co = s_q[warp][t];

@@ -28,20 +28,26 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
 inline constexpr int kRasterBlock = config::tile_size * config::tile_size;
 inline constexpr unsigned kFullWarp = 0xffffffffu;
 
-// The box of a warp's pixels, as tiles::reaches_pixels takes it: [x0, x0 + w] x [y0, y0 + h].
+// The box of the pixels of a warp's active lanes, as tiles::reaches_pixels takes it:
+// [x0, x0 + w] x [y0, y0 + h]. At least one lane must be active. A splat that reaches no active
+// pixel changes nothing for the warp, so the box shrinks as lanes finish: in a warp on an object's
+// edge, the background pixels that never saturate no longer make it walk the splats behind the
+// saturated ones.
 struct WarpPixels {
   int x0, y0, w, h;
 };
-__device__ __forceinline__ WarpPixels warp_pixels(int x, int y) {
-  const unsigned x0 = __reduce_min_sync(kFullWarp, unsigned(x)), x1 = __reduce_max_sync(kFullWarp, unsigned(x));
-  const unsigned y0 = __reduce_min_sync(kFullWarp, unsigned(y)), y1 = __reduce_max_sync(kFullWarp, unsigned(y));
+__device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
+  const unsigned x0 = __reduce_min_sync(kFullWarp, active ? unsigned(x) : ~0u);
+  const unsigned x1 = __reduce_max_sync(kFullWarp, active ? unsigned(x) : 0u);
+  const unsigned y0 = __reduce_min_sync(kFullWarp, active ? unsigned(y) : ~0u);
+  const unsigned y1 = __reduce_max_sync(kFullWarp, active ? unsigned(y) : 0u);
   return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
 }
 
 // Which entries of a chunk (shared-memory mean, exponent_and_opacity q, tiles::max_quad q_max;
-// n valid entries) can blend into some pixel of the warp, as a bit mask: lane l tests entry l
-// with the intersection's tile test (render/tiles.h, conservative by its margin) on the warp's
-// pixels. Both passes visit, in order, only the entries whose bit is set: an entry that reaches
+// n valid entries) can blend into some pixel of the box wp (the warp's active pixels), as a bit
+// mask: lane l tests entry l with the intersection's tile test (render/tiles.h, conservative by
+// its margin) on the box. Both passes visit, in order, only the entries whose bit is set: an entry that reaches
 // none of the warp's pixels would be skipped at each of them, so nothing else changes, and it
 // costs a 32nd of a test instead of an exponent per pixel.
 __device__ __forceinline__ unsigned warp_reached(const float2* mean, const float4* q, const float* q_max, int lane,

@@ -44,7 +44,6 @@ __global__ void __launch_bounds__(kBlock)
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
-  const WarpPixels wp = warp_pixels(x, y);
   const SplatSources src{means2d, conics, colors, opacities, q_max};
   const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);  // when inside
   const std::size_t pixels = std::size_t(p.width) * std::size_t(p.height);
@@ -70,6 +69,7 @@ __global__ void __launch_bounds__(kBlock)
     s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
     const int n = int(min(count - c0, 32u));
+    const WarpPixels wp = warp_pixels(int(px), int(py), !done);  // the pixels still blending (px = x + 0.5)
     for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0 && !done;
          todo &= todo - 1) {
       const int j = __ffs(todo) - 1;
