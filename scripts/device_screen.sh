@@ -51,7 +51,7 @@ for n in names:
     print(f"| {n} | {', '.join(f'{v:.3f}' for v in med[n])} | {m:.3f} | {rel} |")
 stages = {n: {k[3:]: v for k, v in (load(f"{n}_timing") or {}).get("backend_report", {}).items() if k.startswith("ms.")}
           for n in names}
-order = list(stages[base] or next(iter(stages.values())))
+order = list(dict.fromkeys(s for n in [base] + names for s in stages[n]))  # base's stages first
 print("\n| stage (--timing, ms/step) | " + " | ".join(names) + " |")
 print("|---|" + "---|" * len(names))
 for s in order:
