@@ -1,8 +1,8 @@
 // Adam (Kingma & Ba 2015) over every parameter group in one launch; mirrors cpu::adam_update
 // (torch.optim.Adam: bias-corrected moments, eps added after the square root). The pass is
-// memory-bound (param, grad, m, v read, param, m, v written, grad cleared: 28 bytes per element),
-// so the groups share one launch, elements move as float4 where all four arrays allow it, and the
-// gradient is cleared here instead of by a separate memset.
+// memory-bound (param, grad, m, v read, param, m, v written: 24 bytes per element), so the groups
+// share one launch and elements move as float4 where all four arrays allow it. The gradient is
+// only read: every step's backward overwrites it (project_bwd writes every entry).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -38,17 +38,16 @@ struct AdamLaunch {
   int count;
   AdamScalars scalars;
   const AdamScalars* device_scalars;  // overrides `scalars` when set
-  const int* abort;                   // nonzero: clear the gradients, leave the rest
+  const int* abort;                   // nonzero: the step was abandoned, change nothing
 };
 
 // The bias corrections are folded into two host-computed factors:
 // m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).
-__device__ __forceinline__ void adam_element(float& p, float& g, float& m, float& v, float lr, const AdamScalars& S) {
+__device__ __forceinline__ void adam_element(float& p, float g, float& m, float& v, float lr, const AdamScalars& S) {
   const float gr = g * S.grad_scale;
   m = kBeta1 * m + kOneMinusBeta1 * gr;
   v = kBeta2 * v + kOneMinusBeta2 * (gr * gr);
   p -= lr * (m * S.inv_bc1) / (sqrtf(v) * S.inv_sqrt_bc2 + kEps);
-  g = 0.0f;
 }
 
 // Learning rates of consecutive elements from index i: the SH array is [N, K, 3] and coefficient
@@ -82,15 +81,12 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
   const std::size_t unit = std::size_t(blockIdx.x - L.block_begin[gi]) * kThreads + threadIdx.x;
   const std::size_t first = L.vec4[gi] ? unit * 4 : unit, last = min(G.n, L.vec4[gi] ? first + 4 : first + 1);
   if (first >= G.n) return;
-  if (L.abort && *L.abort) {  // an abandoned step: its gradients must not reach the next one
-    for (std::size_t i = first; i < last; ++i) G.grad[i] = 0.0f;
-    return;
-  }
+  if (L.abort && *L.abort) return;  // an abandoned step: the next backward overwrites its gradients
   const AdamScalars& S = L.device_scalars ? *L.device_scalars : L.scalars;
   LrWalk lr(G, S.lr[gi], S.lr_rest[gi], first);
   if (L.vec4[gi] && last == first + 4) {
     float4 p = reinterpret_cast<const float4*>(G.param)[unit];
-    float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
+    const float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
     float4 m = reinterpret_cast<const float4*>(G.m)[unit];
     float4 v = reinterpret_cast<const float4*>(G.v)[unit];
     adam_element(p.x, g.x, m.x, v.x, lr.current(), S);
@@ -101,7 +97,6 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     lr.next();
     adam_element(p.w, g.w, m.w, v.w, lr.current(), S);
     reinterpret_cast<float4*>(G.param)[unit] = p;
-    reinterpret_cast<float4*>(G.grad)[unit] = g;
     reinterpret_cast<float4*>(G.m)[unit] = m;
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {

@@ -1,5 +1,5 @@
 #pragma once
-// Adam over every parameter group in one launch, clearing the gradients as it goes (mirrors
+// Adam over every parameter group in one launch, reading the gradients only (mirrors
 // cpu/adam.h: torch-style bias correction, betas (0.9, 0.999), eps 1e-15).
 #include <cstddef>
 
@@ -11,7 +11,7 @@ inline constexpr int kMaxAdamGroups = 8;
 
 struct AdamGroup {
   float* param = nullptr;
-  float* grad = nullptr;  // zeroed after use
+  const float* grad = nullptr;  // read only: every step's backward overwrites it
   float* m = nullptr;
   float* v = nullptr;
   std::size_t n = 0;
@@ -34,8 +34,7 @@ AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, flo
 
 // One update of every group. With `device_scalars`, the kernel reads the scalars from that device
 // copy (a replayed CUDA graph) instead of groups[g].lr, `step` and `grad_scale`. With `abort`
-// pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h), it only clears
-// the gradients.
+// pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h), it changes nothing.
 void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale = 1.0f,
                const AdamScalars* device_scalars = nullptr, const int* abort = nullptr);
 

@@ -45,8 +45,8 @@ void CudaBackend::set_state(const TrainState& s) {
   params_.upload(s.params);
   m_.upload(s.adam_m);
   v_.upload(s.adam_v);
-  // Gradients are zero between steps (Adam clears them). Not an upload of anything: a pageable
-  // cudaMemcpy can land after a zeroing queued on stream_ behind it.
+  // Gradients start at zero (every step's backward overwrites them before Adam reads them). Not an
+  // upload of anything: a pageable cudaMemcpy can land after a zeroing queued on stream_ behind it.
   for (int g = 0; g < 5; ++g) {
     grads_.g[g].resize(params_.g[g].size());
     grads_.g[g].zero(stream_);
