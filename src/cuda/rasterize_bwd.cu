@@ -170,7 +170,8 @@ __global__ void __launch_bounds__(kBlock)
       if (valid) {
         const float ra = 1.0f / (1.0f - a);
         trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
-        const float* col = c.color[t];
+        const float4 c4 = c.color[t];
+        const float col[3] = {c4.x, c4.y, c4.z};
         const float w = a * trans;
         float v_alpha_i = v_a * t_final * ra;
         for (int ch = 0; ch < 3; ++ch) {

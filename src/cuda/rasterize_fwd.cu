@@ -47,7 +47,9 @@ __global__ void __launch_bounds__(kBlock)
   const SplatSources src{means2d, conics, colors, opacities, q_max};
   const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);  // when inside
   const std::size_t pixels = std::size_t(p.width) * std::size_t(p.height);
+  // The next segment boundary (a multiple of 32, so chunks start on it) and its record's index.
   const std::uint32_t segment = segment_length(count);
+  std::uint32_t boundary = segment, boundary_k = 0;
 
   float trans = 1.0f;
   float cr = 0.0f, cg = 0.0f, cb = 0.0f;
@@ -60,7 +62,11 @@ __global__ void __launch_bounds__(kBlock)
   std::uint32_t next_id = id_at(32 + unsigned(lane));
   for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32, slot ^= 1) {
     // The state in front of a segment boundary, for the backward's block of the next segment.
-    if (c0 != 0 && c0 % segment == 0 && !done) boundaries[(c0 / segment - 1) * pixels + pix] = make_float4(trans, cr, cg, cb);
+    if (c0 == boundary) {
+      if (!done) boundaries[boundary_k * pixels + pix] = make_float4(trans, cr, cg, cb);
+      boundary += segment;
+      ++boundary_k;
+    }
     __syncwarp();  // every lane is done with the other slot (the chunk before this one)
     stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
     next_id = id_at(c0 + 64 + unsigned(lane));
@@ -86,9 +92,10 @@ __global__ void __launch_bounds__(kBlock)
         done = true;
         break;
       }
-      cr += c.color[j][0] * a * trans;
-      cg += c.color[j][1] * a * trans;
-      cb += c.color[j][2] * a * trans;
+      const float4 col = c.color[j];
+      cr += col.x * a * trans;
+      cg += col.y * a * trans;
+      cb += col.z * a * trans;
       trans = next;
       last_k = start + c0 + unsigned(j) + 1;
     }
