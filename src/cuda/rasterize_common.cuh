@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "cuda/check.h"
 #include "cuda/rasterize.h"
 #include "render/settings.h"
 #include "render/tiles.h"
@@ -22,6 +23,18 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
                 " does not fit a " + std::to_string(p.width) + "x" + std::to_string(p.height) + " image");
   grid = dim3(unsigned(tiles_x * tiles_y));
   return tiles_x > 0 && tiles_y > 0;
+}
+
+// Shared memory per SM that both passes ask for, in KB of the 228 an H200 SM can give; the rest of
+// its 256 KB stays L1 cache. Every warp stages its own copy of its tile's entries, so the copies of
+// a block's other warps come from L1: more resident blocks (more shared memory) cost more misses
+// than their extra warps hide (session 6: 5 -> 6 and 7 blocks per SM made the forward slower).
+inline constexpr int kRasterSharedKB = 132;
+template <class Kernel>
+bool limit_shared_memory(Kernel* kernel) {
+  SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (kRasterSharedKB * 100 + 227) / 228));
+  return true;
 }
 
 // One thread per pixel of a tile.
