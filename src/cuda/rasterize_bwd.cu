@@ -226,7 +226,7 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
   const dim3 block(config::tile_size, config::tile_size);
-  static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed>);
+  static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed>, 132);  // four blocks
   (void)carved;
   rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
                                                           lists.gaussian_ids, lists.ranges, lists.order, lists.q_max, image, alpha, last, boundaries, v_image,

@@ -25,15 +25,14 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
   return tiles_x > 0 && tiles_y > 0;
 }
 
-// Shared memory per SM that both passes ask for, in KB of the 228 an H200 SM can give; the rest of
-// its 256 KB stays L1 cache. Every warp stages its own copy of its tile's entries, so the copies of
-// a block's other warps come from L1: more resident blocks (more shared memory) cost more misses
-// than their extra warps hide (session 6: 5 -> 6 and 7 blocks per SM made the forward slower).
-inline constexpr int kRasterSharedKB = 132;
+// Asks for `kb` of shared memory per SM for a rasterizer pass (of the 228 KB an H200 SM can give;
+// the rest of its 256 KB stays L1 cache), which caps its resident blocks. Every warp stages its
+// own copy of its tile's chunks, so the copies of a block's other warps come from L1, and fewer
+// resident blocks with more L1 won on the H200 (session 6, docs/benchmarks.md): the forward at 64
+// KB (two blocks of 28 KB) against 100, 132 and the default, the backward at 132 (four) against 100.
 template <class Kernel>
-bool limit_shared_memory(Kernel* kernel) {
-  SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        (kRasterSharedKB * 100 + 227) / 228));
+bool limit_shared_memory(Kernel* kernel, int kb) {
+  SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (kb * 100 + 227) / 228));
   return true;
 }
 

@@ -117,7 +117,7 @@ void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
-  static const bool carved = limit_shared_memory(rasterize_fwd_kernel);
+  static const bool carved = limit_shared_memory(rasterize_fwd_kernel, 64);  // two blocks
   (void)carved;
   rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
                                                    proj.opacities, lists.gaussian_ids,
