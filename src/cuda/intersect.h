@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/rasterize.h"
 #include "cuda/types.h"
 
 namespace splat::cuda {
@@ -18,11 +19,12 @@ struct TileGridParams {
 };
 
 // tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
-// means2d, radii, conics and opacities. Also q_max[i] = tiles::max_quad(opacity i), the bound of
-// the tile test, which the rasterizer's warp test reads instead of taking a double-precision log
-// per warp, and iota[i] = i (depth_order's values).
+// means2d, radii, conics, colors and opacities. Also records[i], the rasterizer's record of splat i
+// (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test, which the
+// warp test reads instead of taking a double-precision log per warp), and iota[i] = i
+// (depth_order's values).
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     float* q_max, std::uint32_t* iota, cudaStream_t stream);
+                     SplatRecord* records, std::uint32_t* iota, cudaStream_t stream);
 
 // order[j] = the splat with the j-th smallest depth, equal depth bit patterns in index order (a
 // stable radix sort of the bits: positive floats, every depth of a splat that reaches a tile,

@@ -43,15 +43,17 @@ __global__ void count_kernel(int n,
                              const float* __restrict__ means2d,    // [N, 2]
                              const int* __restrict__ radii,        // [N, 2]
                              const float* __restrict__ conics,     // [N, 3]
+                             const float* __restrict__ colors,     // [N, 3]
                              const float* __restrict__ opacities,  // [N]
                              int tiles_x,
                              int tiles_y,
                              std::int32_t* __restrict__ tiles_per_splat,  // [N]
-                             float* __restrict__ q_max,                   // [N]
+                             SplatRecord* __restrict__ records,           // [N]
                              std::uint32_t* __restrict__ iota) {          // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
-  q_max[i] = tiles::max_quad(opacities[i]);
+  records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
+                            tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
   iota[i] = std::uint32_t(i);
   std::int32_t count = 0;
   for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
@@ -149,10 +151,11 @@ __global__ void tile_counts_kernel(int tile_count,
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     float* q_max, std::uint32_t* iota, cudaStream_t stream) {
+                     SplatRecord* records, std::uint32_t* iota, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, q_max, iota);
+      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, records,
+      iota);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 

@@ -2,10 +2,13 @@
 // Rasterization on the GPU: mirrors cpu/rasterize.h. One 16x16 thread block per tile, each warp
 // fetching the tile's splats in chunks of 32 through shared memory on its own; backward walks back to front from each pixel's last
 // contribution and reduces gradients per warp before the atomics.
+#include <vector_types.h>
+
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/types.h"
+#include "render/hd.h"
 
 namespace splat::cuda {
 
@@ -15,12 +18,30 @@ struct RasterParams {
   float background[3] = {1, 1, 1};
 };
 
+// A splat as both passes read it, one 48-byte record each (intersect_count writes them): a warp
+// stages a list entry with three 16-byte copies from two 32-byte sectors, where gathering the
+// projection's arrays took nine 4-byte copies from about six sectors of L1 (each warp stages its
+// own copy of its tile's chunks, so L1 holds them for the block's other warps).
+struct SplatRecord {
+  float4 q;      // the exponent's coefficients (-a/2, -b, -c/2) of the conic (a, b, c), and the opacity
+  float4 mean;   // mean2d x, y; tiles::max_quad of the opacity; 0
+  float4 color;  // r, g, b; 0
+};
+// The coefficients are exact (powers of two) and the rest are copies, so passes reading a record
+// compute what they computed from the arrays, bit for bit.
+SPLAT_HD inline SplatRecord splat_record(const float* conic, float opacity, const float* mean2d, float q_max,
+                                         const float* color) {
+  return {{-0.5f * conic[0], -conic[1], -0.5f * conic[2], opacity},
+          {mean2d[0], mean2d[1], q_max, 0.0f},
+          {color[0], color[1], color[2], 0.0f}};
+}
+
 // Inputs of the sorted intersections.
 struct TileLists {
   const std::uint32_t* gaussian_ids;  // [M] sorted by (tile, depth)
   const std::uint32_t* ranges;        // [tiles, 2]
   const std::uint32_t* order;         // [tiles] the order the blocks take the tiles in (tile_order)
-  const float* q_max;                 // [N] tiles::max_quad of each opacity (intersect_count)
+  const SplatRecord* records;         // [N] (intersect_count)
 };
 
 // The backward cuts each tile's list into kSegments segments of segment_length(count) entries and
@@ -43,13 +64,13 @@ inline std::size_t boundary_count(int width, int height) {
 // boundaries [kSegments - 1, H, W]: entry k of a pixel = (T, r, g, b so far, background not
 // included) before list entry start + (k + 1) segment_length(count) of its tile, written only
 // where the pixel was still blending there (last beyond it).
-void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
+void rasterize_fwd(const RasterParams& p, TileLists lists, float* image,
                    float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream);
 
 // Accumulates into v (the caller zeroes it first). v_alpha may be null. Reads the forward's
 // outputs. Float atomics: the sums depend on the order the warps reach them, so two runs can
 // differ in the last bits.
-void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+void rasterize_bwd(const RasterParams& p, TileLists lists, const float* image,
                    const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream);
 
@@ -61,7 +82,7 @@ void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists l
 // quaternion gradients of small splats lost enough bits that 15 Adam steps moved the quaternions
 // 2.5e-3 (relative L2) away from a float-atomics run.)
 inline constexpr int kFixedFractionBits = 44;
-void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
+void rasterize_bwd_deterministic(const RasterParams& p, TileLists lists,
                                  const float* image, const float* alpha, const std::uint32_t* last,
                                  const float4* boundaries, const float* v_image, const float* v_alpha, int n,
                                  unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream);

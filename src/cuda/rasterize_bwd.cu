@@ -72,14 +72,10 @@ __device__ __forceinline__ void add_splat_grad(std::uint32_t g, int index, float
 template <bool kFixed>
 __global__ void __launch_bounds__(kBlock)
     rasterize_bwd_kernel(RasterParams p,
-                         const float* __restrict__ means2d,               // [N, 2]
-                         const float* __restrict__ conics,                // [N, 3]
-                         const float* __restrict__ colors,                // [N, 3]
-                         const float* __restrict__ opacities,             // [N]
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
                          const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
-                         const float* __restrict__ q_max,                 // [N] tiles::max_quad
+                         const SplatRecord* __restrict__ records,         // [N]
                          const float* __restrict__ image,                 // [H, W, 3]
                          const float* __restrict__ alpha,                 // [H, W]
                          const std::uint32_t* __restrict__ last,          // [H, W]
@@ -88,8 +84,7 @@ __global__ void __launch_bounds__(kBlock)
                          const float* __restrict__ v_alpha,               // [H, W] or null
                          ProjectedGradPtrs v,                             // [N, ...] (float sums)
                          unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
-  __shared__ Chunk s_chunk[2][kWarps];   // the warp's two slots (rasterize_common.cuh)
-  __shared__ float4 s_q[kWarps][32];     // exponent_and_opacity of the current chunk's entries
+  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32, warp = rank / 32;
@@ -104,7 +99,6 @@ __global__ void __launch_bounds__(kBlock)
   // Lanes outside the image keep staging and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;
-  const SplatSources src{means2d, conics, colors, opacities, q_max};
 
   const std::size_t pix = inside ? std::size_t(y) * std::size_t(p.width) + std::size_t(x) : 0;
   const std::uint32_t my_last = inside ? last[pix] : start;
@@ -138,23 +132,22 @@ __global__ void __launch_bounds__(kBlock)
   const std::uint32_t top = min(__reduce_max_sync(kFullWarp, my_last), hi);
   const std::uint32_t walk = top > lo ? top - lo : 0;
   const auto id_at = [&](std::uint32_t e) { return e < walk ? gaussian_ids[top - 1 - e] : 0u; };
-  stage(s_chunk[0][warp], lane, unsigned(lane) < walk, id_at(lane), src);
+  stage(s_chunk[0][warp], lane, unsigned(lane) < walk, id_at(lane), records);
   std::uint32_t next_id = id_at(32 + unsigned(lane));
   for (std::uint32_t c0 = 0, slot = 0; c0 < walk; c0 += 32, slot ^= 1) {
     __syncwarp();  // every lane is done with the other slot (the chunk before this one)
-    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < walk, next_id, src);
+    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < walk, next_id, records);
     next_id = id_at(c0 + 64 + unsigned(lane));
     wait_staged();
     const Chunk& c = s_chunk[slot][warp];
-    s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
     const int n = int(min(walk - c0, 32u));
     // The pixels with a valid entry possible in this chunk (list entries top - c0 - n ..
     // top - 1 - c0): those that blended beyond its front.
     const WarpPixels wp = warp_pixels(int(px), int(py), my_last > top - c0 - unsigned(n));  // px = x + 0.5
-    for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0; todo &= todo - 1) {
+    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0; todo &= todo - 1) {
       const std::uint32_t t = unsigned(__ffs(todo)) - 1;
-      const float4 co = s_q[warp][t];
+      const float4 co = c.q[t];
       const float dx = c.mean[t].x - px, dy = c.mean[t].y - py;
       // The forward's decisions, recomputed bit for bit (same expressions, same order).
       const float power = gaussian_power(co, dx, dy);
@@ -219,7 +212,7 @@ __global__ void fixed_to_float_kernel(int n, const unsigned long long* __restric
 
 // The launch of both variants; false when there is nothing to rasterize.
 template <bool kFixed>
-bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+bool launch(const char* who, const RasterParams& p, TileLists lists, const float* image,
             const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
             const float* v_alpha, const ProjectedGradPtrs& v, unsigned long long* fixed, cudaStream_t stream) {
   dim3 grid;
@@ -228,8 +221,8 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
   const dim3 block(config::tile_size, config::tile_size);
   static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed>, 132);  // four blocks
   (void)carved;
-  rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors, proj.opacities,
-                                                          lists.gaussian_ids, lists.ranges, lists.order, lists.q_max, image, alpha, last, boundaries, v_image,
+  rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
+                                                          lists.records, image, alpha, last, boundaries, v_image,
                                                           v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
@@ -237,19 +230,19 @@ bool launch(const char* who, const RasterParams& p, const ProjectedPtrs& proj, T
 
 }  // namespace
 
-void rasterize_bwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, const float* image,
+void rasterize_bwd(const RasterParams& p, TileLists lists, const float* image,
                    const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
                    const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream) {
-  launch<false>("rasterize_bwd", p, proj, lists, image, alpha, last, boundaries, v_image, v_alpha, v, nullptr, stream);
+  launch<false>("rasterize_bwd", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v, nullptr, stream);
 }
 
-void rasterize_bwd_deterministic(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists,
+void rasterize_bwd_deterministic(const RasterParams& p, TileLists lists,
                                  const float* image, const float* alpha, const std::uint32_t* last,
                                  const float4* boundaries, const float* v_image, const float* v_alpha, int n,
                                  unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream) {
   if (n <= 0) return;
   SPLAT_CUDA_CHECK(cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
-  launch<true>("rasterize_bwd_deterministic", p, proj, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
+  launch<true>("rasterize_bwd_deterministic", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
                fixed, stream);
   constexpr int kThreads = 256;
   fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed, v);

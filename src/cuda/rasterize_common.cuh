@@ -56,56 +56,39 @@ __device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
   return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
 }
 
-// Which entries of a chunk (shared-memory mean, exponent_and_opacity q, tiles::max_quad q_max;
-// n valid entries) can blend into some pixel of the box wp (the warp's active pixels), as a bit
-// mask: lane l tests entry l with the intersection's tile test (render/tiles.h, conservative by
-// its margin) on the box. Both passes visit, in order, only the entries whose bit is set: an entry that reaches
-// none of the warp's pixels would be skipped at each of them, so nothing else changes, and it
-// costs a 32nd of a test instead of an exponent per pixel.
-__device__ __forceinline__ unsigned warp_reached(const float2* mean, const float4* q, const float* q_max, int lane,
-                                                 int n, const WarpPixels& wp) {
-  const bool reached = lane < n && tiles::reaches_pixels(-2.0f * q[lane].x, -q[lane].y, -2.0f * q[lane].z,
-                                                         mean[lane].x, mean[lane].y, q_max[lane], wp.x0, wp.y0,
-                                                         wp.w, wp.h);
+// One warp's copy of a chunk of 32 list entries: their ids and records (rasterize.h).
+struct Chunk {
+  std::uint32_t id[32];
+  float4 q[32], mean[32], color[32];
+};
+
+// Which entries of a chunk (n valid) can blend into some pixel of the box wp (the warp's active
+// pixels), as a bit mask: lane l tests entry l with the intersection's tile test (render/tiles.h,
+// conservative by its margin) on the box. Both passes visit, in order, only the entries whose bit
+// is set: an entry that reaches none of the warp's pixels would be skipped at each of them, so
+// nothing else changes, and it costs a 32nd of a test instead of an exponent per pixel.
+__device__ __forceinline__ unsigned warp_reached(const Chunk& c, int lane, int n, const WarpPixels& wp) {
+  bool reached = false;
+  if (lane < n) {
+    const float4 q = c.q[lane], m = c.mean[lane];
+    reached = tiles::reaches_pixels(-2.0f * q.x, -q.y, -2.0f * q.z, m.x, m.y, m.z, wp.x0, wp.y0, wp.w, wp.h);
+  }
   return __ballot_sync(kFullWarp, reached);
 }
 
-// The per-splat inputs of both passes.
-struct SplatSources {
-  const float* means2d;    // [N, 2]
-  const float* conics;     // [N, 3]
-  const float* colors;     // [N, 3]
-  const float* opacities;  // [N]
-  const float* q_max;      // [N] tiles::max_quad of the opacity
-};
-
-// One warp's copy of a chunk of 32 list entries, as the splats' sources hold them.
-struct Chunk {
-  std::uint32_t id[32];
-  float2 mean[32];
-  float conic[32][3];
-  float4 color[32];  // r, g, b and padding: one 16-byte shared load per visit
-  float opacity[32];
-  float q_max[32];
-};
-
 // Each warp walks its tile's list on its own, in chunks of 32 entries, through two Chunk slots in
-// shared memory: while it works on one chunk, the next one's splats are on their way (cp.async,
+// shared memory: while it works on one chunk, the next one's records are on their way (cp.async,
 // global to shared without registers), so the gathers' latency hides behind the work. Lane l
 // stages entry l of a chunk; `stage` always commits a group (an empty one past the end), so
 // wait_staged() before chunk k always means "chunk k has landed" for this lane. The caller
 // separates a slot's last reads from its next stage, and a lane's wait from the other lanes'
 // reads, with __syncwarp.
-__device__ __forceinline__ void stage(Chunk& c, int lane, bool valid, std::uint32_t g, const SplatSources& src) {
+__device__ __forceinline__ void stage(Chunk& c, int lane, bool valid, std::uint32_t g, const SplatRecord* records) {
   if (valid) {
     c.id[lane] = g;
-    __pipeline_memcpy_async(&c.mean[lane], src.means2d + std::size_t(g) * 2, sizeof(float2));
-    for (int k = 0; k < 3; ++k) {
-      __pipeline_memcpy_async(&c.conic[lane][k], src.conics + std::size_t(g) * 3 + k, sizeof(float));
-      __pipeline_memcpy_async(&c.color[lane].x + k, src.colors + std::size_t(g) * 3 + k, sizeof(float));
-    }
-    __pipeline_memcpy_async(&c.opacity[lane], src.opacities + g, sizeof(float));
-    __pipeline_memcpy_async(&c.q_max[lane], src.q_max + g, sizeof(float));
+    __pipeline_memcpy_async(&c.q[lane], &records[g].q, sizeof(float4));
+    __pipeline_memcpy_async(&c.mean[lane], &records[g].mean, sizeof(float4));
+    __pipeline_memcpy_async(&c.color[lane], &records[g].color, sizeof(float4));
   }
   __pipeline_commit();
 }
@@ -128,13 +111,7 @@ __device__ __forceinline__ int2 tile_pixel(int rank, std::uint32_t tile, int til
 // cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.
 inline constexpr float kMinPower = float(-5.5412635451584258);
 
-// A splat's conic (a, b, c) and opacity as both passes use them: the exponent's coefficients
-// (-a/2, -b, -c/2), exact (powers of two), and the opacity.
-__device__ __forceinline__ float4 exponent_and_opacity(const float (&conic)[3], float opacity) {
-  return make_float4(-0.5f * conic[0], -conic[1], -0.5f * conic[2], opacity);
-}
-
-// Exponent of the 2D Gaussian at d = mean2d - pixel, from q = exponent_and_opacity(..):
+// Exponent of the 2D Gaussian at d = mean2d - pixel, from a record's q:
 // -(a dx^2 / 2 + b dx dy + c dy^2 / 2) = dx (q.x dx + q.y dy) + q.z dy^2. Explicit roundings
 // (_rn) so that no compiler contraction differs between the forward and the backward.
 __device__ __forceinline__ float gaussian_power(float4 q, float dx, float dy) {

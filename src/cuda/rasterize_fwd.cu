@@ -21,20 +21,15 @@ constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 
 __global__ void __launch_bounds__(kBlock)
     rasterize_fwd_kernel(RasterParams p,
-                         const float* __restrict__ means2d,               // [N, 2]
-                         const float* __restrict__ conics,                // [N, 3]
-                         const float* __restrict__ colors,                // [N, 3]
-                         const float* __restrict__ opacities,             // [N]
                          const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
                          const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
                          const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
-                         const float* __restrict__ q_max,                 // [N] tiles::max_quad
+                         const SplatRecord* __restrict__ records,         // [N]
                          float* __restrict__ image,                       // [H, W, 3]
                          float* __restrict__ alpha,                       // [H, W]
                          std::uint32_t* __restrict__ last,                // [H, W]
                          float4* __restrict__ boundaries) {               // [kSegments - 1, H, W]
-  __shared__ Chunk s_chunk[2][kWarps];   // the warp's two slots (rasterize_common.cuh)
-  __shared__ float4 s_q[kWarps][32];     // exponent_and_opacity of the current chunk's entries
+  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
@@ -44,7 +39,6 @@ __global__ void __launch_bounds__(kBlock)
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
   const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
-  const SplatSources src{means2d, conics, colors, opacities, q_max};
   const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);  // when inside
   const std::size_t pixels = std::size_t(p.width) * std::size_t(p.height);
   // The next segment boundary (a multiple of 32, so chunks start on it) and its record's index.
@@ -58,7 +52,7 @@ __global__ void __launch_bounds__(kBlock)
 
   // Entry c0 + lane of the list is lane's share of chunk c0; its id is read one chunk ahead.
   const auto id_at = [&](std::uint32_t e) { return e < count ? gaussian_ids[start + e] : 0u; };
-  stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), src);
+  stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), records);
   std::uint32_t next_id = id_at(32 + unsigned(lane));
   for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32, slot ^= 1) {
     // The state in front of a segment boundary, for the backward's block of the next segment.
@@ -68,18 +62,17 @@ __global__ void __launch_bounds__(kBlock)
       ++boundary_k;
     }
     __syncwarp();  // every lane is done with the other slot (the chunk before this one)
-    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, src);
+    stage(s_chunk[slot ^ 1][warp], lane, c0 + 32 + unsigned(lane) < count, next_id, records);
     next_id = id_at(c0 + 64 + unsigned(lane));
     wait_staged();
     const Chunk& c = s_chunk[slot][warp];
-    s_q[warp][lane] = exponent_and_opacity(c.conic[lane], c.opacity[lane]);
     __syncwarp();
     const int n = int(min(count - c0, 32u));
     const WarpPixels wp = warp_pixels(int(px), int(py), !done);  // the pixels still blending (px = x + 0.5)
-    for (unsigned todo = warp_reached(c.mean, s_q[warp], c.q_max, lane, n, wp); todo != 0 && !done;
+    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0 && !done;
          todo &= todo - 1) {
       const int j = __ffs(todo) - 1;
-      const float4 co = s_q[warp][j];
+      const float4 co = c.q[j];
       const float dx = c.mean[j].x - px, dy = c.mean[j].y - py;
       const float power = gaussian_power(co, dx, dy);
       // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
@@ -112,17 +105,15 @@ __global__ void __launch_bounds__(kBlock)
 
 }  // namespace
 
-void rasterize_fwd(const RasterParams& p, const ProjectedPtrs& proj, TileLists lists, float* image,
+void rasterize_fwd(const RasterParams& p, TileLists lists, float* image,
                    float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
   static const bool carved = limit_shared_memory(rasterize_fwd_kernel, 64);  // two blocks
   (void)carved;
-  rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, proj.means2d, proj.conics, proj.colors,
-                                                   proj.opacities, lists.gaussian_ids,
-                                                   lists.ranges, lists.order, lists.q_max, image, alpha, last,
-                                                   boundaries);
+  rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order, lists.records,
+                                                   image, alpha, last, boundaries);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

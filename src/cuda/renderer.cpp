@@ -13,7 +13,7 @@ void PerSplat::carve(Carver& c, int n) {
   tiles_per_splat = c.take<std::int32_t>(n);
   counts_in_order = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
-  q_max = c.take<float>(n);
+  records = c.take<SplatRecord>(n);
   iota = c.take<std::uint32_t>(n);
   depth_bits_sorted = c.take<std::uint32_t>(n);
   depth_order = c.take<std::uint32_t>(n);
@@ -69,7 +69,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.q_max, sp.iota, stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.iota, stream_);
   depth_order(n, sp.proj.depths, sp.iota, sp.depth_bits_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.counts_in_order, sp.offsets, sp.scan_temp, sp.scan_bytes,
                  stream_);
@@ -101,8 +101,8 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
   raster_params_ = {cam.width, cam.height, grid.width, grid.height,
                     {rs.background[0], rs.background[1], rs.background[2]}};
-  lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.q_max};
-  rasterize_fwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
+  lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.records};
+  rasterize_fwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
   timer_.end(stream_);
 }
 
@@ -113,14 +113,14 @@ void Renderer::backward(GaussianPtrs params, const float* v_image, const float* 
   const std::size_t n = std::size_t(n_);
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
+    rasterize_bwd_deterministic(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
                                 v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
   } else {
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-    rasterize_bwd(raster_params_, sp.proj, lists_, px.image, px.alpha, px.last, px.boundaries, v_image, v_alpha, sp.v,
+    rasterize_bwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image, v_alpha, sp.v,
                   stream_);
   }
   timer_.end(stream_);

@@ -19,7 +19,7 @@ struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
   std::int32_t *tiles_per_splat, *counts_in_order, *offsets;
-  float* q_max;
+  SplatRecord* records;  // [N] the rasterizer's per-splat records (intersect_count)
   std::uint32_t *iota, *depth_bits_sorted, *depth_order;
   void *scan_temp, *depth_temp;
   std::size_t scan_bytes, depth_bytes;

@@ -77,7 +77,8 @@ Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
 struct GpuResult {
   int m = 0;
   std::vector<std::int32_t> counts, offsets;
-  std::vector<float> q_max;
+  std::vector<float> colors;  // what the records' colors must be
+  std::vector<cuda::SplatRecord> records;
   std::vector<std::uint32_t> depth_order, keys, sorted_keys, ids, sorted_ids, ranges, order;
 };
 
@@ -106,16 +107,19 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   proj.depths = const_cast<float*>(depths.data());
   proj.conics = const_cast<float*>(conics.data());
   proj.opacities = const_cast<float*>(opacities.data());
+  GpuResult r;
+  for (int i = 0; i < 3 * n; ++i) r.colors.push_back(float(i % 11) / 10.0f);
+  const auto colors = test::to_device(r.colors.empty() ? std::vector<float>(1) : r.colors);
+  proj.colors = const_cast<float*>(colors.data());
   auto counts = test::poisoned<std::int32_t>(n1);
   auto offsets = test::poisoned<std::int32_t>(n1);
 
-  auto q_max = test::poisoned<float>(n1);
+  auto records = test::poisoned<cuda::SplatRecord>(n1);
   auto iota = test::poisoned<std::uint32_t>(n1);
   auto depth_bits_sorted = test::poisoned<std::uint32_t>(n1);
   auto depth_order = test::poisoned<std::uint32_t>(n1);
   auto counts_in_order = test::poisoned<std::int32_t>(n1);
-  GpuResult r;
-  cuda::intersect_count(n, proj, g, counts.data(), q_max.data(), iota.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), records.data(), iota.data(), nullptr);
   cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::depth_order_temp_bytes(n), 1));
   cuda::depth_order(n, depths.data(), iota.data(), depth_bits_sorted.data(), depth_order.data(), depth_temp.data(),
                     depth_temp.size(), nullptr);
@@ -124,7 +128,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                        scan_temp.size(), nullptr);
   r.counts = download(counts, std::size_t(n));
   r.offsets = download(offsets, std::size_t(n));
-  r.q_max = download(q_max, std::size_t(n));
+  r.records = download(records, std::size_t(n));
   r.depth_order = download(depth_order, std::size_t(n));
   r.m = n > 0 ? r.offsets.back() : 0;
 
@@ -202,11 +206,22 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
   expect_same("tiles_per_splat", r.counts, e.counts);
   expect_same("depth order", r.depth_order, e.order);
   expect_same("offsets", r.offsets, e.offsets);
-  // The same double-precision formula on both sides, rounded to float: equal up to the last bit
-  // of the device's log.
-  ASSERT_EQ(r.q_max.size(), std::size_t(s.n()));
-  for (int i = 0; i < s.n(); ++i)
-    ASSERT_NEAR(r.q_max[i], tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(r.q_max[i]))) << "q_max of splat " << i;
+  // The rasterizer's records: copies and exact scalings of the inputs, and q_max from the same
+  // double-precision formula on both sides, rounded to float: equal up to the last bit of the
+  // device's log.
+  ASSERT_EQ(r.records.size(), std::size_t(s.n()));
+  for (int i = 0; i < s.n(); ++i) {
+    const cuda::SplatRecord& got = r.records[std::size_t(i)];
+    const float q_max = got.mean.z;
+    ASSERT_NEAR(q_max, tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(q_max))) << "q_max of splat " << i;
+    const cuda::SplatRecord want = cuda::splat_record(&s.conics[std::size_t(i) * 3], s.opacities[i],
+                                                      &s.means2d[std::size_t(i) * 2], q_max, &r.colors[std::size_t(i) * 3]);
+    const float g[12] = {got.q.x, got.q.y, got.q.z, got.q.w, got.mean.x, got.mean.y, got.mean.z, got.mean.w,
+                         got.color.x, got.color.y, got.color.z, got.color.w};
+    const float w[12] = {want.q.x, want.q.y, want.q.z, want.q.w, want.mean.x, want.mean.y, want.mean.z, want.mean.w,
+                         want.color.x, want.color.y, want.color.z, want.color.w};
+    for (int k = 0; k < 12; ++k) ASSERT_EQ(g[k], w[k]) << "record of splat " << i << ", float " << k;
+  }
   expect_same("emitted keys", r.keys, e.keys);
   expect_same("emitted gaussian ids", r.ids, e.ids);
   std::vector<std::uint32_t> want_tiles;

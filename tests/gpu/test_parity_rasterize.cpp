@@ -93,19 +93,12 @@ cpu::Projected<double> to_double(const cpu::Projected<float>& p) {
 
 // The inputs on the device.
 struct DeviceInputs {
-  cuda::DeviceBuffer<float> means2d, depths, conics, colors, opacities, q_max;
-  cuda::DeviceBuffer<int> radii;
+  cuda::DeviceBuffer<cuda::SplatRecord> records;
   cuda::DeviceBuffer<std::uint32_t> ids, ranges, order;
   cuda::RasterParams params;
 
   explicit DeviceInputs(const Inputs& in)
-      : means2d(test::to_device(in.proj.means2d)),
-        depths(test::to_device(in.proj.depths)),
-        conics(test::to_device(in.proj.conics)),
-        colors(test::to_device(in.proj.colors)),
-        opacities(test::to_device(in.proj.opacities)),
-        radii(test::to_device(in.proj.radii)),
-        ids(test::to_device(in.isect.gaussian_from_isect)),
+      : ids(test::to_device(in.isect.gaussian_from_isect)),
         ranges(test::to_device(in.isect.tile_ranges)) {
     const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
     // The training step's block order (longest list first), as the renderer computes it.
@@ -115,20 +108,19 @@ struct DeviceInputs {
     cuda::DeviceBuffer<std::byte> temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
     cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(), order.data(), nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> qm;
-    for (const float o : in.proj.opacities) qm.push_back(tiles::max_quad(o));
-    q_max = test::to_device(qm);
+    // The records intersect_count writes, built on the host.
+    std::vector<cuda::SplatRecord> rec;
+    for (std::size_t i = 0; i < in.proj.opacities.size(); ++i)
+      rec.push_back(cuda::splat_record(&in.proj.conics[i * 3], in.proj.opacities[i], &in.proj.means2d[i * 2],
+                                       tiles::max_quad(in.proj.opacities[i]), &in.proj.colors[i * 3]));
+    records = test::to_device(rec);
     params.width = in.width;
     params.height = in.height;
     params.tiles_x = grid.width;
     params.tiles_y = grid.height;
     for (int ch = 0; ch < 3; ++ch) params.background[ch] = in.rs.background[ch];
   }
-  cuda::ProjectedPtrs proj() {
-    return {means2d.data(), depths.data(), conics.data(), radii.data(), colors.data(),
-            opacities.data()};
-  }
-  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data(), q_max.data()}; }
+  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data(), records.data()}; }
 };
 
 struct GpuForward {
@@ -142,7 +134,7 @@ GpuForward gpu_forward(DeviceInputs& d, const Inputs& in) {
   GpuForward f{test::poisoned<float>(pixels * 3), test::poisoned<float>(pixels),
                test::poisoned<std::uint32_t>(pixels),
                test::poisoned<float4>(cuda::boundary_count(in.width, in.height))};
-  cuda::rasterize_fwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(),
+  cuda::rasterize_fwd(d.params, d.lists(), f.image.data(), f.alpha.data(),
                       f.last.data(), f.boundaries.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   return f;
@@ -275,7 +267,7 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   for (auto* b : {&v_means2d, &v_conics, &v_colors, &v_opacities}) b->zero();
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
                                   v_opacities.data()};
-  cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
+  cuda::rasterize_bwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
                       f.boundaries.data(), d_v_image.data(), with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -341,7 +333,7 @@ TEST(RasterizeParityExtra, BackwardAccumulates) {
     g.zero();
     const cuda::ProjectedGradPtrs v{g.data(), g.data() + n * 2, g.data() + n * 5, g.data() + n * 8};
     for (int i = 0; i < calls; ++i)
-      cuda::rasterize_bwd(d.params, d.proj(), d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
+      cuda::rasterize_bwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
                           f.boundaries.data(), v_image.data(), v_alpha.data(), v, nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     (calls == 1 ? once : twice) = g.download();
