@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "cuda/types.h"
 #include "render/hd.h"
@@ -86,5 +87,14 @@ void rasterize_bwd_deterministic(const RasterParams& p, TileLists lists,
                                  const float* image, const float* alpha, const std::uint32_t* last,
                                  const float4* boundaries, const float* v_image, const float* v_alpha, int n,
                                  unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream);
+
+// Test hook: the warp test of both passes (rasterize_common.cuh) run on the device, for a splat of
+// conic (a, b, c), mean and opacity against the pixels [x0, x0 + w] x [y0, y0 + h]: 1 where it keeps
+// the splat. Its contract is to be conservative: a splat it drops blends into none of those pixels.
+struct WarpTestCase {
+  float a, b, c, mean_x, mean_y, opacity;
+  int x0, y0, w, h;
+};
+std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases);
 
 }  // namespace splat::cuda

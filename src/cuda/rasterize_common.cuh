@@ -56,6 +56,36 @@ __device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
   return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
 }
 
+// tiles::reaches_pixels on the box wp with the hardware's approximate reciprocal (rcp.approx, one
+// ulp) where it divides: the intersection lists, which every backend must build alike, keep the
+// exact function, but the warp test only has to be conservative. Each edge's minimum of q is taken
+// at dy = -b dx / c; a dy off by a few ulp raises q there by c (a few ulp of dy)^2, far inside
+// max_quad's margin (0.1% + 1e-3). Four IEEE divisions were a third of the chunk-level code.
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ bool box_reached(float a, float b, float c, float mean_x, float mean_y, float q_max,
+                                            const WarpPixels& wp) {
+  if (q_max < 0.0f) return false;
+  if (!(a > 0.0f && c > 0.0f)) return true;  // not positive definite: keep the whole box
+  const float lx = add_rn(add_rn(float(wp.x0), 0.5f), -mean_x);
+  const float ly = add_rn(add_rn(float(wp.y0), 0.5f), -mean_y);
+  const float hx = add_rn(lx, float(wp.w)), hy = add_rn(ly, float(wp.h));
+  if (lx <= 0.0f && hx >= 0.0f && ly <= 0.0f && hy >= 0.0f) return true;
+  // min over t in [lo, hi] of u d^2 + 2 b d t + v t^2 for a fixed d, given 1 / v
+  const auto edge_min = [b](float u, float v, float inv_v, float d, float lo, float hi) {
+    const float t = fminf(fmaxf(-(b * d) * inv_v, lo), hi);
+    return u * d * d + 2.0f * b * d * t + v * t * t;
+  };
+  const float inv_a = rcp_approx(a), inv_c = rcp_approx(c);
+  if (!(inv_a < INFINITY && inv_c < INFINITY)) return true;  // a denormal flushed to zero
+  const float q = fminf(fminf(edge_min(a, c, inv_c, lx, ly, hy), edge_min(a, c, inv_c, hx, ly, hy)),
+                        fminf(edge_min(c, a, inv_a, ly, lx, hx), edge_min(c, a, inv_a, hy, lx, hx)));
+  return q <= q_max;
+}
+
 // One warp's copy of a chunk of 32 list entries: their ids and records (rasterize.h).
 struct Chunk {
   std::uint32_t id[32];
@@ -63,15 +93,16 @@ struct Chunk {
 };
 
 // Which entries of a chunk (n valid) can blend into some pixel of the box wp (the warp's active
-// pixels), as a bit mask: lane l tests entry l with the intersection's tile test (render/tiles.h,
-// conservative by its margin) on the box. Both passes visit, in order, only the entries whose bit
-// is set: an entry that reaches none of the warp's pixels would be skipped at each of them, so
-// nothing else changes, and it costs a 32nd of a test instead of an exponent per pixel.
+// pixels), as a bit mask: lane l tests entry l with box_reached, the intersection's tile test
+// (render/tiles.h, conservative by its margin) with approximate reciprocals. Both passes visit, in
+// order, only the entries whose bit is set: an entry that reaches none of the warp's pixels would
+// be skipped at each of them, so nothing else changes, and it costs a 32nd of a test instead of an
+// exponent per pixel.
 __device__ __forceinline__ unsigned warp_reached(const Chunk& c, int lane, int n, const WarpPixels& wp) {
   bool reached = false;
   if (lane < n) {
     const float4 q = c.q[lane], m = c.mean[lane];
-    reached = tiles::reaches_pixels(-2.0f * q.x, -q.y, -2.0f * q.z, m.x, m.y, m.z, wp.x0, wp.y0, wp.w, wp.h);
+    reached = box_reached(-2.0f * q.x, -q.y, -2.0f * q.z, m.x, m.y, m.z, wp);
   }
   return __ballot_sync(kFullWarp, reached);
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "cuda/buffer.h"
 #include "cuda/check.h"
 #include "cuda/rasterize.h"
 #include "cuda/rasterize_common.cuh"
@@ -103,7 +104,26 @@ __global__ void __launch_bounds__(kBlock)
   last[pix] = last_k;
 }
 
+__global__ void warp_test_kernel(int n, const WarpTestCase* __restrict__ cases, std::uint8_t* __restrict__ keep) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  const WarpTestCase c = cases[i];
+  keep[i] = box_reached(c.a, c.b, c.c, c.mean_x, c.mean_y, tiles::max_quad(c.opacity), {c.x0, c.y0, c.w, c.h});
+}
+
 }  // namespace
+
+std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases) {
+  if (cases.empty()) return {};
+  DeviceBuffer<WarpTestCase> in(cases.size());
+  in.upload(cases);
+  DeviceBuffer<std::uint8_t> keep(cases.size());
+  const int n = int(cases.size()), threads = 256;
+  warp_test_kernel<<<(n + threads - 1) / threads, threads>>>(n, in.data(), keep.data());
+  SPLAT_CUDA_CHECK_LAUNCH("warp_test");
+  SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+  return keep.download();
+}
 
 void rasterize_fwd(const RasterParams& p, TileLists lists, float* image,
                    float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream) {

@@ -369,5 +369,52 @@ TEST(RasterizeParityExtra, EmptyListsGiveBackground) {
   }
 }
 
+// The warp test (device only, approximate reciprocals) must be conservative: whenever it drops a
+// splat for a box of pixels, the rasterizer would have skipped the splat at every pixel of the box
+// (the CPU test Tiles.ReachesPixelsIsConservativeOnAnyBox does the same for the lists' exact test).
+// Boxes of the warps' shapes (8x4 patches and what is left of them as lanes finish) and others.
+TEST(RasterizeParityExtra, WarpTestIsConservative) {
+  const int boxes[][2] = {{7, 3}, {3, 3}, {0, 0}, {7, 0}, {0, 3}, {15, 15}, {5, 2}};
+  std::vector<cuda::WarpTestCase> cases;
+  const Inputs* inputs[3];
+  const Inputs a = make_inputs(kCases[1]), b = make_inputs(kCases[3]), c = make_inputs(kCases[6]);
+  inputs[0] = &a, inputs[1] = &b, inputs[2] = &c;
+  std::mt19937 rng(21);
+  for (const Inputs* in : inputs) {
+    const cpu::Projected<float>& p = in->proj;
+    std::uniform_int_distribution<int> ux(-12, in->width + 4), uy(-12, in->height + 4);
+    for (std::size_t g = 0; g < p.opacities.size(); ++g) {
+      if (p.radii[g * 2] <= 0 && p.radii[g * 2 + 1] <= 0) continue;
+      for (int k = 0; k < 14; ++k) {
+        const auto [w, h] = boxes[k % 7];
+        // Half the boxes near the splat's mean, where the decision is close.
+        const int x0 = k % 2 ? ux(rng) : int(p.means2d[g * 2]) - w / 2 + int(rng() % 9) - 4;
+        const int y0 = k % 2 ? uy(rng) : int(p.means2d[g * 2 + 1]) - h / 2 + int(rng() % 9) - 4;
+        cases.push_back({p.conics[g * 3], p.conics[g * 3 + 1], p.conics[g * 3 + 2], p.means2d[g * 2],
+                         p.means2d[g * 2 + 1], p.opacities[g], x0, y0, w, h});
+      }
+    }
+  }
+  const std::vector<std::uint8_t> keep = cuda::warp_test(cases);
+  ASSERT_EQ(keep.size(), cases.size());
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (keep[i]) continue;
+    ++dropped;
+    const cuda::WarpTestCase& t = cases[i];
+    for (int y = t.y0; y <= t.y0 + t.h; ++y)
+      for (int x = t.x0; x <= t.x0 + t.w; ++x) {
+        // The rasterizer's exponent (rasterize_common.cuh, gaussian_power) and skip rules.
+        const float dx = t.mean_x - (float(x) + 0.5f), dy = t.mean_y - (float(y) + 0.5f);
+        const float power = std::fma(dx, std::fma(-t.b, dy, (-0.5f * t.a) * dx), ((-0.5f * t.c) * dy) * dy);
+        const bool skipped = power > 0.0f || power < float(cpu::kMinPower) ||
+                             t.opacity * std::exp(power) < config::alpha_min;
+        ASSERT_TRUE(skipped) << "case " << i << ": dropped, but blends at pixel " << x << "," << y;
+      }
+  }
+  // Most boxes miss most splats: the test checks many drops, not a handful.
+  EXPECT_GT(dropped, cases.size() / 3) << dropped << " of " << cases.size();
+}
+
 }  // namespace
 }  // namespace splat
