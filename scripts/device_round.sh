@@ -4,6 +4,8 @@
 # (scripts/device_candidates.sh), the screen (scripts/device_screen.sh), then the gate of the
 # screen's fastest candidate against BASE if its tests passed and it screened at least MIN_GAIN
 # percent faster (default 1, the gate's own floor). The screen only picks; the gate decides.
+# GATEABLE="a b" limits the gate to those candidates (the others are screened only: a binary that
+# mixes changes to several stages is read per stage from the --timing table, not gated).
 #   scripts/device_round.sh BASE [PAIRS]        # about 100 s plus 170 s for a gate of 2 pairs
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +14,9 @@ out=${OUT:-/tmp/splat_out}
 mkdir -p "$out"
 GATES=none bash scripts/device_candidates.sh "$base"
 bash scripts/device_screen.sh "$base" "${ROUNDS:-3}"
-best=$(python3 - "$out" "$base" "${MIN_GAIN:-1}" <<'PY'
+best=$(python3 - "$out" "$base" "${MIN_GAIN:-1}" "${GATEABLE:-}" <<'PY'
 import glob, json, os, statistics, sys
-out, base, min_gain = sys.argv[1], sys.argv[2], float(sys.argv[3])
+out, base, min_gain, gateable = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4].split()
 def passed(name):
     try:
         log = open(f"{out}/tests_{name}.log").read()
@@ -25,6 +27,7 @@ def median(name):
     runs = [json.load(open(f))["median_ms"] for f in glob.glob(f"{out}/screen/{name}_r*.json")]
     return statistics.median(runs) if runs else None
 names = sorted(os.path.basename(d.rstrip("/")) for d in glob.glob("/tmp/bins/*/"))
+names = [n for n in names if not gateable or n in gateable]
 b = median(base)
 ranked = sorted((m / b - 1, n) for n in names if n != base and passed(n) and (m := median(n)) is not None) if b else []
 if ranked and ranked[0][0] * 100 <= -min_gain:
