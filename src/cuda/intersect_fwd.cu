@@ -31,33 +31,101 @@ unsigned blocks_for(int items) {
                   config::intersect_block_size);
 }
 
-// tiles::for_each_tile for splat i: the decisions of the CPU's intersect_tiles, bit for bit.
+constexpr int kWarps = config::intersect_block_size / 32;
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+// One lane's splat as tiles::for_each_tile sees it: the n = w x h candidate tiles of its box, in
+// row-major order from (x0, y0), and the tile test's inputs; start = the candidates of the warp's
+// lanes before it.
+struct Candidates {
+  float a, b, c, mean_x, mean_y, q_max;
+  int x0, y0, w, n, start;
+};
+
+// tiles::for_each_tile (with culling) for the 32 lanes' splats, the whole warp testing 32
+// candidate tiles at a time: the lanes' candidates in a row, lane l taking candidate base + l.
+// One splat per thread left a warp waiting for its largest box (thousands of tests for a splat
+// near the camera while its neighbours had one). Calls f(owner, tile, rank) on the lane that found
+// that the splat of lane `owner` reaches `tile`, its rank-th tile in for_each_tile's order, so the
+// decisions and the order are the CPU's, bit for bit. Returns the number of tiles this lane's
+// splat (i, or none if i < 0) reaches. Every lane of the warp must call it; s and done are the
+// warp's own [32] of shared memory.
 template <class F>
-__device__ __forceinline__ void for_each_tile(int i, const float* means2d, const int* radii, const float* conics,
-                                              const float* opacities, int tiles_x, int tiles_y, F&& f) {
-  tiles::for_each_tile(means2d[i * 2], means2d[i * 2 + 1], radii[i * 2], radii[i * 2 + 1], conics[i * 3],
-                       conics[i * 3 + 1], conics[i * 3 + 2], opacities[i], true, tiles_x, tiles_y, f);
+__device__ __forceinline__ int warp_for_each_tile(int i, const float* means2d, const int* radii, const float* conics,
+                                                  const float* opacities, int tiles_x, int tiles_y, Candidates* s,
+                                                  int* done, F&& f) {
+  const int lane = int(threadIdx.x % 32);
+  Candidates mine{};
+  if (i >= 0 && (radii[i * 2] > 0 || radii[i * 2 + 1] > 0)) {
+    const float mx = means2d[i * 2], my = means2d[i * 2 + 1];
+    const tiles::Box box = tiles::box(mx, my, radii[i * 2], radii[i * 2 + 1], tiles_x, tiles_y);
+    const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
+    const float q_max = tiles::max_quad(opacities[i]);  // negative: the splat reaches no tile
+    mine = {conics[i * 3], conics[i * 3 + 1], conics[i * 3 + 2], mx, my, q_max, box.x0, box.y0, w,
+            q_max < 0.0f ? 0 : w * h, 0};
+  }
+  int end = mine.n;  // inclusive scan of the lanes' candidate counts
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const int v = __shfl_up_sync(kFullWarp, end, offset);
+    if (lane >= offset) end += v;
+  }
+  mine.start = end - mine.n;
+  const int total = __shfl_sync(kFullWarp, end, 31);
+  s[lane] = mine;
+  done[lane] = 0;  // tiles reached so far, per lane's splat
+  __syncwarp();
+  for (int base = 0; base < total; base += 32) {
+    const int k = base + lane;
+    // The candidate's splat: the last lane whose candidates start at or before k (that lane has
+    // some, since the next one starts after k).
+    int owner = 0;
+    for (int step = 16; step > 0; step /= 2)
+      if (s[owner + step].start <= k) owner += step;
+    const Candidates& o = s[owner];
+    const int local = k - o.start;
+    int tile = 0;
+    bool hit = false;
+    if (k < total) {
+      const int ty = o.y0 + local / o.w, tx = o.x0 + local % o.w;
+      tile = ty * tiles_x + tx;
+      hit = tiles::reaches(o.a, o.b, o.c, o.mean_x, o.mean_y, o.q_max, tx, ty);
+    }
+    // The owner's hits in this window before this lane, after those of earlier windows.
+    const unsigned hits = __ballot_sync(kFullWarp, hit);
+    const unsigned from = unsigned(max(o.start - base, 0));
+    const int rank = done[owner] + __popc(hits & ((1u << lane) - 1u) & ~((1u << from) - 1u));
+    if (hit) f(owner, tile, rank);
+    __syncwarp();
+    // The owner's last candidate in this window carries the count on.
+    if (k < total && (local == o.n - 1 || lane == 31)) done[owner] = rank + int(hit);
+    __syncwarp();
+  }
+  return done[lane];
 }
 
-__global__ void count_kernel(int n,
-                             const float* __restrict__ means2d,    // [N, 2]
-                             const int* __restrict__ radii,        // [N, 2]
-                             const float* __restrict__ conics,     // [N, 3]
-                             const float* __restrict__ colors,     // [N, 3]
-                             const float* __restrict__ opacities,  // [N]
-                             int tiles_x,
-                             int tiles_y,
-                             std::int32_t* __restrict__ tiles_per_splat,  // [N]
-                             SplatRecord* __restrict__ records,           // [N]
-                             std::uint32_t* __restrict__ iota) {          // [N]
-  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
-  records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
-                            tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
-  iota[i] = std::uint32_t(i);
-  std::int32_t count = 0;
-  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int) { ++count; });
-  tiles_per_splat[i] = count;
+__global__ void __launch_bounds__(config::intersect_block_size)
+    count_kernel(int n,
+                 const float* __restrict__ means2d,    // [N, 2]
+                 const int* __restrict__ radii,        // [N, 2]
+                 const float* __restrict__ conics,     // [N, 3]
+                 const float* __restrict__ colors,     // [N, 3]
+                 const float* __restrict__ opacities,  // [N]
+                 int tiles_x,
+                 int tiles_y,
+                 std::int32_t* __restrict__ tiles_per_splat,  // [N]
+                 SplatRecord* __restrict__ records,           // [N]
+                 std::uint32_t* __restrict__ iota) {          // [N]
+  __shared__ Candidates s_candidates[kWarps][32];
+  __shared__ int s_done[kWarps][32];
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32);
+  if (i < n) {
+    records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
+                              tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
+    iota[i] = std::uint32_t(i);
+  }
+  const int count = warp_for_each_tile(i < n ? i : -1, means2d, radii, conics, opacities, tiles_x, tiles_y,
+                                       s_candidates[warp], s_done[warp], [](int, int, int) {});
+  if (i < n) tiles_per_splat[i] = count;
 }
 
 // counts[j] = tiles_per_splat[order[j]]: the counts in depth order, for the scan.
@@ -69,31 +137,36 @@ __global__ void gather_counts_kernel(int n,
   if (j < n) counts[j] = tiles_per_splat[order[j]];
 }
 
-__global__ void emit_kernel(int n,
-                            const float* __restrict__ means2d,         // [N, 2]
-                            const int* __restrict__ radii,             // [N, 2]
-                            const float* __restrict__ conics,          // [N, 3]
-                            const float* __restrict__ opacities,       // [N]
-                            const std::uint32_t* __restrict__ order,   // [N] depth order
-                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
-                            int tiles_x,
-                            int tiles_y,
-                            std::int32_t capacity,  // entries past it are dropped (bounded sizing)
-                            std::uint32_t* __restrict__ keys,            // [capacity] tile ids
-                            std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
-  const int j = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (j >= n) return;
-  std::int32_t k = j == 0 ? 0 : offsets[j - 1];
-  if (k == offsets[j]) return;  // culled, or reaches no tile
-  const int i = int(order[j]);
+__global__ void __launch_bounds__(config::intersect_block_size)
+    emit_kernel(int n,
+                const float* __restrict__ means2d,         // [N, 2]
+                const int* __restrict__ radii,             // [N, 2]
+                const float* __restrict__ conics,          // [N, 3]
+                const float* __restrict__ opacities,       // [N]
+                const std::uint32_t* __restrict__ order,   // [N] depth order
+                const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
+                int tiles_x,
+                int tiles_y,
+                std::int32_t capacity,  // entries past it are dropped (bounded sizing)
+                std::uint32_t* __restrict__ keys,            // [capacity] tile ids
+                std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
+  __shared__ Candidates s_candidates[kWarps][32];
+  __shared__ int s_done[kWarps][32];
+  __shared__ std::int32_t s_first[kWarps][32];  // where each lane's splat's entries start
+  __shared__ std::uint32_t s_id[kWarps][32];
+  const int j = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32), lane = j % 32;
+  const int i = j < n ? int(order[j]) : -1;
+  s_first[warp][lane] = j < n && j > 0 ? offsets[j - 1] : 0;
+  s_id[warp][lane] = std::uint32_t(i);
   // The same decisions as count_kernel, so exactly tiles_per_splat[i] entries.
-  for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, [&](int tile) {
-    if (k < capacity) {
-      keys[k] = std::uint32_t(tile);
-      gaussian_ids[k] = std::uint32_t(i);
-    }
-    ++k;
-  });
+  warp_for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, s_candidates[warp], s_done[warp],
+                     [&](int owner, int tile, int rank) {
+                       const std::int32_t k = s_first[warp][owner] + rank;
+                       if (k < capacity) {
+                         keys[k] = std::uint32_t(tile);
+                         gaussian_ids[k] = s_id[warp][owner];
+                       }
+                     });
 }
 
 // Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
