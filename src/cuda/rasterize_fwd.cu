@@ -70,28 +70,39 @@ __global__ void __launch_bounds__(kBlock)
     __syncwarp();
     const int n = int(min(count - c0, 32u));
     const WarpPixels wp = warp_pixels(int(px), int(py), !done);  // the pixels still blending (px = x + 0.5)
-    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0 && !done;
-         todo &= todo - 1) {
-      const int j = __ffs(todo) - 1;
+    // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: such an entry is skipped.
+    const auto alpha_at = [&](int j, float& a) {
       const float4 co = c.q[j];
-      const float dx = c.mean[j].x - px, dy = c.mean[j].y - py;
-      const float power = gaussian_power(co, dx, dy);
-      // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: skip the exp.
-      if (power > 0.0f || power < kMinPower) continue;
-      const float a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
-      if (a < config::alpha_min) continue;
+      const float power = gaussian_power(co, c.mean[j].x - px, c.mean[j].y - py);
+      a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
+      return !(power > 0.0f || power < kMinPower) && !(a < config::alpha_min);
+    };
+    // Blends entry j with alpha a; false where T would reach transmittance_min or below, where the
+    // pixel stops before the entry (3DGS convention).
+    const auto blend = [&](int j, float a) {
       const float next = trans * (1.0f - a);
-      // Stop before a splat that would take T to transmittance_min or below (3DGS convention).
-      if (next <= config::transmittance_min) {
-        done = true;
-        break;
-      }
+      if (next <= config::transmittance_min) return false;
       const float4 col = c.color[j];
       cr += col.x * a * trans;
       cg += col.y * a * trans;
       cb += col.z * a * trans;
       trans = next;
       last_k = start + c0 + unsigned(j) + 1;
+      return true;
+    };
+    // Two entries per step: their alphas are independent, so the second one's exponent runs
+    // while the first one's is on its way (the forward is bound by these chains, and at the end
+    // of a long tile a warp runs nearly alone). The blending stays in list order.
+    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0 && !done;) {
+      const int j0 = __ffs(todo) - 1;
+      todo &= todo - 1;
+      const bool pair = todo != 0;
+      const int j1 = pair ? __ffs(todo) - 1 : j0;
+      todo &= todo - 1;
+      float a0, a1;
+      const bool use0 = alpha_at(j0, a0), use1 = alpha_at(j1, a1) && pair;  // no branch between them
+      if (use0 && !blend(j0, a0)) done = true;
+      else if (use1 && !blend(j1, a1)) done = true;
     }
   }
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
