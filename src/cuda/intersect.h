@@ -34,11 +34,10 @@ void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uin
                  std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 // offsets[j] = inclusive prefix sum of tiles_per_splat in depth order, up to splat order[j];
-// offsets[n-1] is the intersection count. counts_in_order is scratch [N].
+// offsets[n-1] is the intersection count. The scan reads the counts through order.
 std::size_t scan_temp_bytes(int n);
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order,
-                    std::int32_t* counts_in_order, std::int32_t* offsets, void* temp, std::size_t temp_bytes,
-                    cudaStream_t stream);
+void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order, std::int32_t* offsets,
+                    void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 // Writes keys (tile ids) / gaussian ids for every intersection, splat order[j] at
 // [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU order). Entries at or

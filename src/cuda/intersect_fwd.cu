@@ -6,6 +6,7 @@
 // those 44-bit keys over all M intersections.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/permutation_iterator.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -128,15 +129,6 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   if (i < n) tiles_per_splat[i] = count;
 }
 
-// counts[j] = tiles_per_splat[order[j]]: the counts in depth order, for the scan.
-__global__ void gather_counts_kernel(int n,
-                                     const std::int32_t* __restrict__ tiles_per_splat,  // [N]
-                                     const std::uint32_t* __restrict__ order,           // [N]
-                                     std::int32_t* __restrict__ counts) {               // [N]
-  const int j = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (j < n) counts[j] = tiles_per_splat[order[j]];
-}
-
 __global__ void __launch_bounds__(config::intersect_block_size)
     emit_kernel(int n,
                 const float* __restrict__ means2d,         // [N, 2]
@@ -248,22 +240,23 @@ void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uin
                                                    depth_bits_sorted, iota, order, n, 0, 32, stream));
 }
 
+// tiles_per_splat[order[j]] at j: the counts in depth order, read by the scan where it needs them.
+auto counts_in_depth_order(const std::int32_t* tiles_per_splat, const std::uint32_t* order) {
+  return thrust::make_permutation_iterator(tiles_per_splat, order);
+}
+
 std::size_t scan_temp_bytes(int n) {
   std::size_t bytes = 0;
-  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes,
-                                                 static_cast<const std::int32_t*>(nullptr),
+  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts_in_depth_order(nullptr, nullptr),
                                                  static_cast<std::int32_t*>(nullptr), n > 0 ? n : 0));
   return bytes;
 }
 
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order,
-                    std::int32_t* counts_in_order, std::int32_t* offsets, void* temp, std::size_t temp_bytes,
-                    cudaStream_t stream) {
+void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order, std::int32_t* offsets,
+                    void* temp, std::size_t temp_bytes, cudaStream_t stream) {
   if (n <= 0) return;
-  gather_counts_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(n, tiles_per_splat, order,
-                                                                                   counts_in_order);
-  SPLAT_CUDA_CHECK_LAUNCH("intersect_scan: gather");
-  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, counts_in_order, offsets, n, stream));
+  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, counts_in_depth_order(tiles_per_splat, order),
+                                                 offsets, n, stream));
 }
 
 void intersect_emit(int n, const ProjectedPtrs& p, const std::uint32_t* order, const std::int32_t* offsets,

@@ -11,7 +11,6 @@ void PerSplat::carve(Carver& c, int n) {
           c.take<float>(n * 3), c.take<float>(n)};
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
   tiles_per_splat = c.take<std::int32_t>(n);
-  counts_in_order = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
   records = c.take<SplatRecord>(n);
   iota = c.take<std::uint32_t>(n);
@@ -71,8 +70,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.begin("intersect", stream_);
   intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.iota, stream_);
   depth_order(n, sp.proj.depths, sp.iota, sp.depth_bits_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
-  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.counts_in_order, sp.offsets, sp.scan_temp, sp.scan_bytes,
-                 stream_);
+  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
   const int end_bit = tile_key_bits(grid.count());
   m_ = 0;
   if (sizing == Sizing::Bounded) {

@@ -18,7 +18,7 @@ namespace splat::cuda {
 struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
-  std::int32_t *tiles_per_splat, *counts_in_order, *offsets;
+  std::int32_t *tiles_per_splat, *offsets;
   SplatRecord* records;  // [N] the rasterizer's per-splat records (intersect_count)
   std::uint32_t *iota, *depth_bits_sorted, *depth_order;
   void *scan_temp, *depth_temp;
