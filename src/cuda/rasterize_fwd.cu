@@ -19,6 +19,7 @@ namespace splat::cuda {
 namespace {
 
 constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
+constexpr int kVisits = 4;  // visited entries whose alphas one step of the loop computes together
 
 __global__ void __launch_bounds__(kBlock)
     rasterize_fwd_kernel(RasterParams p,
@@ -90,19 +91,26 @@ __global__ void __launch_bounds__(kBlock)
       last_k = start + c0 + unsigned(j) + 1;
       return true;
     };
-    // Two entries per step: their alphas are independent, so the second one's exponent runs
-    // while the first one's is on its way (the forward is bound by these chains, and at the end
-    // of a long tile a warp runs nearly alone). The blending stays in list order.
+    // kVisits entries per step: their alphas are independent, so their exponents run together
+    // (the forward is bound by these chains, and at the end of a long tile a warp runs nearly
+    // alone). The blending stays in list order.
     for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0 && !done;) {
-      const int j0 = __ffs(todo) - 1;
-      todo &= todo - 1;
-      const bool pair = todo != 0;
-      const int j1 = pair ? __ffs(todo) - 1 : j0;
-      todo &= todo - 1;
-      float a0, a1;
-      const bool use0 = alpha_at(j0, a0), use1 = alpha_at(j1, a1) && pair;  // no branch between them
-      if (use0 && !blend(j0, a0)) done = true;
-      else if (use1 && !blend(j1, a1)) done = true;
+      int j[kVisits];
+      float a[kVisits];
+      bool use[kVisits];
+#pragma unroll
+      for (int v = 0; v < kVisits; ++v) {
+        const bool any = todo != 0;  // always for v = 0
+        j[v] = any ? __ffs(todo) - 1 : 0;
+        todo &= todo - 1;
+        use[v] = alpha_at(j[v], a[v]) && any;  // no branch between the exponents
+      }
+#pragma unroll
+      for (int v = 0; v < kVisits; ++v)
+        if (use[v] && !blend(j[v], a[v])) {
+          done = true;
+          break;
+        }
     }
   }
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
