@@ -20,12 +20,6 @@ namespace {
 
 constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 
-// Tree sum over the 32 lanes; the result is complete in lane 0. Every lane must call it.
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullWarp, v, offset);
-  return v;
-}
-
 // One level of a reduce-scatter: lanes l and l ^ offset each keep one half of their kHalf * 2
 // partial sums (the lane with `upper` the upper half) and send the other half to the partner.
 template <int kHalf>
@@ -38,16 +32,20 @@ __device__ __forceinline__ void halve(float* v, bool upper, int offset) {  // v[
   }
 }
 
-// Sums 8 values over the 32 lanes with 9 shuffles (a tree per value takes 40): halving at
-// offsets 16, 8 and 4 leaves lane l one partial of value l / 4, which the lanes 4k .. 4k + 3
-// complete at offsets 2 and 1. Returns the total of value lane / 4. Every lane must call it.
-__device__ __forceinline__ float warp_reduce_scatter8(float (&v)[8], int lane) {
-  halve<4>(v, lane & 16, 16);
-  halve<2>(v, lane & 8, 8);
-  halve<1>(v, lane & 4, 4);
+// Sums kN values (a power of two up to 16) over the 32 lanes: halving at offsets 16, 8, ... leaves
+// lane l one partial of value l / (32 / kN), which the lanes sharing it complete at the offsets
+// below (16 values: 16 shuffles; a tree per value takes 5 each). Returns the total of value
+// lane / (32 / kN). Every value's total is the same butterfly over the lanes whatever kN, so the
+// same bits. Every lane must call it.
+template <int kN>
+__device__ __forceinline__ float warp_reduce_scatter(float (&v)[kN], int lane) {
+  static_assert(kN >= 2 && kN <= 16 && (kN & (kN - 1)) == 0, "a power of two from 2 to 16 values");
+  halve<kN / 2>(v, lane & 16, 16);
+  if constexpr (kN >= 4) halve<kN / 4>(v, lane & 8, 8);
+  if constexpr (kN >= 8) halve<kN / 8>(v, lane & 4, 4);
+  if constexpr (kN >= 16) halve<1>(v, lane & 2, 2);
   float total = v[0];
-  total += __shfl_xor_sync(kFullWarp, total, 2);
-  total += __shfl_xor_sync(kFullWarp, total, 1);
+  for (int offset = 16 / kN; offset > 0; offset /= 2) total += __shfl_xor_sync(kFullWarp, total, offset);
   return total;
 }
 
@@ -145,56 +143,83 @@ __global__ void __launch_bounds__(kBlock)
     // The pixels with a valid entry possible in this chunk (list entries top - c0 - n ..
     // top - 1 - c0): those that blended beyond its front.
     const WarpPixels wp = warp_pixels(int(px), int(py), my_last > top - c0 - unsigned(n));  // px = x + 0.5
-    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0; todo &= todo - 1) {
-      const std::uint32_t t = unsigned(__ffs(todo)) - 1;
+    // The forward's alpha of entry t of the chunk at this pixel, recomputed bit for bit (same
+    // expressions, same order), and whether the pixel blended it.
+    struct Visit {
+      float dx, dy, gauss, raw_alpha, a;
+      bool valid;
+    };
+    const auto visit_at = [&](std::uint32_t t) {
+      Visit r;
       const float4 co = c.q[t];
-      const float dx = c.mean[t].x - px, dy = c.mean[t].y - py;
-      // The forward's decisions, recomputed bit for bit (same expressions, same order).
-      const float power = gaussian_power(co, dx, dy);
-      const float gauss = gaussian_falloff(power);
-      const float raw_alpha = co.w * gauss;
-      const float a = fminf(config::alpha_max, raw_alpha);
-      const bool valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) &&
-                         !(a < config::alpha_min);
-      if (!__any_sync(kFullWarp, valid)) continue;
-
-      // d loss / d (mean2d x, y, conic a, b, c, color r, g, b), and opacity.
-      float vg[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, v_opacity = 0.0f;
-      if (valid) {
-        // 1 / (1 - a) from the hardware's approximate reciprocal (one ulp; a <= alpha_max = 0.99):
-        // the IEEE division took five more instructions and a slow-path branch per visit.
-        float ra;
-        asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(ra) : "f"(1.0f - a));
-        trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
-        const float4 c4 = c.color[t];
-        const float col[3] = {c4.x, c4.y, c4.z};
-        const float w = a * trans;
-        float v_alpha_i = v_a * t_final * ra;
-        for (int ch = 0; ch < 3; ++ch) {
-          vg[5 + ch] = w * v_out[ch];
-          v_alpha_i += (col[ch] * trans - behind[ch] * ra) * v_out[ch];
-          behind[ch] += col[ch] * w;
-        }
-        // A clamped alpha is constant in opacity and power: no gradient through them.
-        if (!(raw_alpha > config::alpha_max)) {
-          // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
-          // co holds (-a/2, -b, -c/2).
-          const float v_power = v_alpha_i * a;
-          vg[0] = v_power * (2.0f * co.x * dx + co.y * dy);
-          vg[1] = v_power * (2.0f * co.z * dy + co.y * dx);
-          vg[2] = -0.5f * v_power * dx * dx;
-          vg[3] = -v_power * dx * dy;
-          vg[4] = -0.5f * v_power * dy * dy;
-          v_opacity = v_alpha_i * gauss;
-        }
+      r.dx = c.mean[t].x - px;
+      r.dy = c.mean[t].y - py;
+      const float power = gaussian_power(co, r.dx, r.dy);
+      r.gauss = gaussian_falloff(power);
+      r.raw_alpha = co.w * r.gauss;
+      r.a = fminf(config::alpha_max, r.raw_alpha);
+      r.valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) && !(r.a < config::alpha_min);
+      return r;
+    };
+    // d loss / d (mean2d x, y, conic a, b, c, color r, g, b) of entry t into vg, and opacity,
+    // where this pixel blended it; steps trans and behind to the front of the entry.
+    const auto gradient = [&](std::uint32_t t, const Visit& s, float* vg, float& v_opacity) {
+      if (!s.valid) return;
+      // 1 / (1 - a) from the hardware's approximate reciprocal (one ulp; a <= alpha_max = 0.99):
+      // the IEEE division took five more instructions and a slow-path branch per visit.
+      float ra;
+      asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(ra) : "f"(1.0f - s.a));
+      trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
+      const float4 c4 = c.color[t];
+      const float col[3] = {c4.x, c4.y, c4.z};
+      const float w = s.a * trans;
+      float v_alpha_i = v_a * t_final * ra;
+      for (int ch = 0; ch < 3; ++ch) {
+        vg[5 + ch] = w * v_out[ch];
+        v_alpha_i += (col[ch] * trans - behind[ch] * ra) * v_out[ch];
+        behind[ch] += col[ch] * w;
       }
-      // Outside any branch: all 32 lanes shuffle. Lanes 0, 4, .., 28 then hold the eight sums
-      // of vg, lane 0 also the opacity's.
-      const float sum = warp_reduce_scatter8(vg, lane);
-      v_opacity = warp_sum(v_opacity);
-      const std::uint32_t g = c.id[t];
-      if (lane % 4 == 0) add_splat_grad<kFixed>(g, lane / 4, sum, v, fixed);
-      if (lane == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
+      // A clamped alpha is constant in opacity and power: no gradient through them.
+      if (!(s.raw_alpha > config::alpha_max)) {
+        // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
+        // co holds (-a/2, -b, -c/2).
+        const float4 co = c.q[t];
+        const float v_power = v_alpha_i * s.a;
+        vg[0] = v_power * (2.0f * co.x * s.dx + co.y * s.dy);
+        vg[1] = v_power * (2.0f * co.z * s.dy + co.y * s.dx);
+        vg[2] = -0.5f * v_power * s.dx * s.dx;
+        vg[3] = -v_power * s.dx * s.dy;
+        vg[4] = -0.5f * v_power * s.dy * s.dy;
+        v_opacity = v_alpha_i * s.gauss;
+      }
+    };
+    // Two visited entries per step, back to front: their alphas are independent, and one
+    // reduce-scatter sums both entries' 16 gradient values (16 shuffles instead of 18) and their
+    // two opacities (5 instead of 10), with the latency of both chains overlapped.
+    for (unsigned todo = warp_reached(c, lane, n, wp); todo != 0;) {
+      const std::uint32_t t0 = unsigned(__ffs(todo)) - 1;
+      todo &= todo - 1;
+      const bool two = todo != 0;
+      const std::uint32_t t1 = two ? unsigned(__ffs(todo)) - 1 : t0;
+      todo &= todo - 1;
+      const Visit s0 = visit_at(t0);
+      Visit s1 = visit_at(t1);
+      s1.valid = s1.valid && two;
+      const unsigned lanes0 = __ballot_sync(kFullWarp, s0.valid), lanes1 = __ballot_sync(kFullWarp, s1.valid);
+      if ((lanes0 | lanes1) == 0) continue;
+      float vg[16] = {}, vo[2] = {};
+      gradient(t0, s0, vg, vo[0]);
+      gradient(t1, s1, vg + 8, vo[1]);
+      // Outside any branch: all 32 lanes shuffle. Lane l then holds the sum of value l / 2 of vg
+      // (entry l / 16, value (l / 2) % 8), and lanes 0 and 16 the opacities'.
+      const float sum = warp_reduce_scatter(vg, lane);
+      const float v_opacity = warp_reduce_scatter(vo, lane);
+      const int e = lane / 16;  // which of the two entries this lane's sums belong to
+      if ((e ? lanes1 : lanes0) != 0) {
+        const std::uint32_t g = c.id[e ? t1 : t0];
+        if (lane % 2 == 0) add_splat_grad<kFixed>(g, (lane / 2) % 8, sum, v, fixed);
+        if (lane % 16 == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
+      }
     }
   }
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
