@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine after scripts/device_screen.sh (its checkpoint, the binaries in
-# /tmp/bins/NAME/): Nsight Compute's source counters (warp stall samples and executed instructions
-# per line; the kernels carry -lineinfo) of the kernels matching REGEX, one launch each, written
-# per CUDA source line to $OUT/source_NAME.csv, and the hottest lines printed.
+# /tmp/bins/NAME/): Nsight Compute's source counters (warp stall samples and executed instructions;
+# the kernels carry -lineinfo) of the kernels matching REGEX, one launch each, written per SASS
+# instruction to $OUT/source_NAME_TAG.csv, and the hottest instructions printed.
 #   scripts/device_source.sh NAME [REGEX [TAG]]   # default: rasterize_fwd_kernel, tag fwd
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -5,7 +5,9 @@
 // transmittance before each splat is recovered by division from the T behind the segment (the
 // final T = 1 - alpha_out, as gsplat does, or the forward's record at the boundary).
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
-// warp and value: a splat usually covers many pixels of a warp, and atomics are the bottleneck.
+// warp and value: a splat usually covers many pixels of a warp (a per-lane path for single-pixel
+// visits lost, session 7), and the kernel is bound by instruction issue, not by its atomics
+// (session 3, gate 9).
 #include <cstdint>
 #include <string>
 

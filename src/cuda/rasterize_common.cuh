@@ -29,7 +29,8 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
 // the rest of its 256 KB stays L1 cache), which caps its resident blocks. Every warp stages its
 // own copy of its tile's chunks, so the copies of a block's other warps come from L1, and fewer
 // resident blocks with more L1 won on the H200 (session 6, docs/benchmarks.md): the forward at 64
-// KB (two blocks of 28 KB) against 100, 132 and the default, the backward at 132 (four) against 100.
+// KB (two blocks of 26 KB) against 32, 100, 132 and the default, the backward at 132 (four)
+// against 100 and 164 (sessions 6 and 7).
 template <class Kernel>
 bool limit_shared_memory(Kernel* kernel, int kb) {
   SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (kb * 100 + 227) / 228));
