@@ -50,6 +50,16 @@ __device__ __forceinline__ void adam_element(float& p, float g, float& m, float&
   p -= lr * (m * S.inv_bc1) / (sqrtf(v) * S.inv_sqrt_bc2 + kEps);
 }
 
+// The gradient with the group's regularizer added, from the parameter before this update.
+__device__ __forceinline__ float regularized(const AdamGroup& G, float g, float p) {
+  if (G.reg == AdamReg::SigmoidSlope) {
+    const double s = 1.0 / (1.0 + exp(-double(p)));
+    return g + float(G.reg_coef * s * (1 - s));
+  }
+  if (G.reg == AdamReg::Exp) return g + float(G.reg_coef * exp(double(p)));
+  return g;
+}
+
 // Learning rates of consecutive elements from index i: the SH array is [N, K, 3] and coefficient
 // k = (i / 3) % K = 0 is the DC term (lr), the higher bands get lr_rest. The division happens once
 // per thread; the walk to the next elements is by increments.
@@ -89,19 +99,19 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     const float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
     float4 m = reinterpret_cast<const float4*>(G.m)[unit];
     float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-    adam_element(p.x, g.x, m.x, v.x, lr.current(), S);
+    adam_element(p.x, regularized(G, g.x, p.x), m.x, v.x, lr.current(), S);
     lr.next();
-    adam_element(p.y, g.y, m.y, v.y, lr.current(), S);
+    adam_element(p.y, regularized(G, g.y, p.y), m.y, v.y, lr.current(), S);
     lr.next();
-    adam_element(p.z, g.z, m.z, v.z, lr.current(), S);
+    adam_element(p.z, regularized(G, g.z, p.z), m.z, v.z, lr.current(), S);
     lr.next();
-    adam_element(p.w, g.w, m.w, v.w, lr.current(), S);
+    adam_element(p.w, regularized(G, g.w, p.w), m.w, v.w, lr.current(), S);
     reinterpret_cast<float4*>(G.param)[unit] = p;
     reinterpret_cast<float4*>(G.m)[unit] = m;
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {
     for (std::size_t i = first; i < last; ++i, lr.next())
-      adam_element(G.param[i], G.grad[i], G.m[i], G.v[i], lr.current(), S);
+      adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i], lr.current(), S);
   }
 }
 

@@ -9,6 +9,11 @@ namespace splat::cuda {
 
 inline constexpr int kMaxAdamGroups = 8;
 
+// A regularizer whose gradient the update adds from the parameter itself (MCMC's L1 terms, as
+// cpu::add_regularizer_grads forms them: in double, rounded to float, added to the gradient):
+// reg_coef * s (1 - s) with s = sigmoid(param) for opacity, reg_coef * exp(param) for log scales.
+enum class AdamReg : int { None, SigmoidSlope, Exp };
+
 struct AdamGroup {
   float* param = nullptr;
   const float* grad = nullptr;  // read only: every step's backward overwrites it
@@ -20,6 +25,8 @@ struct AdamGroup {
   // (i / 3) % K != 0 (the DC term keeps lr).
   int sh_K = 0;
   float lr_rest = 0;
+  AdamReg reg = AdamReg::None;
+  double reg_coef = 0;
 };
 
 // What changes from step to step: the learning rates and the bias corrections of step t,

@@ -172,15 +172,8 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
     timer_.end(stream_);
   }
   // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
-  // all-reduced them): Adam takes their mean; the regularizers are added batch_size times.
+  // all-reduced them): Adam takes their mean, and adds MCMC's regularizers batch_size times.
   const float batch = float(s.batch_size);
-  if (s.opacity_reg > 0 || s.scale_reg > 0) {  // MCMC's L1 terms, part of the loss Adam sees
-    timer_.begin("regularize", stream_);
-    mcmc_regularizer_grads(n_, params_.g[3].data(), params_.g[1].data(), batch * s.opacity_reg,
-                           batch * s.scale_reg, grads_.g[3].data(), grads_.g[1].data(), stream_);
-    timer_.end(stream_);
-  }
-
   timer_.begin("adam", stream_);
   const std::array<AdamGroup, 5> groups = adam_groups(s);
   adam_step(groups.data(), 5, p.adam_step, stream_, 1.0f / batch, from_device ? &scalars_.data()->adam : nullptr,
@@ -247,6 +240,13 @@ std::array<AdamGroup, 5> CudaBackend::adam_groups(const StepSettings& s) {
   for (int i = 0; i < 5; ++i)
     groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
                  params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
+  // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)),
+  // part of the loss Adam sees: their gradients, once per view of the batch.
+  const double batch = double(float(s.batch_size));
+  if (s.opacity_reg > 0 && n_ > 0)
+    groups[3].reg = AdamReg::SigmoidSlope, groups[3].reg_coef = batch * s.opacity_reg / double(n_);
+  if (s.scale_reg > 0 && n_ > 0)
+    groups[1].reg = AdamReg::Exp, groups[1].reg_coef = batch * s.scale_reg / double(3 * std::size_t(n_));
   return groups;
 }
 

@@ -43,29 +43,7 @@ __device__ __forceinline__ float sigmoid_f(float x) {
   return 1.0f / (1.0f + float(exp(-double(x))));
 }
 
-// ---- Regularizers and noise --------------------------------------------------------------------
-
-// d/d raw of opacity_reg * mean(sigmoid(raw)) = opacity_reg / n * s (1 - s); d/d log_scale of
-// scale_reg * mean(exp(log_scale)) = scale_reg / (3 n) * exp(log_scale). In double as the CPU.
-__global__ void regularizer_kernel(int n,
-                                   const float* __restrict__ raw_opacity,  // [N]
-                                   const float* __restrict__ log_scales,   // [N, 3]
-                                   double opacity_coef,                // opacity_reg / n, 0 = off
-                                   double scale_coef,                  // scale_reg / (3 n), 0 = off
-                                   float* __restrict__ v_raw_opacity,  // [N]
-                                   float* __restrict__ v_log_scales) {  // [N, 3]
-  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
-  if (opacity_coef > 0) {
-    const double s = 1.0 / (1.0 + exp(-double(raw_opacity[i])));
-    v_raw_opacity[i] += float(opacity_coef * s * (1 - s));
-  }
-  if (scale_coef > 0)
-    for (int k = 0; k < 3; ++k) {
-      const std::size_t e = std::size_t(i) * 3 + k;
-      v_log_scales[e] += float(scale_coef * exp(double(log_scales[e])));
-    }
-}
+// ---- Noise -----------------------------------------------------------------------------------
 
 // Paper eq. 10: the step is shaped by the splat's own covariance Sigma = R S^2 R^T and gated to
 // nearly transparent splats, so opaque splats that fit the images stay put.
@@ -275,22 +253,6 @@ void McmcScratch::carve(Carver& c, const McmcSize& size) {
   sources = c.take<std::uint32_t>(std::size_t(std::max(size.draws, 0)));
   temp_bytes = std::max(partition_temp_bytes(int(n)), cdf_temp_bytes(int(n)));
   temp = c.take<char>(temp_bytes);
-}
-
-void mcmc_regularizer_grads(int n,
-                            const float* raw_opacity,
-                            const float* log_scales,
-                            double opacity_reg,
-                            double scale_reg,
-                            float* v_raw_opacity,
-                            float* v_log_scales,
-                            cudaStream_t stream) {
-  if (n <= 0 || !(opacity_reg > 0 || scale_reg > 0)) return;
-  const double opacity_coef = opacity_reg > 0 ? opacity_reg / double(n) : 0.0;
-  const double scale_coef = scale_reg > 0 ? scale_reg / double(3 * std::size_t(n)) : 0.0;
-  regularizer_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, raw_opacity, log_scales, opacity_coef, scale_coef, v_raw_opacity, v_log_scales);
-  SPLAT_CUDA_CHECK_LAUNCH("mcmc_regularizer_grads");
 }
 
 void mcmc_inject_noise(int n,

@@ -1,7 +1,8 @@
 #pragma once
-// MCMC densification on the GPU (Kheradmand et al. 2024), mirroring cpu/mcmc.h: the regularizer
-// gradients, the position noise, and the refine tick (relocate dead splats, append copies). The
-// random numbers are the counter draws of render/mcmc.h, so both backends sample the same splats.
+// MCMC densification on the GPU (Kheradmand et al. 2024), mirroring cpu/mcmc.h: the position
+// noise and the refine tick (relocate dead splats, append copies; Adam adds the regularizers'
+// gradients, cuda/adam.h). The random numbers are the counter draws of render/mcmc.h, so both
+// backends sample the same splats.
 //
 // A refine tick is three calls around the caller's one host wait:
 //   mcmc_find_dead   partition the splats into dead (index order) and alive; the dead count is
@@ -16,17 +17,6 @@
 #include "cuda/types.h"
 
 namespace splat::cuda {
-
-// Gradients of opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)),
-// added in place (a term is skipped unless its weight is > 0).
-void mcmc_regularizer_grads(int n,
-                            const float* raw_opacity,
-                            const float* log_scales,
-                            double opacity_reg,
-                            double scale_reg,
-                            float* v_raw_opacity,
-                            float* v_log_scales,
-                            cudaStream_t stream);
 
 // The noise of one step; a replayed CUDA graph reads it from a device copy.
 struct NoiseScalars {

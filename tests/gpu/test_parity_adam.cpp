@@ -1,6 +1,7 @@
 // The one-launch CUDA Adam against cpu::adam_update in double: parameters, moments and the update
 // itself over several steps, five model groups plus an empty one, the SH learning-rate split
-// (DC vs higher bands), float4 and scalar paths, and gradients left as they were (read only).
+// (DC vs higher bands), float4 and scalar paths, MCMC's regularizers added from the parameters,
+// and gradients left as they were (read only).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -26,6 +27,8 @@ struct Group {
   double lr = 0, lr_rest = 0;
   int sh_K = 0;
   int offset = 0;
+  cuda::AdamReg reg = cuda::AdamReg::None;
+  double reg_coef = 0;
   std::vector<double> param, m, v;  // reference state
   cuda::DeviceBuffer<float> d_param, d_grad, d_m, d_v;
 
@@ -43,6 +46,14 @@ struct Group {
     return host;
   }
   double lr_of(std::size_t i) const { return sh_K > 0 && (i / 3) % sh_K != 0 ? lr_rest : lr; }
+  // The regularizer's gradient at the device's parameter p, as cpu::add_regularizer_grads forms it.
+  float reg_term(float p) const {
+    if (reg == cuda::AdamReg::SigmoidSlope) {
+      const double s = 1.0 / (1.0 + std::exp(-double(p)));
+      return float(reg_coef * s * (1 - s));
+    }
+    return reg == cuda::AdamReg::Exp ? float(reg_coef * std::exp(double(p))) : 0.0f;
+  }
 };
 
 std::vector<float> uniform(std::size_t n, float lo, float hi, std::mt19937& rng) {
@@ -134,9 +145,14 @@ void run_steps(std::size_t N,
                int steps,
                std::uint32_t seed,
                int sh_K = 16,
-               int sh_offset = 0) {
+               int sh_offset = 0,
+               bool regularize = false) {
   std::mt19937 rng(seed);
   std::vector<Group> gs = make_groups(N, zero_moments, sh_K, sh_offset, rng);
+  if (regularize) {  // terms as large as the gradients, so a lost or doubled one shows
+    gs[1].reg = cuda::AdamReg::Exp, gs[1].reg_coef = 0.5;            // log_scales
+    gs[4].reg = cuda::AdamReg::SigmoidSlope, gs[4].reg_coef = 2.0;  // raw_opacity
+  }
   cudaStream_t stream = nullptr;
   SPLAT_CUDA_CHECK(cudaStreamCreate(&stream));
   for (int s = 0; s < steps; ++s) {
@@ -155,7 +171,9 @@ void run_steps(std::size_t N,
             cudaMemcpy(g.dev(g.d_grad), grad.data(), g.n * sizeof(float), cudaMemcpyHostToDevice));
       before[k] = g.download(g.d_param);
       ref_before[k] = g.param;
-      cpu::adam_update<double>(g.param, to_double(grad), g.m, g.v, step,
+      std::vector<float> seen = grad;  // the gradient the update sees: plus the regularizer's
+      for (std::size_t i = 0; i < g.n; ++i) seen[i] += g.reg_term(before[k][i]);
+      cpu::adam_update<double>(g.param, to_double(seen), g.m, g.v, step,
                                [&g](std::size_t i) { return g.lr_of(i); });
       cuda::AdamGroup a;
       a.param = g.dev(g.d_param), a.grad = g.dev(g.d_grad), a.m = g.dev(g.d_m), a.v = g.dev(g.d_v);
@@ -163,6 +181,8 @@ void run_steps(std::size_t N,
       a.lr = float(g.lr);
       a.sh_K = g.sh_K;
       a.lr_rest = float(g.lr_rest);
+      a.reg = g.reg;
+      a.reg_coef = g.reg_coef;
       dg.push_back(a);
     }
     cuda::adam_step(dg.data(), int(dg.size()), step, stream);
@@ -199,6 +219,16 @@ TEST(ParityAdam, ShSplitAcrossSplatBoundaries) {
       SCOPED_TRACE("K = " + std::to_string(K) + ", offset " + std::to_string(offset));
       run_steps(173, false, 2, 2, 300 + std::uint32_t(K * 2 + offset), K, offset);
     }
+}
+
+// MCMC's L1 terms, added by the update from the parameters before it (float4 path for the log
+// scales, float4 body and scalar tail for the opacities at N = 341). The terms are as large as the
+// gradients, so the update checks fail for a lost, doubled or misplaced term.
+TEST(ParityAdam, Regularizers) {
+  for (bool fresh : {true, false}) {
+    SCOPED_TRACE(fresh ? "fresh moments" : "trained moments");
+    run_steps(341, fresh, fresh ? 1 : 900, 3, 500 + std::uint32_t(fresh), 16, 0, true);
+  }
 }
 
 TEST(ParityAdam, RejectsBadArguments) {
