@@ -22,17 +22,18 @@ namespace splat::cuda {
 // One MCMC tick (cpu::mcmc_refine). Host waits: the drain, then one for the dead count, which
 // sizes the relocation and is part of the returned stats. Growth reallocates the model arrays
 // geometrically, keeping their contents; the old storage lives until that wait has passed the
-// copies out of it.
+// copies out of it. A tick that only relocates (the count at its cap) rewrites the arrays in
+// place: every buffer and shape stays, so the captured step graph stays valid and replays on.
 RefineStats CudaBackend::mcmc_refine(const McmcRefineSettings& s) {
   drain();
   assert_idle("an MCMC refine");
-  ++generation_;
   const int n = n_;
   if (n == 0) return {};
   const std::size_t target = std::max(s.target_count, std::size_t(n));
   if (target > std::size_t(std::numeric_limits<int>::max()))
     throw Error("cuda backend: MCMC target of " + std::to_string(target) + " splats exceeds the int index range");
   const int add = int(target) - n;
+  if (add > 0) ++generation_;
 
   const McmcSlots slots0 = slots();  // widths; pointers refreshed after growth
   std::vector<DeviceBuffer<float>> old_storage;

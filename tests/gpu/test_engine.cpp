@@ -1,6 +1,6 @@
 // The execution modes of the CUDA backend (backend.submission, backend.pipelining,
 // backend.deterministic) against each other, on a training run with MCMC refine ticks (the count
-// grows, so graphs are captured again), a rising SH degree, ADC statistics, scratch poisoned
+// grows, so graphs are captured again, or only relocates, so they replay on), a rising SH degree, ADC statistics, scratch poisoned
 // between steps, and intersection buffers that start empty (every bounded run overflows and
 // repeats steps). Each run's report proves its path ran: per-stage waits, graph captures and
 // launches, two steps in flight, overflow recoveries, fixed-point steps.
@@ -74,8 +74,9 @@ struct EngineRun {
 
 constexpr int kSteps = 64;
 
-// `steps` steps over the scene's views with MCMC settings, a refine tick (5% growth) every 16
-// steps and the SH degree rising every 20; scratch poisoned every 7 steps.
+// `steps` steps over the scene's views with MCMC settings, a refine tick every 16 steps (5% growth,
+// or relocation alone of every splat below opacity 0.3, in turn) and the SH degree rising every
+// 20; scratch poisoned every 7 steps.
 EngineRun train_in(const Mode& mode, int steps = kSteps) {
   BackendConfig cfg;
   cfg.type = BackendKind::Cuda;
@@ -107,7 +108,11 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     if (i % 7 == 3) cuda::poison_scratch(*b);
     if (i % 16 == 15) {
       const std::size_t n = b->num_splats();
-      b->mcmc_refine({0.005f, n + n / 20, 77u + std::uint64_t(i)});
+      const bool grow = i % 32 == 15;
+      const RefineStats t = b->mcmc_refine({grow ? 0.005f : 0.3f, grow ? n + n / 20 : n, 77u + std::uint64_t(i)});
+      if (!grow) {
+        EXPECT_GT(t.dead, 0u) << "a relocation-only tick must move splats";
+      }
     }
   }
   b->collect_losses(done, true);
@@ -138,7 +143,8 @@ void expect_path(const Mode& m, const EngineRun& r) {
   else
     EXPECT_EQ(r.get("sync.per_kernel"), 0.0);
   if (m.submission == Submission::Graph) {
-    // Shapes change at 3 refine ticks, 3 SH degree steps and each overflow; every other step replays.
+    // Shapes change at 2 growth ticks, 3 SH degree steps and each overflow; every other step
+    // replays, relocation-only ticks included.
     EXPECT_GE(r.get("engine.graph_captures"), 4.0);
     EXPECT_GE(r.get("engine.graph_launches"), kSteps / 2.0);
     EXPECT_GE(r.get("engine.graph_eager_steps"), 4.0);
