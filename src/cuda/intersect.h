@@ -28,8 +28,8 @@ void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::in
 
 // order[j] = the splat with the j-th smallest depth, equal depth bit patterns in index order (a
 // stable radix sort of the bits: positive floats, every depth of a splat that reaches a tile,
-// order like their bits). depth_bits_sorted is scratch [N].
-std::size_t depth_order_temp_bytes(int n);
+// order like their bits): sort_intersections over the n (depth bits, index) pairs, with temp of
+// sort_temp_bytes(n). depth_bits_sorted is scratch [N].
 void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
                  std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
@@ -58,8 +58,8 @@ inline int tile_key_bits(int tile_count) { return std::bit_width(static_cast<std
 void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint32_t* keys,
                    std::uint32_t* gaussian_ids, int* status, cudaStream_t stream);
 
-// Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit). Double-buffered: the result
-// lands in the *_out arrays.
+// Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit): the intersections by tile id,
+// and depth_order's splats by depth. Double-buffered: the result lands in the *_out arrays.
 std::size_t sort_temp_bytes(int m);
 void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::uint32_t* keys_out,
                         const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,

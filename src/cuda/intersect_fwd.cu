@@ -224,20 +224,12 @@ void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::in
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
-std::size_t depth_order_temp_bytes(int n) {
-  std::size_t bytes = 0;
-  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), n > 0 ? n : 0));
-  return bytes;
-}
-
 void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
                  std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
   if (n <= 0) return;
   // The depths' bit patterns as keys: positive floats order like their bits.
-  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, reinterpret_cast<const std::uint32_t*>(depths),
-                                                   depth_bits_sorted, iota, order, n, 0, 32, stream));
+  sort_intersections(n, 32, reinterpret_cast<const std::uint32_t*>(depths), depth_bits_sorted, iota, order, temp,
+                     temp_bytes, stream);
 }
 
 // tiles_per_splat[order[j]] at j: the counts in depth order, read by the scan where it needs them.

@@ -18,7 +18,7 @@ void PerSplat::carve(Carver& c, int n) {
   depth_order = c.take<std::uint32_t>(n);
   scan_bytes = scan_temp_bytes(n);
   scan_temp = c.take<char>(scan_bytes);
-  depth_bytes = depth_order_temp_bytes(n);
+  depth_bytes = sort_temp_bytes(n);
   depth_temp = c.take<char>(depth_bytes);
 }
 

@@ -119,7 +119,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto depth_bits_sorted = test::poisoned<std::uint32_t>(n1);
   auto depth_order = test::poisoned<std::uint32_t>(n1);
   cuda::intersect_count(n, proj, g, counts.data(), records.data(), iota.data(), nullptr);
-  cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::depth_order_temp_bytes(n), 1));
+  cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::sort_temp_bytes(n), 1));
   cuda::depth_order(n, depths.data(), iota.data(), depth_bits_sorted.data(), depth_order.data(), depth_temp.data(),
                     depth_temp.size(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
