@@ -51,7 +51,7 @@ struct TileLists {
 // warp, which the GPU runs nearly alone at the end of the kernel. A segment starts from the state
 // behind it, which the forward records per pixel at every segment boundary the pixel passes.
 inline constexpr int kSegments = 8;
-inline constexpr std::uint32_t kMinSegment = 128;  // entries; a multiple of the 32-entry chunk
+inline constexpr std::uint32_t kMinSegment = 64;  // entries; a multiple of the 32-entry chunk
 __host__ __device__ constexpr std::uint32_t segment_length(std::uint32_t count) {
   const std::uint32_t even = (count + kSegments - 1) / kSegments;
   return even > kMinSegment ? (even + 31) / 32 * 32 : kMinSegment;
