@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "cpu/adam.h"
+#include "cuda/adam.cuh"
 #include "cuda/adam.h"
 #include "cuda/check.h"
 
@@ -23,10 +23,6 @@ namespace splat::cuda {
 namespace {
 
 constexpr int kThreads = config::adam_block_size;
-// Rounded once from the double constants of the reference, (1 - beta) in double first.
-constexpr float kBeta1 = float(cpu::kAdamBeta1), kOneMinusBeta1 = float(1.0 - cpu::kAdamBeta1);
-constexpr float kBeta2 = float(cpu::kAdamBeta2), kOneMinusBeta2 = float(1.0 - cpu::kAdamBeta2);
-constexpr float kEps = float(cpu::kAdamEps);
 
 // Every group travels in the kernel parameters (constant bank). Blocks
 // [block_begin[g], block_begin[g + 1]) serve group g; one unit per thread is one element, or four
@@ -40,15 +36,6 @@ struct AdamLaunch {
   const AdamScalars* device_scalars;  // overrides `scalars` when set
   const int* abort;                   // nonzero: the step was abandoned, change nothing
 };
-
-// The bias corrections are folded into two host-computed factors:
-// m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).
-__device__ __forceinline__ void adam_element(float& p, float g, float& m, float& v, float lr, const AdamScalars& S) {
-  const float gr = g * S.grad_scale;
-  m = kBeta1 * m + kOneMinusBeta1 * gr;
-  v = kBeta2 * v + kOneMinusBeta2 * (gr * gr);
-  p -= lr * (m * S.inv_bc1) / (sqrtf(v) * S.inv_sqrt_bc2 + kEps);
-}
 
 // The gradient with the group's regularizer added, from the parameter before this update.
 __device__ __forceinline__ float regularized(const AdamGroup& G, float g, float p) {
@@ -99,19 +86,19 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     const float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
     float4 m = reinterpret_cast<const float4*>(G.m)[unit];
     float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-    adam_element(p.x, regularized(G, g.x, p.x), m.x, v.x, lr.current(), S);
+    detail::adam_element(p.x, regularized(G, g.x, p.x), m.x, v.x, lr.current(), S);
     lr.next();
-    adam_element(p.y, regularized(G, g.y, p.y), m.y, v.y, lr.current(), S);
+    detail::adam_element(p.y, regularized(G, g.y, p.y), m.y, v.y, lr.current(), S);
     lr.next();
-    adam_element(p.z, regularized(G, g.z, p.z), m.z, v.z, lr.current(), S);
+    detail::adam_element(p.z, regularized(G, g.z, p.z), m.z, v.z, lr.current(), S);
     lr.next();
-    adam_element(p.w, regularized(G, g.w, p.w), m.w, v.w, lr.current(), S);
+    detail::adam_element(p.w, regularized(G, g.w, p.w), m.w, v.w, lr.current(), S);
     reinterpret_cast<float4*>(G.param)[unit] = p;
     reinterpret_cast<float4*>(G.m)[unit] = m;
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {
     for (std::size_t i = first; i < last; ++i, lr.next())
-      adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i], lr.current(), S);
+      detail::adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i], lr.current(), S);
   }
 }
 

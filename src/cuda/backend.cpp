@@ -84,6 +84,7 @@ std::vector<std::pair<std::string, double>> CudaBackend::report() const {
   r.push_back({"engine.graph_captures", double(captures_)});
   r.push_back({"engine.graph_launches", double(launches_)});
   r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
+  r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
   for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
   return r;
 }

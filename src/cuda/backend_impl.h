@@ -141,7 +141,7 @@ class CudaBackend final : public Backend {
   void recover();
   void run_step(Pending& p, bool from_device);
   void view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing, bool from_device,
-                 int& isect_count);
+                 int& isect_count, const ShAdam* sh_adam);
   std::array<AdamGroup, 5> adam_groups(const StepSettings& s);
   void run_graph(Pending& p);
   void stage_target(const DeviceImage& target);
@@ -191,7 +191,7 @@ class CudaBackend final : public Backend {
   // Report figures.
   double isect_sum_ = 0;  // intersections over all retired steps
   long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0, launches_ = 0,
-       deterministic_steps_ = 0;
+       deterministic_steps_ = 0, sh_adam_steps_ = 0;
   int max_in_flight_ = 0;
 };
 

@@ -161,8 +161,20 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
   bounded_steps_ += sizing == Sizing::Bounded;
   p.isect_count = 0;
-  for (std::size_t k = 0; k < p.views.size(); ++k) view_pass(p.views[k], k, s, sizing, from_device, p.isect_count);
+  // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
+  // all-reduced them): Adam takes their mean, and adds MCMC's regularizers batch_size times. A
+  // step of one view on one GPU needs no sum, so the projection backward applies Adam to the SH
+  // coefficients where it forms their gradients (ShAdam, same bits), and Adam's own launch takes
+  // the other four groups.
+  const float batch = float(s.batch_size);
+  const std::array<AdamGroup, 5> groups = adam_groups(s);
+  const bool sh_in_backward = p.views.size() == 1 && comm_->size() == 1;
+  const ShAdam sh_adam{groups[4], 4, adam_scalars(groups.data(), 5, p.adam_step, 1.0f / batch),
+                       from_device ? &scalars_.data()->adam : nullptr, abort};
+  for (std::size_t k = 0; k < p.views.size(); ++k)
+    view_pass(p.views[k], k, s, sizing, from_device, p.isect_count, sh_in_backward ? &sh_adam : nullptr);
   deterministic_steps_ += deterministic_;
+  sh_adam_steps_ += sh_in_backward;
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
     timer_.begin("allreduce", stream_);
@@ -171,13 +183,9 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
     comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
     timer_.end(stream_);
   }
-  // The gradients hold the sum over the batch's views (of every rank's, once a communicator has
-  // all-reduced them): Adam takes their mean, and adds MCMC's regularizers batch_size times.
-  const float batch = float(s.batch_size);
   timer_.begin("adam", stream_);
-  const std::array<AdamGroup, 5> groups = adam_groups(s);
-  adam_step(groups.data(), 5, p.adam_step, stream_, 1.0f / batch, from_device ? &scalars_.data()->adam : nullptr,
-            abort);
+  adam_step(groups.data(), sh_in_backward ? 4 : 5, p.adam_step, stream_, 1.0f / batch,
+            from_device ? &scalars_.data()->adam : nullptr, abort);
   timer_.end(stream_);
 
   if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
@@ -191,9 +199,9 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 }
 
 // One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
-// gradients, ADC statistics.
+// gradients (with sh_adam, the SH coefficients updated instead), ADC statistics.
 void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing,
-                            bool from_device, int& isect_count) {
+                            bool from_device, int& isect_count, const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
   const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
   renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
@@ -213,7 +221,7 @@ void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettin
   timer_.end(stream_);
 
   if (k == 0) {
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_);
+    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_, sh_adam);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
     renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);

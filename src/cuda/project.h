@@ -1,6 +1,7 @@
 #pragma once
 // Projection stage on the GPU: mirrors cpu/project.h (EWA, SH up to degree 3, culling), one thread
 // per splat.
+#include "cuda/adam.h"
 #include "cuda/types.h"
 
 namespace splat::cuda {
@@ -20,8 +21,23 @@ struct ProjectParams {
 // Writes every output entry of all n splats (culled splats get radii 0 and zeros elsewhere).
 void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cudaStream_t stream);
 
+// Adam on the SH coefficients inside project_bwd, for a step whose gradient needs no sum (one view
+// on one GPU): `group` is the SH group of adam_step (its grad is not read), its learning rates
+// are scalars.lr[index] and scalars.lr_rest[index], and a replayed graph reads the scalars from
+// device_scalars instead. With *abort nonzero (an abandoned step) the kernel changes nothing.
+struct ShAdam {
+  AdamGroup group;
+  int index = 0;
+  AdamScalars scalars;
+  const AdamScalars* device_scalars = nullptr;
+  const int* abort = nullptr;
+};
+
 // Overwrites every entry of `grads` for all n splats (zeros for culled splats and inactive SH).
+// With sh_adam, grads.sh is left alone: the SH coefficients (in.sh, which must be the group's
+// parameters) get the Adam update adam_step would give them from those gradients, same bits.
 void project_bwd(const ProjectParams& p, GaussianPtrs in, const ProjectedPtrs& fwd,
-                 const ProjectedGradPtrs& v, GaussianGradPtrs grads, cudaStream_t stream);
+                 const ProjectedGradPtrs& v, GaussianGradPtrs grads, cudaStream_t stream,
+                 const ShAdam* sh_adam = nullptr);
 
 }  // namespace splat::cuda

@@ -1,8 +1,10 @@
 // Projection backward: gradients of the projected quantities -> raw parameters, one thread per
 // splat, no atomics (each splat's gradient entries are overwritten, by its thread or its block).
 // The specification is cpu/project.h (project_bwd); the geometry is recomputed, not stored.
+// With ShAdam (one-view steps), Adam updates the SH coefficients where their gradients are formed.
 #include <cuda_runtime.h>
 
+#include "cuda/adam.cuh"
 #include "cuda/check.h"
 #include "cuda/project.h"
 #include "cuda/project_math.cuh"
@@ -11,10 +13,14 @@ namespace splat::cuda {
 
 namespace {
 
+constexpr int kBasisStride = 19;  // floats per splat of kAdamSh's basis array: b[16], vc[3]
+
 // Gradients of one splat the forward kept. `sh_splat` is this thread's row of the block's shared
-// stage: it holds the splat's SH coefficients [K, 3] on entry and their gradients on exit;
-// everything else goes straight to global memory.
-template <bool kDeviceCam>
+// stage: it holds the splat's SH coefficients [K, 3] on entry and, unless kAdamSh, their gradients
+// b[k] * vc[c] on exit (the basis along the view direction times the color gradient that passes
+// the clamp; zero above the active degree). With kAdamSh the coefficients stay and b, vc go to
+// `basis_row` instead. Everything else goes straight to global memory.
+template <bool kDeviceCam, bool kAdamSh>
 __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           int i,
                                           const float* __restrict__ means,        // [N, 3]
@@ -30,7 +36,8 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           float* __restrict__ v_log_scales,       // [N, 3]
                                           float* __restrict__ v_quats,            // [N, 4]
                                           float* __restrict__ v_raw_opacity,      // [N]
-                                          float* sh_splat) {                      // [K, 3] shared
+                                          float* sh_splat,                        // [K, 3] shared
+                                          float* basis_row) {                     // [19] shared
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
@@ -67,11 +74,17 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 #pragma unroll
         for (int c = 0; c < 3; ++c) {  // read the coefficient before its gradient replaces it
           w[k] += sh_splat[k * 3 + c] * vc[c];
-          sh_splat[k * 3 + c] = b[k] * vc[c];
+          if constexpr (!kAdamSh) sh_splat[k * 3 + c] = b[k] * vc[c];
         }
       }
+      if constexpr (kAdamSh) basis_row[k] = b[k];  // zero above the active degree
     }
-    for (int k = active * 3; k < p.K * 3; ++k) sh_splat[k] = 0.f;  // inactive degrees
+    if constexpr (kAdamSh) {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) basis_row[16 + c] = vc[c];
+    } else {
+      for (int k = active * 3; k < p.K * 3; ++k) sh_splat[k] = 0.f;  // inactive degrees
+    }
     float v_dir[3];
     detail::sh_basis_vjp(p.sh_degree, dir[0], dir[1], dir[2], w, v_dir);
     // Through dir = d / |d|: (I - dir dir^T) / |d|.
@@ -202,19 +215,29 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
   for (int k = 0; k < 4; ++k) v_quats[i4 + k] = (v_qn[k] - g.qn[k] * qdot) * iqn;
 }
 
-// Visits element e of a block's contiguous [count, K3] slice together with its place in the stage,
-// row e / K3 and column e % K3 of a [blockDim.x, stride] array, tracked incrementally instead of
-// divided. Consecutive threads take consecutive elements, so the global accesses coalesce.
-template <class F>
-__device__ __forceinline__ void for_each_slice_element(int K3, int stride, int count, F&& f) {
-  const int total = count * K3;
-  const int dj = int(blockDim.x) / K3, doff = int(blockDim.x) % K3;
+// Visits the elements of a block's contiguous [count, K3] slice: value = load(e) for kBatch of a
+// thread's elements, then use(e, j, off, value) for each, with row j = e / K3 (the splat) and
+// column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
+// divided. Consecutive threads take consecutive elements, so the global accesses coalesce; the
+// batch keeps kBatch loads in flight where a load followed by its use waited out the memory
+// latency once per element (48 per thread at degree 3).
+template <int kBatch, class Load, class Use>
+__device__ __forceinline__ void for_each_slice_element(int K3, int count, Load&& load, Use&& use) {
+  const int total = count * K3, step = int(blockDim.x);
+  const int dj = step / K3, doff = step % K3;
   int j = int(threadIdx.x) / K3, off = int(threadIdx.x) % K3;
-  for (int e = threadIdx.x; e < total; e += blockDim.x) {
-    f(e, j * stride + off);
-    j += dj;
-    off += doff;
-    if (off >= K3) off -= K3, ++j;
+  for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * step) {
+    decltype(load(0)) value[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (e0 + b * step < total) value[b] = load(e0 + b * step);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      if (e0 + b * step < total) use(e0 + b * step, j, off, value[b]);
+      j += dj;
+      off += doff;
+      if (off >= K3) off -= K3, ++j;
+    }
   }
 }
 
@@ -222,14 +245,19 @@ __device__ __forceinline__ void for_each_slice_element(int K3, int stride, int c
 // splat) go through shared memory, read and written by the block as one contiguous, coalesced
 // slice. Accessed straight from each thread, every warp instruction touches 32 separate sectors:
 // on an H200 (2M splats, degree 3) the kernel took 1.64 ms that way, 0.55 ms staged.
-template <bool kDeviceCam>
+//
+// kAdamSh: instead of writing the SH gradients, the block runs Adam over its slice (adam.cuh's
+// element update, in the element order of adam_kernel, so the same bits), its coefficients from
+// the stage, b and vc of each splat from a second shared array. That saves the gradients' write,
+// and Adam's reads of them and of the coefficients: 12 of the 28 bytes per coefficient and step.
+template <bool kDeviceCam, bool kAdamSh>
 __global__ void __launch_bounds__(config::project_bwd_block_size)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
                        const float* __restrict__ log_scales,   // [N, 3]
                        const float* __restrict__ quats,        // [N, 4]
                        const float* __restrict__ raw_opacity,  // [N]
-                       const float* __restrict__ sh,           // [N, K, 3]
+                       const float* __restrict__ sh,           // [N, K, 3] (kAdamSh: null)
                        const float* __restrict__ conics,       // [N, 3] forward output
                        const int* __restrict__ radii,          // [N, 2] forward output
                        const float* __restrict__ v_means2d,    // [N, 2]
@@ -240,20 +268,29 @@ __global__ void __launch_bounds__(config::project_bwd_block_size)
                        float* __restrict__ v_log_scales,       // [N, 3]
                        float* __restrict__ v_quats,            // [N, 4]
                        float* __restrict__ v_raw_opacity,      // [N]
-                       float* __restrict__ v_sh) {             // [N, K, 3]
-  // [blockDim.x, stride]: an odd row stride keeps the per-thread rows on distinct banks.
+                       float* __restrict__ v_sh,               // [N, K, 3] (kAdamSh: unused)
+                       const __grid_constant__ ShAdam adam) {  // kAdamSh only
+  // [blockDim.x, stride]: an odd row stride keeps the per-thread rows on distinct banks. With
+  // kAdamSh, [blockDim.x, kBasisStride] after it: b[16] and vc[3] of each splat.
   extern __shared__ float stage[];
   const int K3 = p.K * 3, stride = K3 | 1;
   const int first = blockIdx.x * blockDim.x;
   const int count = min(int(blockDim.x), p.n - first);
   const int i = first + threadIdx.x;
   float* sh_splat = stage + threadIdx.x * stride;
+  float* basis = stage + blockDim.x * stride;
+  if (kAdamSh && adam.abort && *adam.abort) return;  // an abandoned step changes nothing
 
-  const float* sh_block = sh + std::size_t(first) * K3;
-  for_each_slice_element(K3, stride, count, [&](int e, int s) { stage[s] = sh_block[e]; });
+  // kAdamSh reads the coefficients it updates through the group's pointer, never through the
+  // read-only `sh`.
+  const float* sh_block = (kAdamSh ? adam.group.param : sh) + std::size_t(first) * K3;
+  for_each_slice_element<8>(
+      K3, count, [&](int e) { return sh_block[e]; },
+      [&](int, int j, int off, float value) { stage[j * stride + off] = value; });
   __syncthreads();
 
   if (i < p.n) {
+    float* basis_row = basis + threadIdx.x * kBasisStride;
     if (radii[std::size_t(i) * 2] <= 0 && radii[std::size_t(i) * 2 + 1] <= 0) {
       // Culled: the forward passed nothing on.
       const std::size_t i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
@@ -262,16 +299,45 @@ __global__ void __launch_bounds__(config::project_bwd_block_size)
 #pragma unroll
       for (int k = 0; k < 4; ++k) v_quats[i4 + k] = 0.f;
       v_raw_opacity[i] = 0.f;
-      for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
+      if constexpr (kAdamSh) {
+        for (int k = 0; k < kBasisStride; ++k) basis_row[k] = 0.f;
+      } else {
+        for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
+      }
     } else {
-      splat_bwd<kDeviceCam>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
-                v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat);
+      splat_bwd<kDeviceCam, kAdamSh>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics,
+                                     v_colors, v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity,
+                                     sh_splat, basis_row);
     }
   }
   __syncthreads();
 
-  float* v_sh_block = v_sh + std::size_t(first) * K3;
-  for_each_slice_element(K3, stride, count, [&](int e, int s) { v_sh_block[e] = stage[s]; });
+  if constexpr (kAdamSh) {
+    // adam_kernel's update of the SH group, element by element: coefficient k = off / 3 takes lr
+    // for the DC term (k = 0) and lr_rest above (the host checks that the group's K is p.K).
+    const AdamGroup& G = adam.group;
+    const AdamScalars& S = adam.device_scalars ? *adam.device_scalars : adam.scalars;
+    const float lr = S.lr[adam.index], lr_rest = S.lr_rest[adam.index];
+    const int active = sh_coeffs(p.sh_degree);
+    const std::size_t base = std::size_t(first) * K3;
+    for_each_slice_element<4>(
+        K3, count, [&](int e) { return make_float2(G.m[base + e], G.v[base + e]); },
+        [&](int e, int j, int off, float2 moments) {
+          const int k = off / 3, c = off - 3 * k;
+          const float* row = basis + j * kBasisStride;
+          const float g = k < active ? row[k] * row[16 + c] : 0.f;
+          float param = stage[j * stride + off];
+          detail::adam_element(param, g, moments.x, moments.y, k == 0 ? lr : lr_rest, S);
+          G.param[base + e] = param;
+          G.m[base + e] = moments.x;
+          G.v[base + e] = moments.y;
+        });
+  } else {
+    float* v_sh_block = v_sh + std::size_t(first) * K3;
+    for_each_slice_element<1>(
+        K3, count, [&](int) { return 0; },
+        [&](int e, int j, int off, int) { v_sh_block[e] = stage[j * stride + off]; });
+  }
 }
 
 }  // namespace
@@ -281,17 +347,29 @@ void project_bwd(const ProjectParams& p,
                  const ProjectedPtrs& fwd,
                  const ProjectedGradPtrs& v,
                  GaussianGradPtrs grads,
-                 cudaStream_t stream) {
+                 cudaStream_t stream,
+                 const ShAdam* sh_adam) {
   detail::check_project_params(p, "project_bwd");
+  if (sh_adam) {
+    const AdamGroup& G = sh_adam->group;
+    if (G.param != in.sh || !G.m || !G.v || G.n != std::size_t(p.n) * p.K * 3 || G.sh_K != p.K ||
+        sh_adam->index < 0 || sh_adam->index >= kMaxAdamGroups)
+      throw Error("project_bwd: the SH Adam group (" + std::to_string(G.n) + " elements, K " +
+                  std::to_string(G.sh_K) + ", index " + std::to_string(sh_adam->index) +
+                  ") is not the projected splats' coefficients [" + std::to_string(p.n) + ", " +
+                  std::to_string(p.K) + ", 3]");
+  }
   if (p.n <= 0) return;
   const int block = config::project_bwd_block_size;
   const int blocks = (p.n + block - 1) / block;
-  const std::size_t stage_bytes = std::size_t(block) * ((p.K * 3) | 1) * sizeof(float);
-  auto kernel = p.device_cam ? project_bwd_kernel<true> : project_bwd_kernel<false>;
+  const std::size_t stage_bytes =
+      std::size_t(block) * (((p.K * 3) | 1) + (sh_adam ? kBasisStride : 0)) * sizeof(float);
+  auto kernel = sh_adam ? (p.device_cam ? project_bwd_kernel<true, true> : project_bwd_kernel<false, true>)
+                        : (p.device_cam ? project_bwd_kernel<true, false> : project_bwd_kernel<false, false>);
   kernel<<<blocks, block, stage_bytes, stream>>>(
-      p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, fwd.conics, fwd.radii, v.means2d,
-      v.conics, v.colors, v.opacities, grads.means, grads.log_scales, grads.quats,
-      grads.raw_opacity, grads.sh);
+      p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics, fwd.radii,
+      v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales, grads.quats, grads.raw_opacity,
+      grads.sh, sh_adam ? *sh_adam : ShAdam{});
   SPLAT_CUDA_CHECK_LAUNCH("project_bwd_kernel");
 }
 

@@ -105,7 +105,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
 }
 
 void Renderer::backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
-                        bool deterministic) {
+                        bool deterministic, const ShAdam* sh_adam) {
   PerSplat& sp = splats_.get();
   PerPixel& px = pixels_.get();
   const std::size_t n = std::size_t(n_);
@@ -123,7 +123,7 @@ void Renderer::backward(GaussianPtrs params, const float* v_image, const float* 
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);
-  project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_);
+  project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_, sh_adam);
   timer_.end(stream_);
 }
 

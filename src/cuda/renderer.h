@@ -79,8 +79,10 @@ class Renderer {
   // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
   // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
   // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.
+  // With sh_adam, grads.sh is not written: the projection backward updates the SH coefficients
+  // with Adam instead (ShAdam in cuda/project.h).
   void backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
-                bool deterministic = false);
+                bool deterministic = false, const ShAdam* sh_adam = nullptr);
 
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }

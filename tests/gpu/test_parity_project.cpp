@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -439,6 +440,93 @@ TEST(ProjectParityCulling, CulledSplatsGetZeroGradients) {
     }
     expect_grads_agree(r, std::size_t(g.K()));
   }
+}
+
+
+// ---- Adam on the SH coefficients inside the backward -----------------------------------------
+
+// project_bwd with ShAdam against project_bwd, then adam_step on the SH group: the same bits for
+// the coefficients and both moments, and for every other gradient. Active degree 2 of 3 stored
+// (inactive coefficients still get Adam's update with a zero gradient), DC and higher bands with
+// different rates, culled splats, moments from earlier steps, host and device scalars, and an
+// abandoned step (abort flag raised), which must leave all three arrays alone.
+TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdam) {
+  const test::Scene s = make_scene(kScenes[3]);
+  const std::size_t n = s.gaussians.size();
+  const int K = s.gaussians.K();
+  const std::size_t count = n * std::size_t(K) * 3;
+  RasterSettings rs;
+  rs.sh_degree = 2;
+  rs.antialiased = true;
+  const DeviceModel model(s.gaussians);
+  DeviceProjected dev(n);
+  const cpu::Projected<float> fwd = run_fwd(s, rs, model, dev);
+  ASSERT_LT(std::count_if(fwd.radii.begin(), fwd.radii.end(), [](int r) { return r > 0; }), 2 * long(n))
+      << "some splats must be culled";
+  cuda::DeviceBuffer<float> v_means2d = test::to_device(test::random_vector(n * 2, 31)),
+                                  v_conics = test::to_device(test::random_vector(n * 3, 32)),
+                                  v_colors = test::to_device(test::random_vector(n * 3, 33)),
+                                  v_opacities = test::to_device(test::random_vector(n, 34));
+  const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(), v_opacities.data()};
+  std::vector<float> m0 = test::random_vector(count, 35), v0 = test::random_vector(count, 36);
+  for (float& x : m0) x *= 1e-3f;
+  for (float& x : v0) x = 1e-6f * x * x;
+  const long long step = 7;
+
+  // The separate kernels, as a batch step runs them.
+  DeviceGrads grads(n, K);
+  cuda::DeviceBuffer<float> sh_a = test::to_device(s.gaussians.sh), m_a = test::to_device(m0),
+                            v_a = test::to_device(v0);
+  cuda::GaussianPtrs in_a = model.ptrs();
+  in_a.sh = sh_a.data();
+  cuda::project_bwd(params(s, rs), in_a, dev.ptrs(), v, grads.ptrs(), nullptr);
+  const cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(), count, 1e-3f, K, 5e-5f};
+  cuda::adam_step(&group_a, 1, step, nullptr);
+  SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+  const Gaussians want = grads.download(rs.sh_degree);
+  const std::vector<float> want_sh = sh_a.download(), want_m = m_a.download(), want_v = v_a.download();
+  std::size_t moved = 0;
+  for (std::size_t e = 0; e < count; ++e) moved += want_sh[e] != s.gaussians.sh[e];
+  EXPECT_GT(moved, count / 2) << "Adam must move most coefficients, or the comparison proves little";
+
+  for (const bool device_scalars : {false, true})
+    for (const bool abandoned : {false, true}) {
+      SCOPED_TRACE(std::string(device_scalars ? "device" : "host") + " scalars" + (abandoned ? ", abandoned" : ""));
+      DeviceGrads grads_b(n, K);
+      cuda::DeviceBuffer<float> sh_b = test::to_device(s.gaussians.sh), m_b = test::to_device(m0),
+                                v_b = test::to_device(v0);
+      cuda::GaussianPtrs in_b = model.ptrs();
+      in_b.sh = sh_b.data();
+      cuda::ShAdam sh_adam;
+      sh_adam.group = {sh_b.data(), nullptr, m_b.data(), v_b.data(), count, 1e-3f, K, 5e-5f};
+      sh_adam.index = 0;
+      sh_adam.scalars = cuda::adam_scalars(&sh_adam.group, 1, step);
+      cuda::DeviceBuffer<cuda::AdamScalars> scalars_on_device(1);
+      cuda::DeviceBuffer<int> abort(1);
+      if (device_scalars) {
+        scalars_on_device.upload(std::vector<cuda::AdamScalars>{sh_adam.scalars});
+        sh_adam.scalars = {};  // must not be read
+        sh_adam.device_scalars = scalars_on_device.data();
+      }
+      abort.upload(std::vector<int>{abandoned ? 1 : 0});
+      sh_adam.abort = abort.data();
+      cuda::project_bwd(params(s, rs), in_b, dev.ptrs(), v, grads_b.ptrs(), nullptr, &sh_adam);
+      SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> got_sh = sh_b.download(), got_m = m_b.download(), got_v = v_b.download();
+      if (abandoned) {
+        EXPECT_TRUE(got_sh == s.gaussians.sh && got_m == m0 && got_v == v0) << "an abandoned step changed the SH state";
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t e = 0; e < count; ++e)
+        differ += std::memcmp(&got_sh[e], &want_sh[e], 4) != 0 || std::memcmp(&got_m[e], &want_m[e], 4) != 0 ||
+                  std::memcmp(&got_v[e], &want_v[e], 4) != 0;
+      EXPECT_EQ(differ, 0u) << "of " << count << " coefficients";
+      const Gaussians got = grads_b.download(rs.sh_degree);
+      EXPECT_TRUE(got.means == want.means && got.log_scales == want.log_scales && got.quats == want.quats &&
+                  got.raw_opacity == want.raw_opacity)
+          << "the other gradients must not change";
+    }
 }
 
 }  // namespace
