@@ -251,7 +251,7 @@ __device__ __forceinline__ void for_each_slice_element(int K3, int count, Load&&
 // the stage, b and vc of each splat from a second shared array. That saves the gradients' write,
 // and Adam's reads of them and of the coefficients: 12 of the 28 bytes per coefficient and step.
 template <bool kDeviceCam, bool kAdamSh>
-__global__ void __launch_bounds__(config::project_bwd_block_size)
+__global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
                        const float* __restrict__ log_scales,   // [N, 3]
