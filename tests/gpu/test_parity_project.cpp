@@ -464,9 +464,9 @@ TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdam) {
   ASSERT_LT(std::count_if(fwd.radii.begin(), fwd.radii.end(), [](int r) { return r > 0; }), 2 * long(n))
       << "some splats must be culled";
   cuda::DeviceBuffer<float> v_means2d = test::to_device(test::random_vector(n * 2, 31)),
-                                  v_conics = test::to_device(test::random_vector(n * 3, 32)),
-                                  v_colors = test::to_device(test::random_vector(n * 3, 33)),
-                                  v_opacities = test::to_device(test::random_vector(n, 34));
+                            v_conics = test::to_device(test::random_vector(n * 3, 32)),
+                            v_colors = test::to_device(test::random_vector(n * 3, 33)),
+                            v_opacities = test::to_device(test::random_vector(n, 34));
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(), v_opacities.data()};
   std::vector<float> m0 = test::random_vector(count, 35), v0 = test::random_vector(count, 36);
   for (float& x : m0) x *= 1e-3f;
