@@ -19,23 +19,50 @@ std::array<int, 4> corners(const TileBox& b) {
   return {b.x0, b.y0, b.x1, b.y1};
 }
 
-TEST(Intersect, KeyPacksTileHighAndDepthBitsLow) {
-  // 1.5f = 0x3FC00000, 1000.0f = 0x447A0000, 2.0f = 0x40000000 (IEEE 754 single).
-  EXPECT_EQ(isect_key(0x12345u, 1.5f), 0x000123453FC00000ull);
-  EXPECT_EQ(isect_key(2499u, 1000.0f), 0x000009C3447A0000ull);
-  EXPECT_EQ(isect_key(0u, 2.0f), 0x0000000040000000ull);
+TEST(Intersect, KeyPacksTileHighAndDepthKeyLow) {
+  // 1.5f = 0x3FC00000, 1000.0f = 0x447A0000, 2.0f = 0x40000000 (IEEE 754 single); the key counts
+  // from 2^-7 = 0x3C000000 in steps of 2^(28 - kDepthKeyBits) patterns.
+  constexpr int shift = 28 - tiles::kDepthKeyBits;
+  EXPECT_EQ(isect_key(0x12345u, 1.5f), 0x0001234500000000ull | (0x03C00000u >> shift));
+  EXPECT_EQ(isect_key(2499u, 1000.0f), 0x000009C300000000ull | (0x087A0000u >> shift));
+  EXPECT_EQ(isect_key(0u, 2.0f), std::uint64_t(0x04000000u >> shift));
   EXPECT_EQ(key_tile(isect_key(0x12345u, 1.5f)), 0x12345u);
   EXPECT_EQ(key_tile(isect_key(0xFFFFFFFFu, 0.25f)), 0xFFFFFFFFu);
 }
 
+TEST(Intersect, DepthKeyOrdersDepthsToItsMantissaBits) {
+  const unsigned top = (1u << tiles::kDepthKeyBits) - 1u;
+  const float step = std::ldexp(1.0f, -(tiles::kDepthKeyBits - 5));  // 32 binades take 5 bits
+  EXPECT_EQ(tiles::depth_key(0.0f), 0u);  // culled splats
+  EXPECT_EQ(tiles::depth_key(1e-3f), 0u);
+  EXPECT_EQ(tiles::depth_key(0x1p-7f), 0u);
+  EXPECT_EQ(tiles::depth_key(0x1p-7f * (1.0f + step)), 1u);  // the first step up
+  EXPECT_EQ(tiles::depth_key(0x1p25f * (1.0f - step)), top - 1u);
+  EXPECT_EQ(tiles::depth_key(0x1p25f * (1.0f - 0x1p-24f)), top);  // the last step below 2^25 ...
+  EXPECT_EQ(tiles::depth_key(0x1p25f), top);                       // ... and everything above
+  EXPECT_EQ(tiles::depth_key(1e30f), top);
+  EXPECT_EQ(tiles::depth_key(std::numeric_limits<float>::infinity()), top);
+  EXPECT_EQ(tiles::depth_key(std::numeric_limits<float>::quiet_NaN()), top);
+  EXPECT_EQ(tiles::depth_key(-1.0f), top);
+  EXPECT_EQ(tiles::depth_key(-0.0f), top);
+  // Monotonic at every scale: a relative 2 steps apart never ties, half a step apart is at most
+  // one key.
+  for (float d = 0.01f; d < 1e6f; d *= 1.37f) {
+    EXPECT_LE(tiles::depth_key(d), tiles::depth_key(std::nextafter(d, 2 * d))) << d;
+    EXPECT_LT(tiles::depth_key(d), tiles::depth_key(d * (1.0f + 2 * step))) << d;
+    EXPECT_GE(tiles::depth_key(d) + 1u, tiles::depth_key(d * (1.0f + step / 2))) << d;
+  }
+}
+
 TEST(Intersect, KeysOrderByTileThenDepth) {
+  const float step = std::ldexp(1.0f, -(tiles::kDepthKeyBits - 5));
   // Listed in the expected order; a nearer splat in a later tile still sorts after.
   const std::vector<std::uint64_t> want = {
       isect_key(0, 0.01f),
       isect_key(0, 7.0f),
       isect_key(1, 0.5f),
       isect_key(1, 1.0f),
-      isect_key(1, std::nextafter(1.0f, 2.0f)),  // one ulp deeper still sorts after
+      isect_key(1, 1.0f + step),  // one key step deeper sorts after
       isect_key(1, 1e30f),
       isect_key(2, 1e-3f),
   };
@@ -43,6 +70,8 @@ TEST(Intersect, KeysOrderByTileThenDepth) {
   std::reverse(keys.begin(), keys.end());
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys, want);
+  EXPECT_NE(want[3], want[4]);
+  EXPECT_EQ(isect_key(1, 1.0f), isect_key(1, std::nextafter(1.0f, 2.0f)));  // within a step: a tie
 }
 
 TEST(Intersect, SortEndBit) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 
 #include "render/settings.h"
@@ -16,9 +15,7 @@ TileGrid TileGrid::for_image(int image_width, int image_height) {
 }
 
 std::uint64_t isect_key(std::uint32_t tile, float depth) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &depth, sizeof bits);
-  return (std::uint64_t(tile) << 32) | bits;
+  return (std::uint64_t(tile) << 32) | tiles::depth_key(depth);
 }
 
 TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid) {

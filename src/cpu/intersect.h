@@ -1,6 +1,6 @@
 #pragma once
 // Tile intersection: which 16x16 tiles each projected splat touches, as sort keys
-// (tile id << 32 | depth bits), sorted, and the [start, end) range of every tile.
+// (tile id << 32 | depth key), sorted, and the [start, end) range of every tile.
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -15,10 +15,11 @@ struct TileGrid {
   static TileGrid for_image(int image_width, int image_height);
 };
 
-// Positive IEEE floats order like their bit patterns, so depth bits sort by depth.
+// Tile id high, tiles::depth_key low: sorted, the keys order by tile, then by depth.
 std::uint64_t isect_key(std::uint32_t tile, float depth);
 inline std::uint32_t key_tile(std::uint64_t key) { return std::uint32_t(key >> 32); }
-// The highest key bit the sort must look at (exclusive): 32 depth bits plus enough for the tile id.
+// The highest key bit the sort must look at (exclusive): the 32 bits of the depth
+// key field plus enough for the tile id.
 inline int sort_end_bit(int tile_count) {
   return 32 + std::bit_width(static_cast<std::uint32_t>(tile_count));
 }
@@ -35,7 +36,7 @@ struct Intersections {
 
 // means2d [N, 2], radii [N, 2], depths [N], conics [N, 3], opacities [N]: each splat gets the
 // tiles of its box that it reaches (render/tiles.h); with opacities empty, its whole box (for
-// smooth_cutoff, where nothing is skipped). Ties (same tile and depth) keep gaussian order.
+// smooth_cutoff, where nothing is skipped). Ties (same tile and depth key) keep gaussian order.
 template <class T>
 Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
                               const std::vector<T>& depths, const std::vector<T>& conics,

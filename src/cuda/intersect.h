@@ -21,16 +21,15 @@ struct TileGridParams {
 // tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
 // means2d, radii, conics, colors and opacities. Also records[i], the rasterizer's record of splat i
 // (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test, which the
-// warp test reads instead of taking a double-precision log per warp), and iota[i] = i
-// (depth_order's values).
+// warp test reads instead of taking a double-precision log per warp), depth_keys[i] =
+// tiles::depth_key of its depth and iota[i] = i (depth_order's keys and values).
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     SplatRecord* records, std::uint32_t* iota, cudaStream_t stream);
+                     SplatRecord* records, std::uint32_t* depth_keys, std::uint32_t* iota, cudaStream_t stream);
 
-// order[j] = the splat with the j-th smallest depth, equal depth bit patterns in index order (a
-// stable radix sort of the bits: positive floats, every depth of a splat that reaches a tile,
-// order like their bits): sort_intersections over the n (depth bits, index) pairs, with temp of
-// sort_temp_bytes(n). depth_bits_sorted is scratch [N].
-void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
+// order[j] = the splat with the j-th smallest depth key, equal keys in index order (a stable radix
+// sort of the tiles::kDepthKeyBits key bits): sort_intersections over the n (depth key, index)
+// pairs, with temp of sort_temp_bytes(n). depth_keys_sorted is scratch [N].
+void depth_order(int n, const std::uint32_t* depth_keys, const std::uint32_t* iota, std::uint32_t* depth_keys_sorted,
                  std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 // offsets[j] = inclusive prefix sum of tiles_per_splat in depth order, up to splat order[j];

@@ -1,8 +1,8 @@
-// Tile intersection on the GPU: the order of cpu::intersect_tiles (tile, then depth bits, then
+// Tile intersection on the GPU: the order of cpu::intersect_tiles (tile, then depth key, then
 // splat index) from two short sorts instead of one long one. The splats are sorted by depth once
-// (32-bit keys, N entries; stable, so equal depths keep index order), the intersections are
+// (16-bit keys, N entries; stable, so equal keys keep index order), the intersections are
 // emitted in that order, and a stable sort by tile id alone (12 bits for 2,500 tiles) keeps it
-// within each tile. The CPU sorts (tile << 32 | depth bits, index) pairs; the GPU used to sort
+// within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; the GPU used to sort
 // those 44-bit keys over all M intersections.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -114,7 +114,9 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                  int tiles_x,
                  int tiles_y,
                  std::int32_t* __restrict__ tiles_per_splat,  // [N]
+                 const float* __restrict__ depths,            // [N]
                  SplatRecord* __restrict__ records,           // [N]
+                 std::uint32_t* __restrict__ depth_keys,      // [N]
                  std::uint32_t* __restrict__ iota) {          // [N]
   __shared__ Candidates s_candidates[kWarps][32];
   __shared__ int s_done[kWarps][32];
@@ -122,6 +124,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   if (i < n) {
     records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
                               tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
+    depth_keys[i] = tiles::depth_key(depths[i]);
     iota[i] = std::uint32_t(i);
   }
   const int count = warp_for_each_tile(i < n ? i : -1, means2d, radii, conics, opacities, tiles_x, tiles_y,
@@ -216,20 +219,18 @@ __global__ void tile_counts_kernel(int tile_count,
 }  // namespace
 
 void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     SplatRecord* records, std::uint32_t* iota, cudaStream_t stream) {
+                     SplatRecord* records, std::uint32_t* depth_keys, std::uint32_t* iota, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, records,
-      iota);
+      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, p.depths,
+      records, depth_keys, iota);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
-void depth_order(int n, const float* depths, const std::uint32_t* iota, std::uint32_t* depth_bits_sorted,
+void depth_order(int n, const std::uint32_t* depth_keys, const std::uint32_t* iota, std::uint32_t* depth_keys_sorted,
                  std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
   if (n <= 0) return;
-  // The depths' bit patterns as keys: positive floats order like their bits.
-  sort_intersections(n, 32, reinterpret_cast<const std::uint32_t*>(depths), depth_bits_sorted, iota, order, temp,
-                     temp_bytes, stream);
+  sort_intersections(n, tiles::kDepthKeyBits, depth_keys, depth_keys_sorted, iota, order, temp, temp_bytes, stream);
 }
 
 // tiles_per_splat[order[j]] at j: the counts in depth order, read by the scan where it needs them.

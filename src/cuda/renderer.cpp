@@ -14,7 +14,8 @@ void PerSplat::carve(Carver& c, int n) {
   offsets = c.take<std::int32_t>(n);
   records = c.take<SplatRecord>(n);
   iota = c.take<std::uint32_t>(n);
-  depth_bits_sorted = c.take<std::uint32_t>(n);
+  depth_keys = c.take<std::uint32_t>(n);
+  depth_keys_sorted = c.take<std::uint32_t>(n);
   depth_order = c.take<std::uint32_t>(n);
   scan_bytes = scan_temp_bytes(n);
   scan_temp = c.take<char>(scan_bytes);
@@ -68,8 +69,8 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.iota, stream_);
-  depth_order(n, sp.proj.depths, sp.iota, sp.depth_bits_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.depth_keys, sp.iota, stream_);
+  depth_order(n, sp.depth_keys, sp.iota, sp.depth_keys_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
   intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
   const int end_bit = tile_key_bits(grid.count());
   m_ = 0;

@@ -20,7 +20,7 @@ struct PerSplat {
   ProjectedGradPtrs v;
   std::int32_t *tiles_per_splat, *offsets;
   SplatRecord* records;  // [N] the rasterizer's per-splat records (intersect_count)
-  std::uint32_t *iota, *depth_bits_sorted, *depth_order;
+  std::uint32_t *iota, *depth_keys, *depth_keys_sorted, *depth_order;
   void *scan_temp, *depth_temp;
   std::size_t scan_bytes, depth_bytes;
   void carve(Carver& c, int n);

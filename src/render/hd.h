@@ -24,6 +24,15 @@ SPLAT_HD inline float add_rn(float a, float b) {
   return a + b;
 #endif
 }
+SPLAT_HD inline unsigned float_bits(float a) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(a);
+#else
+  unsigned u;
+  __builtin_memcpy(&u, &a, sizeof u);
+  return u;
+#endif
+}
 SPLAT_HD inline float div_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fdiv_rn(a, b);

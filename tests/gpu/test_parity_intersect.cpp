@@ -4,7 +4,6 @@
 // the same keys in the same order as the CPU's three passes and sort them into the same order.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <ios>
@@ -40,24 +39,20 @@ SplatInputs projected(int n, int width, int height, std::uint32_t seed) {
 }
 
 // What the GPU's passes before the tile sort must produce, computed here on the CPU: tiles per
-// splat; the splats by depth bits, then index; the inclusive prefix sum of the counts in that
+// splat; the splats by depth key, then index; the inclusive prefix sum of the counts in that
 // order; and (tile, gaussian) in that order with each splat's box in row-major order.
 struct Emitted {
   std::vector<std::int32_t> counts, offsets;
   std::vector<std::uint32_t> order, keys, ids;
 };
 
-std::uint32_t depth_bits(float depth) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &depth, sizeof bits);
-  return bits;
-}
-
 Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
   Emitted e;
   for (int i = 0; i < s.n(); ++i) e.order.push_back(std::uint32_t(i));
   std::stable_sort(e.order.begin(), e.order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return depth_bits(s.depths[a]) < depth_bits(s.depths[b]); });
+                   [&](std::uint32_t a, std::uint32_t b) {
+                     return tiles::depth_key(s.depths[a]) < tiles::depth_key(s.depths[b]);
+                   });
   e.counts.assign(std::size_t(s.n()), 0);
   std::int32_t total = 0;
   for (const std::uint32_t i : e.order) {
@@ -116,12 +111,13 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
 
   auto records = test::poisoned<cuda::SplatRecord>(n1);
   auto iota = test::poisoned<std::uint32_t>(n1);
-  auto depth_bits_sorted = test::poisoned<std::uint32_t>(n1);
+  auto depth_keys = test::poisoned<std::uint32_t>(n1);
+  auto depth_keys_sorted = test::poisoned<std::uint32_t>(n1);
   auto depth_order = test::poisoned<std::uint32_t>(n1);
-  cuda::intersect_count(n, proj, g, counts.data(), records.data(), iota.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), records.data(), depth_keys.data(), iota.data(), nullptr);
   cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::sort_temp_bytes(n), 1));
-  cuda::depth_order(n, depths.data(), iota.data(), depth_bits_sorted.data(), depth_order.data(), depth_temp.data(),
-                    depth_temp.size(), nullptr);
+  cuda::depth_order(n, depth_keys.data(), iota.data(), depth_keys_sorted.data(), depth_order.data(),
+                    depth_temp.data(), depth_temp.size(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
   cuda::intersect_scan(n, counts.data(), depth_order.data(), offsets.data(), scan_temp.data(), scan_temp.size(),
                        nullptr);
