@@ -215,32 +215,6 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
   for (int k = 0; k < 4; ++k) v_quats[i4 + k] = (v_qn[k] - g.qn[k] * qdot) * iqn;
 }
 
-// Visits the elements of a block's contiguous [count, K3] slice: value = load(e) for kBatch of a
-// thread's elements, then use(e, j, off, value) for each, with row j = e / K3 (the splat) and
-// column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
-// divided. Consecutive threads take consecutive elements, so the global accesses coalesce; the
-// batch keeps kBatch loads in flight where a load followed by its use waited out the memory
-// latency once per element (48 per thread at degree 3).
-template <int kBatch, class Load, class Use>
-__device__ __forceinline__ void for_each_slice_element(int K3, int count, Load&& load, Use&& use) {
-  const int total = count * K3, step = int(blockDim.x);
-  const int dj = step / K3, doff = step % K3;
-  int j = int(threadIdx.x) / K3, off = int(threadIdx.x) % K3;
-  for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * step) {
-    decltype(load(0)) value[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-      if (e0 + b * step < total) value[b] = load(e0 + b * step);
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      if (e0 + b * step < total) use(e0 + b * step, j, off, value[b]);
-      j += dj;
-      off += doff;
-      if (off >= K3) off -= K3, ++j;
-    }
-  }
-}
-
 // One thread per splat. The SH coefficients and their gradients ([N, K, 3], up to 48 floats a
 // splat) go through shared memory, read and written by the block as one contiguous, coalesced
 // slice. Accessed straight from each thread, every warp instruction touches 32 separate sectors:
@@ -284,7 +258,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   // kAdamSh reads the coefficients it updates through the group's pointer, never through the
   // read-only `sh`.
   const float* sh_block = (kAdamSh ? adam.group.param : sh) + std::size_t(first) * K3;
-  for_each_slice_element<8>(
+  detail::for_each_slice_element<8>(
       K3, count, [&](int e) { return sh_block[e]; },
       [&](int, int j, int off, float value) { stage[j * stride + off] = value; });
   __syncthreads();
@@ -320,7 +294,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     const float lr = S.lr[adam.index], lr_rest = S.lr_rest[adam.index];
     const int active = sh_coeffs(p.sh_degree);
     const std::size_t base = std::size_t(first) * K3;
-    for_each_slice_element<4>(
+    detail::for_each_slice_element<4>(
         K3, count, [&](int e) { return make_float2(G.m[base + e], G.v[base + e]); },
         [&](int e, int j, int off, float2 moments) {
           const int k = off / 3, c = off - 3 * k;
@@ -334,7 +308,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
         });
   } else {
     float* v_sh_block = v_sh + std::size_t(first) * K3;
-    for_each_slice_element<1>(
+    detail::for_each_slice_element<1>(
         K3, count, [&](int) { return 0; },
         [&](int e, int j, int off, int) { v_sh_block[e] = stage[j * stride + off]; });
   }

@@ -11,6 +11,9 @@ namespace splat::cuda {
 
 namespace {
 
+// One thread per splat. The block's SH coefficients ([count, K, 3], up to 48 floats a splat) come
+// in as one contiguous, coalesced slice through shared memory, as in project_bwd: read straight
+// from each thread, every warp instruction touched 32 separate sectors.
 template <bool kDeviceCam>
 __global__ void __launch_bounds__(config::project_fwd_block_size)
     project_fwd_kernel(const ProjectParams p,
@@ -25,7 +28,16 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
                        int* __restrict__ radii,                // [N, 2]
                        float* __restrict__ colors,             // [N, 3]
                        float* __restrict__ opacities) {        // [N]
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  extern __shared__ float stage[];  // [blockDim.x, K*3 | 1]: odd rows keep threads on distinct banks
+  const int K3 = p.K * 3, stride = K3 | 1;
+  const int first = blockIdx.x * blockDim.x;
+  const float* sh_block = sh + std::size_t(first) * K3;
+  detail::for_each_slice_element<8>(
+      K3, min(int(blockDim.x), p.n - first), [&](int e) { return sh_block[e]; },
+      [&](int, int j, int off, float value) { stage[j * stride + off] = value; });
+  __syncthreads();
+
+  const int i = first + threadIdx.x;
   if (i >= p.n) return;
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3;
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
@@ -80,7 +92,7 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   float b[16];
   detail::sh_basis(p.sh_degree, d[0] * idn, d[1] * idn, d[2] * idn, b);
   const int active = sh_coeffs(p.sh_degree);
-  const float* coef = sh + std::size_t(i) * p.K * 3;
+  const float* coef = stage + threadIdx.x * stride;
   float col[3] = {0.5f, 0.5f, 0.5f};
 #pragma unroll
   for (int k = 0; k < 16; ++k) {
@@ -100,7 +112,8 @@ void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cud
   if (p.n <= 0) return;
   const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
   auto kernel = p.device_cam ? project_fwd_kernel<true> : project_fwd_kernel<false>;
-  kernel<<<blocks, config::project_fwd_block_size, 0, stream>>>(
+  const std::size_t stage_bytes = std::size_t(config::project_fwd_block_size) * ((p.K * 3) | 1) * sizeof(float);
+  kernel<<<blocks, config::project_fwd_block_size, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, out.means2d, out.depths,
       out.conics, out.radii, out.colors, out.opacities);
   SPLAT_CUDA_CHECK_LAUNCH("project_fwd_kernel");

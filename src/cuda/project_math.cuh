@@ -10,10 +10,10 @@
 #include "render/settings.h"
 
 namespace splat::config {
-// Threads per block, a splat per thread. The forward uses no shared memory; the backward stages
-// each block's SH coefficients and gradients in shared memory ([block, K*3 (+1 pad)] floats,
-// 25 KB at K = 16).
-inline constexpr int project_fwd_block_size = 256;
+// Threads per block, a splat per thread. Both passes stage each block's SH coefficients in shared
+// memory ([block, K*3 (+1 pad)] floats, 25 KB at K = 16); the backward also its SH gradients, or
+// with ShAdam, each splat's basis and color gradient (19 floats more per splat).
+inline constexpr int project_fwd_block_size = 128;
 inline constexpr int project_bwd_block_size = 128;
 }  // namespace splat::config
 
@@ -25,6 +25,32 @@ inline void check_project_params(const ProjectParams& p, const char* who) {
     throw Error(std::string(who) + ": " + std::to_string(p.n) + " splats, active SH degree " +
                 std::to_string(p.sh_degree) + " with " + std::to_string(p.K) +
                 " stored coefficients per channel");
+}
+
+// Visits the elements of a block's contiguous [count, K3] slice: value = load(e) for kBatch of a
+// thread's elements, then use(e, j, off, value) for each, with row j = e / K3 (the splat) and
+// column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
+// divided. Consecutive threads take consecutive elements, so the global accesses coalesce; the
+// batch keeps kBatch loads in flight where a load followed by its use waited out the memory
+// latency once per element (48 per thread at degree 3).
+template <int kBatch, class Load, class Use>
+__device__ __forceinline__ void for_each_slice_element(int K3, int count, Load&& load, Use&& use) {
+  const int total = count * K3, step = int(blockDim.x);
+  const int dj = step / K3, doff = step % K3;
+  int j = int(threadIdx.x) / K3, off = int(threadIdx.x) % K3;
+  for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * step) {
+    decltype(load(0)) value[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (e0 + b * step < total) value[b] = load(e0 + b * step);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      if (e0 + b * step < total) use(e0 + b * step, j, off, value[b]);
+      j += dj;
+      off += doff;
+      if (off >= K3) off -= K3, ++j;
+    }
+  }
 }
 
 // The camera of a launch: from the kernel parameters, or (kDeviceCam, a replayed graph) from
