@@ -229,19 +229,38 @@ __global__ void __launch_bounds__(kThreads)
   const bool inside = gx < width && gy < height;
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
 
-  for (int ch = 0; ch < 3; ++ch) {
-    // Rows of kRegionW consecutive floats per partial plane. s_p of the previous channel is free:
-    // every thread passed the barrier after the horizontal pass that last read it.
-    for (int i = tid; i < kPartials * kRegionH * kRegionW; i += kThreads) {
+  // One channel's partials with halo, kLoads per thread (rows of kRegionW consecutive floats per
+  // partial plane), fetched into registers while the block works on the previous channel, so the
+  // L2 latency of the next channel's loads hides behind this one's blurs.
+  constexpr int kRegion = kPartials * kRegionH * kRegionW, kLoads = (kRegion + kThreads - 1) / kThreads;
+  float fetched[kLoads];
+  const auto fetch = [&](int ch) {
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int i = tid + l * kThreads;
       const int q = i / (kRegionH * kRegionW), rem = i - q * (kRegionH * kRegionW);
       const int r = rem / kRegionW, c = rem - r * kRegionW;
       const int px = x0 + c, py = y0 + r;
-      float val = 0.0f;
-      if (px >= 0 && px < width && py >= 0 && py < height)
-        val = partials[(q * 3 + ch) * plane + std::size_t(py) * width + px];
-      s_p[q][r][c] = val;
+      fetched[l] = i < kRegion && px >= 0 && px < width && py >= 0 && py < height
+                       ? partials[(q * 3 + ch) * plane + std::size_t(py) * width + px]
+                       : 0.0f;
     }
-    __syncthreads();
+  };
+  const auto stage = [&] {
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int i = tid + l * kThreads;
+      if (i >= kRegion) break;
+      const int q = i / (kRegionH * kRegionW), rem = i - q * (kRegionH * kRegionW);
+      const int r = rem / kRegionW, c = rem - r * kRegionW;
+      s_p[q][r][c] = fetched[l];
+    }
+  };
+  fetch(0);
+  stage();
+  __syncthreads();
+  for (int ch = 0; ch < 3; ++ch) {
+    if (ch + 1 < 3) fetch(ch + 1);
 
     for (int i = tid; i < kRegionH * kTileW; i += kThreads) {
       const int r = i / kTileW, c = i - r * kTileW;
@@ -258,6 +277,7 @@ __global__ void __launch_bounds__(kThreads)
       s_h[2][r][c] = d;
     }
     __syncthreads();
+    if (ch + 1 < 3) stage();  // s_p is free: every thread is past the horizontal pass
 
     float bmx = 0, bsxx = 0, bsxy = 0;
 #pragma unroll
@@ -273,8 +293,7 @@ __global__ void __launch_bounds__(kThreads)
       const float sgn = float((x > y) - (x < y));
       v_image[gi] = scal.l1_scale * sgn + bmx + 2.0f * x * bsxx + y * bsxy;
     }
-    // No barrier needed here: the next channel writes s_h only after the barrier that follows
-    // its load, which every thread reaches after finishing this vertical pass.
+    __syncthreads();  // s_h is free for the next channel's horizontal pass, s_p holds its partials
   }
 
   if (blockIdx.x == 0 && blockIdx.y == 0) {
