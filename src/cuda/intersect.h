@@ -69,8 +69,8 @@ void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::u
 void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::uint32_t* ranges,
                  cudaStream_t stream);
 
-// order[0, tile_count) = the tiles by descending intersection count (from ranges), equal counts in
-// tile order: the order in which both rasterizer passes take their tiles. A tile's block runs for
+// order[0, tile_count) = the tiles by descending intersection count (from ranges; counts above
+// 2^16 - 1 count as that), equal counts in tile order: the order in which both rasterizer passes take their tiles. A tile's block runs for
 // about as long as its list, and blocks start in launch order, so the long ones start first and
 // the short ones fill the SMs around them instead of long ones running alone at the end
 // (longest processing time first). scratch holds 3 * tile_count words.

@@ -205,14 +205,20 @@ __global__ void tile_ranges_kernel(int m,
     ranges[std::size_t(tile) * 2 + 1] = std::uint32_t(k + 1);
 }
 
-// counts[t] = the length of tile t's list, tiles[t] = t: the keys and values of tile_order's sort.
+// The bits of tile_order's keys: lists are ordered by length up to 2^16 - 1 entries, longer ones
+// tie at the top (the order only schedules the blocks; every order gives the same images). Two
+// radix passes in CUB's single-tile sort where 32-bit lengths took four.
+constexpr int kTileOrderBits = 16;
+
+// counts[t] = the length of tile t's list, clamped to kTileOrderBits, tiles[t] = t: the keys and
+// values of tile_order's sort.
 __global__ void tile_counts_kernel(int tile_count,
                                    const std::uint32_t* __restrict__ ranges,  // [tiles, 2]
                                    std::uint32_t* __restrict__ counts,        // [tiles]
                                    std::uint32_t* __restrict__ tiles) {       // [tiles]
   const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (t >= tile_count) return;
-  counts[t] = ranges[std::size_t(t) * 2 + 1] - ranges[std::size_t(t) * 2];
+  counts[t] = min(ranges[std::size_t(t) * 2 + 1] - ranges[std::size_t(t) * 2], (1u << kTileOrderBits) - 1u);
   tiles[t] = std::uint32_t(t);
 }
 
@@ -321,7 +327,7 @@ void tile_order(int tile_count, const std::uint32_t* ranges, std::uint32_t* scra
   SPLAT_CUDA_CHECK_LAUNCH("tile_order");
   // Stable: equal counts keep tile order.
   SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, counts, counts_sorted, tiles, order,
-                                                             tile_count, 0, 32, stream));
+                                                             tile_count, 0, kTileOrderBits, stream));
 }
 
 }  // namespace splat::cuda

@@ -181,11 +181,11 @@ void expect_keys_fit(const std::vector<std::uint32_t>& keys, int tile_count) {
   EXPECT_EQ(outside, 0u) << "keys whose tile id is outside the " << tile_count << "-tile grid";
 }
 
-// The tiles by descending list length, equal lengths in tile order.
+// The tiles by descending list length (clamped at 2^16 - 1), equal lengths in tile order.
 std::vector<std::uint32_t> longest_first(const std::vector<std::uint32_t>& ranges) {
   std::vector<std::uint32_t> order(ranges.size() / 2);
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = std::uint32_t(t);
-  const auto length = [&](std::uint32_t t) { return ranges[t * 2 + 1] - ranges[t * 2]; };
+  const auto length = [&](std::uint32_t t) { return std::min(ranges[t * 2 + 1] - ranges[t * 2], 0xFFFFu); };
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return length(a) > length(b); });
   return order;
 }
