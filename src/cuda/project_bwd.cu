@@ -224,7 +224,7 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 // element update, in the element order of adam_kernel, so the same bits), its coefficients from
 // the stage, b and vc of each splat from a second shared array. That saves the gradients' write,
 // and Adam's reads of them and of the coefficients: 12 of the 28 bytes per coefficient and step.
-template <bool kDeviceCam, bool kAdamSh>
+template <bool kDeviceCam, bool kAdamSh, bool kVec>
 __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -258,9 +258,13 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   // kAdamSh reads the coefficients it updates through the group's pointer, never through the
   // read-only `sh`.
   const float* sh_block = (kAdamSh ? adam.group.param : sh) + std::size_t(first) * K3;
-  detail::for_each_slice_element<8>(
-      K3, count, [&](int e) { return sh_block[e]; },
-      [&](int, int j, int off, float value) { stage[j * stride + off] = value; });
+  constexpr int kW = kVec ? 4 : 1;  // floats per unit of the slice loops
+  detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
+      K3, count, [&](int e) { return detail::load_floats<kW>(sh_block + e); },
+      [&](int, int j, int off, const detail::Floats<kW>& f) {
+#pragma unroll
+        for (int c = 0; c < kW; ++c) stage[j * stride + off + c] = f.v[c];
+      });
   __syncthreads();
 
   if (i < p.n) {
@@ -294,23 +298,36 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     const float lr = S.lr[adam.index], lr_rest = S.lr_rest[adam.index];
     const int active = sh_coeffs(p.sh_degree);
     const std::size_t base = std::size_t(first) * K3;
-    detail::for_each_slice_element<4>(
-        K3, count, [&](int e) { return make_float2(G.m[base + e], G.v[base + e]); },
-        [&](int e, int j, int off, float2 moments) {
-          const int k = off / 3, c = off - 3 * k;
+    struct Moments {
+      detail::Floats<kW> m, v;
+    };
+    detail::for_each_slice_unit<kW, kVec ? 2 : 4>(
+        K3, count,
+        [&](int e) { return Moments{detail::load_floats<kW>(G.m + base + e), detail::load_floats<kW>(G.v + base + e)}; },
+        [&](int e, int j, int off, Moments mv) {
           const float* row = basis + j * kBasisStride;
-          const float g = k < active ? row[k] * row[16 + c] : 0.f;
-          float param = stage[j * stride + off];
-          detail::adam_element(param, g, moments.x, moments.y, k == 0 ? lr : lr_rest, S);
-          G.param[base + e] = param;
-          G.m[base + e] = moments.x;
-          G.v[base + e] = moments.y;
+          detail::Floats<kW> param;
+#pragma unroll
+          for (int u = 0; u < kW; ++u) {
+            const int k = (off + u) / 3, c = off + u - 3 * k;
+            const float g = k < active ? row[k] * row[16 + c] : 0.f;
+            param.v[u] = stage[j * stride + off + u];
+            detail::adam_element(param.v[u], g, mv.m.v[u], mv.v.v[u], k == 0 ? lr : lr_rest, S);
+          }
+          detail::store_floats<kW>(G.param + base + e, param);
+          detail::store_floats<kW>(G.m + base + e, mv.m);
+          detail::store_floats<kW>(G.v + base + e, mv.v);
         });
   } else {
     float* v_sh_block = v_sh + std::size_t(first) * K3;
-    detail::for_each_slice_element<1>(
+    detail::for_each_slice_unit<kW, 1>(
         K3, count, [&](int) { return 0; },
-        [&](int e, int j, int off, int) { v_sh_block[e] = stage[j * stride + off]; });
+        [&](int e, int j, int off, int) {
+          detail::Floats<kW> f;
+#pragma unroll
+          for (int c = 0; c < kW; ++c) f.v[c] = stage[j * stride + off + c];
+          detail::store_floats<kW>(v_sh_block + e, f);
+        });
   }
 }
 
@@ -338,8 +355,16 @@ void project_bwd(const ProjectParams& p,
   const int blocks = (p.n + block - 1) / block;
   const std::size_t stage_bytes =
       std::size_t(block) * (((p.K * 3) | 1) + (sh_adam ? kBasisStride : 0)) * sizeof(float);
-  auto kernel = sh_adam ? (p.device_cam ? project_bwd_kernel<true, true> : project_bwd_kernel<false, true>)
-                        : (p.device_cam ? project_bwd_kernel<true, false> : project_bwd_kernel<false, false>);
+  const bool vec = sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
+                           : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});
+  using Kernel = decltype(&project_bwd_kernel<false, false, false>);
+  // [device camera][SH Adam][float4 slices]
+  constexpr Kernel kernels[2][2][2] = {
+      {{project_bwd_kernel<false, false, false>, project_bwd_kernel<false, false, true>},
+       {project_bwd_kernel<false, true, false>, project_bwd_kernel<false, true, true>}},
+      {{project_bwd_kernel<true, false, false>, project_bwd_kernel<true, false, true>},
+       {project_bwd_kernel<true, true, false>, project_bwd_kernel<true, true, true>}}};
+  const Kernel kernel = kernels[p.device_cam != nullptr][sh_adam != nullptr][vec];
   kernel<<<blocks, block, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics, fwd.radii,
       v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales, grads.quats, grads.raw_opacity,

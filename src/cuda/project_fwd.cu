@@ -14,7 +14,7 @@ namespace {
 // One thread per splat. The block's SH coefficients ([count, K, 3], up to 48 floats a splat) come
 // in as one contiguous, coalesced slice through shared memory, as in project_bwd: read straight
 // from each thread, every warp instruction touched 32 separate sectors.
-template <bool kDeviceCam>
+template <bool kDeviceCam, bool kVec>
 __global__ void __launch_bounds__(config::project_fwd_block_size)
     project_fwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -32,9 +32,13 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   const int K3 = p.K * 3, stride = K3 | 1;
   const int first = blockIdx.x * blockDim.x;
   const float* sh_block = sh + std::size_t(first) * K3;
-  detail::for_each_slice_element<8>(
-      K3, min(int(blockDim.x), p.n - first), [&](int e) { return sh_block[e]; },
-      [&](int, int j, int off, float value) { stage[j * stride + off] = value; });
+  constexpr int kW = kVec ? 4 : 1;
+  detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
+      K3, min(int(blockDim.x), p.n - first), [&](int e) { return detail::load_floats<kW>(sh_block + e); },
+      [&](int, int j, int off, const detail::Floats<kW>& f) {
+#pragma unroll
+        for (int c = 0; c < kW; ++c) stage[j * stride + off + c] = f.v[c];
+      });
   __syncthreads();
 
   const int i = first + threadIdx.x;
@@ -111,7 +115,9 @@ void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cud
   detail::check_project_params(p, "project_fwd");
   if (p.n <= 0) return;
   const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
-  auto kernel = p.device_cam ? project_fwd_kernel<true> : project_fwd_kernel<false>;
+  const bool vec = detail::slices_vectorize(p.K * 3, {in.sh});
+  auto kernel = p.device_cam ? (vec ? project_fwd_kernel<true, true> : project_fwd_kernel<true, false>)
+                             : (vec ? project_fwd_kernel<false, true> : project_fwd_kernel<false, false>);
   const std::size_t stage_bytes = std::size_t(config::project_fwd_block_size) * ((p.K * 3) | 1) * sizeof(float);
   kernel<<<blocks, config::project_fwd_block_size, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, out.means2d, out.depths,

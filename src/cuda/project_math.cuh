@@ -2,6 +2,8 @@
 // Device math shared by project_fwd.cu and project_bwd.cu: the per-splat EWA geometry and the real
 // spherical-harmonics basis. Mirrors cpu/project.h (splat_geometry) and cpu/sh.h in float; the
 // backward recomputes the geometry instead of storing it, as the CPU reference does.
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "core/error.h"
@@ -27,30 +29,62 @@ inline void check_project_params(const ProjectParams& p, const char* who) {
                 " stored coefficients per channel");
 }
 
-// Visits the elements of a block's contiguous [count, K3] slice: value = load(e) for kBatch of a
-// thread's elements, then use(e, j, off, value) for each, with row j = e / K3 (the splat) and
+// kW consecutive floats, moved as one float4 when kW is 4 (the address then 16-byte aligned).
+template <int kW>
+struct Floats {
+  float v[kW];
+};
+template <int kW>
+__device__ __forceinline__ Floats<kW> load_floats(const float* p) {
+  if constexpr (kW == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    return {{q.x, q.y, q.z, q.w}};
+  } else {
+    static_assert(kW == 1, "one float or four");
+    return {{*p}};
+  }
+}
+template <int kW>
+__device__ __forceinline__ void store_floats(float* p, const Floats<kW>& f) {
+  if constexpr (kW == 4)
+    *reinterpret_cast<float4*>(p) = make_float4(f.v[0], f.v[1], f.v[2], f.v[3]);
+  else
+    *p = f.v[0];
+}
+
+// Visits a block's contiguous [count, K3] slice in units of kW consecutive elements (K3 a multiple
+// of kW, so a unit never spans two rows): value = load(e) for kBatch of a thread's units, then
+// use(e, j, off, value) for each, with e the unit's first element, row j = e / K3 (the splat) and
 // column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
-// divided. Consecutive threads take consecutive elements, so the global accesses coalesce; the
-// batch keeps kBatch loads in flight where a load followed by its use waited out the memory
-// latency once per element (48 per thread at degree 3).
-template <int kBatch, class Load, class Use>
-__device__ __forceinline__ void for_each_slice_element(int K3, int count, Load&& load, Use&& use) {
-  const int total = count * K3, step = int(blockDim.x);
-  const int dj = step / K3, doff = step % K3;
-  int j = int(threadIdx.x) / K3, off = int(threadIdx.x) % K3;
-  for (int e0 = threadIdx.x; e0 < total; e0 += kBatch * step) {
+// divided. Consecutive threads take consecutive units, so the global accesses coalesce; the batch
+// keeps kBatch loads in flight where a load followed by its use waited out the memory latency
+// once per element (48 per thread at degree 3).
+template <int kW, int kBatch, class Load, class Use>
+__device__ __forceinline__ void for_each_slice_unit(int K3, int count, Load&& load, Use&& use) {
+  const int units = count * K3 / kW, step = int(blockDim.x);
+  const int dj = step * kW / K3, doff = step * kW % K3;
+  int j = int(threadIdx.x) * kW / K3, off = int(threadIdx.x) * kW % K3;
+  for (int u0 = threadIdx.x; u0 < units; u0 += kBatch * step) {
     decltype(load(0)) value[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (e0 + b * step < total) value[b] = load(e0 + b * step);
+      if (u0 + b * step < units) value[b] = load((u0 + b * step) * kW);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      if (e0 + b * step < total) use(e0 + b * step, j, off, value[b]);
+      if (u0 + b * step < units) use((u0 + b * step) * kW, j, off, value[b]);
       j += dj;
       off += doff;
       if (off >= K3) off -= K3, ++j;
     }
   }
+}
+
+// Whether a block's slices of K3 floats per splat move as float4: K3 a multiple of 4 and every
+// array 16-byte aligned (block starts are then aligned too: whole splats of K3 floats).
+inline bool slices_vectorize(int K3, std::initializer_list<const void*> arrays) {
+  bool ok = K3 % 4 == 0;
+  for (const void* a : arrays) ok = ok && reinterpret_cast<std::uintptr_t>(a) % 16 == 0;
+  return ok;
 }
 
 // The camera of a launch: from the kernel parameters, or (kDeviceCam, a replayed graph) from

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cpu/project.h"
@@ -360,13 +361,15 @@ INSTANTIATE_TEST_SUITE_P(Scenes,
                          });
 
 // A model stored at a lower degree than 3 (K = 4): the per-splat stride of sh follows K.
-TEST(ProjectParityStorage, StorageDegreeOne) {
-  for (const bool antialiased : {false, true}) {
-    SCOPED_TRACE(antialiased ? "antialiased" : "classic");
-    const test::Scene s = make_scene(kScenes[1], 1);
-    ASSERT_EQ(s.gaussians.K(), 4);
+// Storage degrees below 3: degree 1 (12 floats a splat, float4 slices) and degree 2 (27 floats,
+// one at a time: the kernels' scalar slice path).
+TEST(ProjectParityStorage, StorageDegreesOneAndTwo) {
+  for (const auto& [degree, antialiased] : {std::pair{1, false}, std::pair{1, true}, std::pair{2, true}}) {
+    SCOPED_TRACE("storage degree " + std::to_string(degree) + (antialiased ? ", antialiased" : ", classic"));
+    const test::Scene s = make_scene(kScenes[1], degree);
+    ASSERT_EQ(s.gaussians.K(), (degree + 1) * (degree + 1));
     RasterSettings rs;
-    rs.sh_degree = 1;
+    rs.sh_degree = degree;
     rs.antialiased = antialiased;
     const std::size_t n = s.gaussians.size();
     const DeviceModel model(s.gaussians);
@@ -378,7 +381,7 @@ TEST(ProjectParityStorage, StorageDegreeOne) {
     for (std::size_t i = 0; i < n; ++i) both[i] = !mismatch[i] && kept(want.radii, i);
     test::expect_agree("colors", select(got.colors, both, 3), select(want.colors, both, 3),
                        kColors);
-    expect_grads_agree(run_backward(s, rs, 7), 4);
+    expect_grads_agree(run_backward(s, rs, 7), std::size_t(s.gaussians.K()));
   }
 }
 
@@ -442,16 +445,16 @@ TEST(ProjectParityCulling, CulledSplatsGetZeroGradients) {
   }
 }
 
-
 // ---- Adam on the SH coefficients inside the backward -----------------------------------------
 
 // project_bwd with ShAdam against project_bwd, then adam_step on the SH group: the same bits for
-// the coefficients and both moments, and for every other gradient. Active degree 2 of 3 stored
-// (inactive coefficients still get Adam's update with a zero gradient), DC and higher bands with
+// the coefficients and both moments, and for every other gradient. Active degree 2 (with 3 stored,
+// the inactive coefficients still get Adam's update with a zero gradient), DC and higher bands with
 // different rates, culled splats, moments from earlier steps, host and device scalars, and an
-// abandoned step (abort flag raised), which must leave all three arrays alone.
-TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdam) {
-  const test::Scene s = make_scene(kScenes[3]);
+// abandoned step (abort flag raised), which must leave all three arrays alone. Storage degree 3
+// (K = 16, 48 floats a splat) moves the slices as float4, degree 2 (27 floats) one float at a time.
+void expect_sh_adam_same_bits(int storage_degree) {
+  const test::Scene s = make_scene(kScenes[3], storage_degree);
   const std::size_t n = s.gaussians.size();
   const int K = s.gaussians.K();
   const std::size_t count = n * std::size_t(K) * 3;
@@ -528,6 +531,9 @@ TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdam) {
           << "the other gradients must not change";
     }
 }
+
+TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamFloat4) { expect_sh_adam_same_bits(3); }
+TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamScalar) { expect_sh_adam_same_bits(2); }
 
 }  // namespace
 }  // namespace splat
