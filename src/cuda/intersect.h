@@ -1,7 +1,7 @@
 #pragma once
-// Tile intersection on the GPU: the lists of cpu/intersect.h (each tile's splats by depth bits,
-// then index) from two short sorts. Count tiles per splat, sort the splats by depth (CUB, 32-bit
-// keys, stable), inclusive prefix sum of the counts in depth order (CUB), emit (tile, gaussian)
+// Tile intersection on the GPU: the lists of cpu/intersect.h (each tile's splats by depth key,
+// then index) from two short sorts. Count tiles per splat, sort the splats by depth (CUB, the
+// 24-bit tiles::depth_key, stable), inclusive prefix sum of the counts in depth order (CUB), emit (tile, gaussian)
 // pairs in depth order, stable radix sort (CUB) over only the tile id's bits, and the
 // [start, end) range of each tile.
 #include <bit>
