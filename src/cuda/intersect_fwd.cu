@@ -1,9 +1,9 @@
 // Tile intersection on the GPU: the order of cpu::intersect_tiles (tile, then depth key, then
 // splat index) from two short sorts instead of one long one. The splats are sorted by depth once
-// (16-bit keys, N entries; stable, so equal keys keep index order), the intersections are
-// emitted in that order, and a stable sort by tile id alone (12 bits for 2,500 tiles) keeps it
-// within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; the GPU used to sort
-// those 44-bit keys over all M intersections.
+// (the 24-bit tiles::depth_key, N entries; stable, so equal keys keep index order), the
+// intersections are emitted in that order, and a stable sort by tile id alone (12 bits for 2,500
+// tiles) keeps it within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; the GPU
+// used to sort those 44-bit keys over all M intersections.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/permutation_iterator.h>
