@@ -43,6 +43,7 @@ Config changed_everywhere() {
   c.train.lr_sh0 = 2.5e-3 * 1.1;
   c.train.lr_shN = 4e-320;  // subnormal
   c.train.log_every = 10;
+  c.train.eval_every = 250;
   c.train.batch_size = 3;
   c.train.lr_batch_scaling = LrBatchScaling::Linear;
   c.train.digest_every = 7;
@@ -53,7 +54,7 @@ Config changed_everywhere() {
   c.backend.submission = Submission::Graph;
   c.backend.pipelining = Pipelining::Depth2;
   c.backend.deterministic = false;
-  c.densify.strategy = DensifyStrategy::Mcmc;
+  c.densify.strategy = DensifyStrategy::Adc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;
   c.densify.refine_stop = 4444;
@@ -71,6 +72,7 @@ Config changed_everywhere() {
   c.output.save_renders = false;
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
+  c.output.checkpoint_minutes = 2.5;
   return c;
 }
 

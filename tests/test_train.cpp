@@ -19,6 +19,10 @@ Config small_config(std::int64_t iterations) {
   Config cfg;
   cfg.model.init_points = 2000;
   cfg.model.init_extent = 1.1;
+  // 3DGS's initial opacity and size: they cover the images from the first step, which a few
+  // hundred steps need (the MCMC defaults start smaller and more transparent).
+  cfg.model.init_opacity = 0.1;
+  cfg.model.init_scale = 1.0;
   cfg.train.iterations = iterations;
   cfg.train.log_every = 0;
   cfg.backend.type = BackendKind::Cpu;

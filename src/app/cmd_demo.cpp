@@ -18,6 +18,9 @@ init_extent = 1.1
 
 [train]
 iterations = 3500
+
+[densify]
+cap_max = 16000
 )";
 }  // namespace
 
@@ -34,12 +37,13 @@ void add_demo(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_config(args->config, kDemoConfig, "demo defaults");
       const std::string scene = (std::filesystem::path(args->out) / "scene").string();
+      prepare_out_dir({.out = args->out, .overwrite = true});
       const auto t0 = std::chrono::steady_clock::now();
       write_demo_scene(scene, DemoSceneOptions{});
       std::fprintf(stderr, "generated the demo scene in %s (%.1f s)\n", scene.c_str(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      run_training(scene, cfg, args->out, "");
-      return 0;
+      // The demo's output is scratch: a new demo run replaces the last one.
+      return run_training({.data = scene, .out = args->out, .overwrite = true}, cfg).second;
     };
   });
 }

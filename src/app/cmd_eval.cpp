@@ -1,10 +1,13 @@
 // splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "core/error.h"
+#include "io/file_util.h"
 
 namespace splat::app {
 
@@ -21,15 +24,17 @@ void add_eval(CLI::App& app, Action& action) {
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {
-      const Config cfg = resolve_config(args->config);
+      const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
       const EvalResult r = evaluate_model(args->model, data.test, cfg, args->out.empty() ? "" : args->out + "/renders");
       for (const ViewMetrics& v : r.views) std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
+      if (r.views.empty()) throw Error(args->data + ": no test views to evaluate on");
       std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr, r.mean_ssim);
       if (!args->out.empty()) {
         nlohmann::json j{{"model", args->model}, {"psnr", r.mean_psnr}, {"ssim", r.mean_ssim}};
         for (const ViewMetrics& v : r.views) j["test_views"].push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
-        std::ofstream(args->out + "/metrics.json") << j.dump(2) << "\n";
+        std::filesystem::create_directories(args->out);
+        write_atomically(args->out + "/metrics.json", [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }
       return 0;
     };

@@ -20,7 +20,7 @@ void add_render(CLI::App& app, Action& action) {
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {
-      const Config cfg = resolve_config(args->config);
+      const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
       const auto& views = args->split == "train" ? data.train : data.test;
       const EvalResult r = evaluate_model(args->model, views, cfg, args->out);

@@ -1,6 +1,9 @@
 #include "app/common.h"
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +12,9 @@
 #include "core/error.h"
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
+#include "io/file_util.h"
 #include "io/ply.h"
+#include "train/interrupt.h"
 
 namespace fs = std::filesystem;
 
@@ -18,10 +23,27 @@ namespace splat::app {
 Config resolve_config(const ConfigArgs& args, const std::string& base_toml, const std::string& base_origin) {
   Config cfg;
   if (!base_toml.empty()) apply_config_text(cfg, base_toml, base_origin);
+  return resolve_config(args, std::move(cfg));
+}
+
+Config resolve_model_config(const ConfigArgs& args, const std::string& model_path) {
+  Config base;
+  if (fs::path(model_path).extension() == ".ckpt") {
+    Config trained;
+    apply_config_text(trained, read_checkpoint(model_path).config_toml, model_path + " (its config)");
+    base.data = trained.data;
+  }
+  return resolve_config(args, std::move(base));
+}
+
+Config resolve_config(const ConfigArgs& args, Config cfg) {
   if (!args.config_file.empty()) apply_config_file(cfg, args.config_file);
   if (args.downscale > 0) apply_override(cfg, "data.downscale=" + std::to_string(args.downscale));
   if (args.timing) apply_override(cfg, "backend.timing=true");
   for (const std::string& s : args.sets) apply_override(cfg, s);
+  if (args.downscale > 0 && cfg.data.downscale != args.downscale)
+    throw Error("--downscale " + std::to_string(args.downscale) + " disagrees with --set data.downscale=" +
+                std::to_string(cfg.data.downscale) + " (give one of them)");
   cfg.validate();
   return cfg;
 }
@@ -92,8 +114,9 @@ void write_metrics(const std::string& path, const Trainer& t, const Backend& bac
   j["ms_per_iter"] = t.loss_history().empty() ? 0.0 : 1000.0 * t.train_seconds() / double(t.loss_history().size());
   j["peak_memory_bytes"] = backend.peak_memory_bytes();
   j["final_loss"] = t.loss_history().empty() ? 0.0 : t.loss_history().back();
-  j["psnr"] = eval.mean_psnr;
-  j["ssim"] = eval.mean_ssim;
+  // No test views: no figure (null), rather than a PSNR of 0 that reads like a result.
+  j["psnr"] = eval.views.empty() ? nlohmann::json() : nlohmann::json(eval.mean_psnr);
+  j["ssim"] = eval.views.empty() ? nlohmann::json() : nlohmann::json(eval.mean_ssim);
   nlohmann::json views = nlohmann::json::array();
   for (const ViewMetrics& v : eval.views) views.push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
   j["test_views"] = views;
@@ -106,7 +129,7 @@ void write_metrics(const std::string& path, const Trainer& t, const Backend& bac
   for (const auto& [name, value] : report)
     if (name.rfind("ms.", 0) == 0)
       j["timing"].push_back({{"stage", name.substr(3)}, {"mean_ms", value}, {"share", step_ms > 0 ? value / step_ms : 0.0}});
-  std::ofstream(path) << j.dump(2) << "\n";
+  write_atomically(path, [&](std::ofstream& out) { out << j.dump(2) << "\n"; });
 }
 
 void print_report(const Report& report, std::int64_t iterations) {
@@ -128,57 +151,120 @@ void print_report(const Report& report, std::int64_t iterations) {
 
 }  // namespace
 
-EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
-                        const std::string& resume_path) {
+const std::vector<std::string>& run_output_files() {
+  static const std::vector<std::string> files = {"model.ply",     "checkpoint.ckpt", "metrics.json",
+                                                 "metrics.jsonl", "config.toml",     "report.html"};
+  return files;
+}
+
+void prepare_out_dir(const TrainRun& run) {
+  const fs::path out(run.out);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw Error("--out " + run.out + ": exists and is not a directory");
+  std::vector<fs::path> previous;
+  if (fs::is_directory(out, ec)) {
+    for (const std::string& f : run_output_files())
+      if (fs::exists(out / f, ec)) previous.push_back(out / f);
+    for (const auto& e : fs::directory_iterator(out, ec))
+      if (e.path().filename().string().starts_with("checkpoint_") && e.path().extension() == ".ckpt")
+        previous.push_back(e.path());
+  }
+  if (!previous.empty() && run.resume.empty() && !run.overwrite)
+    throw Error("--out " + run.out + " holds a previous run (" + previous.front().filename().string() +
+                (previous.size() > 1 ? " and " + std::to_string(previous.size() - 1) + " more" : "") +
+                "); continue it with --resume " + (out / "checkpoint.ckpt").string() +
+                ", replace it with --overwrite, or choose another --out");
+  if (run.overwrite && run.resume.empty()) {
+    for (const fs::path& p : previous) fs::remove(p, ec);
+    fs::remove_all(out / "renders", ec);
+  }
+  fs::create_directories(out, ec);
+  if (ec) throw Error("--out " + run.out + ": cannot create the directory: " + ec.message());
+  // Found now, not after hours of training: the directory takes files.
+  const fs::path probe = out / ".splat_write_test";
+  {
+    std::ofstream f(probe);
+    if (!(f << "ok") || !(f.flush()))
+      throw Error("--out " + run.out + ": cannot write into the directory (" + std::strerror(errno) + ")");
+  }
+  fs::remove(probe, ec);
+}
+
+std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) {
   // Every rank trains; rank 0 alone prints, evaluates and writes the outputs.
   dist::Communicator& comm = dist::world();
   const bool leader = comm.rank() == 0;
-  if (leader) {
-    std::fprintf(stderr, "# resolved config\n%s\n", cfg.to_toml().c_str());
-    fs::create_directories(out_dir);
-    std::ofstream(fs::path(out_dir) / "config.toml") << cfg.to_toml();
-  }
+  std::error_code ec;
+  if (!fs::exists(run.data, ec))
+    throw Error(run.data + ": dataset not found" + (ec ? " (" + ec.message() + ")" : ""));
+  if (leader) prepare_out_dir(run);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const Dataset data = load_dataset(data_path, cfg);
+  const Dataset data = load_dataset(run.data, cfg);
   if (leader)
-    std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n", data_path.c_str(),
+    std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n", run.data.c_str(),
                  data.train.size(), data.test.size(), data.train.front().camera.width,
                  data.train.front().camera.height,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   auto backend = make_backend(cfg.backend);
   Trainer trainer(cfg, data, *backend, comm);
-  if (resume_path.empty()) {
+  const fs::path out(run.out);
+  if (leader) {
+    const std::string toml = trainer.config().to_toml();
+    std::fprintf(stderr, "# resolved config\n%s\n", toml.c_str());
+    for (const AutoChoice& c : trainer.auto_choices())
+      std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value, c.reason.c_str());
+    write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
+  }
+  if (run.resume.empty()) {
     trainer.initialize();
   } else {
-    trainer.resume(read_checkpoint(resume_path));
+    trainer.resume(read_checkpoint(run.resume));
     if (leader)
-      std::fprintf(stderr, "resumed from %s at iteration %lld\n", resume_path.c_str(), (long long)trainer.iteration());
+      std::fprintf(stderr, "resumed from %s at iteration %lld\n", run.resume.c_str(), (long long)trainer.iteration());
   }
+  const Config& used = trainer.config();
   const std::string ranks = comm.size() > 1 ? " x " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "";
   if (leader)
     std::fprintf(stderr, "training on %s%s: %zu splats, %lld iterations, %lld views per step\n",
-                 backend->name().c_str(), ranks.c_str(), backend->num_splats(), (long long)cfg.train.iterations,
-                 (long long)cfg.train.batch_size);
-  trainer.train(out_dir);
-  if (!leader) return {};
-  const Report report = backend->report();  // before evaluation adds renders of its own
+                 backend->name().c_str(), ranks.c_str(), backend->num_splats(), (long long)used.train.iterations,
+                 (long long)used.train.batch_size);
+  install_interrupt_handlers();
+  trainer.train(run.out);
+  if (!leader) return {EvalResult{}, 0};
 
-  const fs::path out(out_dir);
+  if (trainer.interrupted()) {
+    const int signal = interrupt_signal();
+    write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
+    write_ply((out / "model.ply").string(), backend->state().params);
+    std::fprintf(stderr,
+                 "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: splat train %s --resume %s --out %s\n",
+                 signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)trainer.iteration(),
+                 (long long)used.train.iterations, (out / "checkpoint.ckpt").c_str(), (out / "model.ply").c_str(),
+                 run.data.c_str(), (out / "checkpoint.ckpt").c_str(), run.out.c_str());
+    return {EvalResult{}, 128 + signal};
+  }
+  const Report report = backend->report();  // before evaluation adds renders of its own
   write_ply((out / "model.ply").string(), backend->state().params);
-  if (cfg.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-  const std::string render_dir = cfg.output.save_renders ? (out / "renders" / "test").string() : "";
-  const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(cfg), render_dir);
+  if (used.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
+  const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
+  const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
   write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
-  std::fprintf(stderr,
-               "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n"
-               "test: PSNR %.2f dB, SSIM %.4f over %zu views\nwrote %s/{model.ply, checkpoint.ckpt, metrics.json}\n",
-               (long long)trainer.iteration(), trainer.train_seconds(),
-               trainer.loss_history().empty() ? 0.0 : 1000.0 * trainer.train_seconds() / double(trainer.loss_history().size()),
-               backend->num_splats(), eval.mean_psnr, eval.mean_ssim, eval.views.size(), out_dir.c_str());
-  return eval;
+  const double ms_per_iter =
+      trainer.loss_history().empty() ? 0.0 : 1000.0 * trainer.train_seconds() / double(trainer.loss_history().size());
+  std::fprintf(stderr, "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n", (long long)trainer.iteration(),
+               trainer.train_seconds(), ms_per_iter, backend->num_splats());
+  if (eval.views.empty())
+    std::fprintf(stderr, "test: no test views (the dataset has none)\n");
+  else
+    std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
+                 eval.views.size());
+  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, config.toml}\n", run.out.c_str(),
+               used.output.save_checkpoint ? " checkpoint.ckpt," : "");
+  return {eval, 0};
 }
 
 }  // namespace splat::app

@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config.h"
@@ -21,6 +22,12 @@ struct ConfigArgs {
 // validated.
 Config resolve_config(const ConfigArgs& args, const std::string& base_toml = "",
                       const std::string& base_origin = "");
+// The same from a base Config.
+Config resolve_config(const ConfigArgs& args, Config base);
+
+// The config to evaluate or render `model_path` with: a checkpoint's data section (the downscale
+// and background it was trained with) as the base, then --config and --set.
+Config resolve_model_config(const ConfigArgs& args, const std::string& model_path);
 
 // Detects the dataset format of `path` and loads it with the data section of the config.
 Dataset load_dataset(const std::string& path, const Config& cfg);
@@ -33,11 +40,26 @@ TrainState load_model(const std::string& path);
 EvalResult evaluate_model(const std::string& model_path, const std::vector<View>& views, const Config& cfg,
                           const std::string& render_dir);
 
-// Trains on `data_path` into `out_dir`: model.ply, checkpoint.ckpt, config.toml, metrics.json,
-// renders/test/*.png. Returns the evaluation. Under MPI every rank trains (dist::world()); rank 0
-// alone prints, evaluates and writes, and the other ranks return an empty evaluation.
-EvalResult run_training(const std::string& data_path, const Config& cfg, const std::string& out_dir,
-                        const std::string& resume_path);
+struct TrainRun {
+  std::string data, out;
+  std::string resume;      // checkpoint to continue from, or empty
+  bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
+};
+
+// The files of a training run in an output directory (a previous run is recognised by them).
+const std::vector<std::string>& run_output_files();
+
+// Checks an output directory before any work: `out` is (or can be made) a writable directory and
+// holds no previous run unless the run resumes or overwrites it; with overwrite, the previous
+// run's files are removed so that no old file is left beside the new ones.
+void prepare_out_dir(const TrainRun& run);
+
+// Trains on run.data into run.out: model.ply, checkpoint.ckpt, config.toml, metrics.json,
+// metrics.jsonl, report.html, renders/test/*.png. Returns the evaluation and 0, or, when
+// SIGINT/SIGTERM stopped it, the exit status 128 + signal after saving checkpoint.ckpt and
+// model.ply. Under MPI every rank trains (dist::world()); rank 0 alone prints, evaluates and
+// writes the outputs, and the other ranks return an empty evaluation.
+std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg);
 
 std::string default_out_dir(const std::string& data_path);
 

@@ -1,10 +1,14 @@
 // splat: 3D Gaussian Splatting trainer and renderer.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <exception>
 #include <optional>
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "core/suggest.h"
 #include "dist/communicator.h"
 #include "splat_version.h"  // generated at build time (cmake/version.cmake)
 
@@ -38,7 +42,25 @@ int main(int argc, char** argv) {
   splat::app::add_demo(app, action);
   splat::app::add_config(app, action);
   splat::app::add_bench(app, action);
-  CLI11_PARSE(app, argc, argv);
+  // A mistyped command gets a suggestion ("trian": did you mean "train"?), not only CLI11's list.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::vector<std::string_view> views(names.begin(), names.end());
+      const auto near = splat::closest(argv[1], views);
+      std::fprintf(stderr, "error: unknown command '%s'%s (commands: %s; see splat --help)\n", argv[1],
+                   near ? (" (did you mean '" + std::string(*near) + "'?)").c_str() : "", splat::join(views).c_str());
+      return 1;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Under several ranks a bad argument on one must end them all, like any other error.
+    if (e.get_exit_code() != 0 && splat::dist::world().size() > 1) return fail(e.what());
+    return app.exit(e);
+  }
   try {
     return action();
   } catch (const splat::Error& e) {

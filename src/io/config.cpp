@@ -116,7 +116,7 @@ const std::vector<Field>& fields() {
       // Stored as a logit, so 0 and 1 themselves would be infinite.
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
       model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),
-      train("iterations", &T::iterations, {1}, "optimization steps"),
+      train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: from the number of training views)"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
       train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
       train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),
@@ -128,6 +128,7 @@ const std::vector<Field>& fields() {
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
       train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
       train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
+      train("eval_every", &T::eval_every, {0}, "test-view PSNR/SSIM every n steps, into metrics.jsonl (0 = only at the end)"),
       train("batch_size", &T::batch_size, {1, 4096}, "views per step over all ranks; gradients averaged, one Adam update"),
       train("lr_batch_scaling", &T::lr_batch_scaling, "learning rates times sqrt(batch_size) (Grendel-GS), batch_size (linear) or 1 (none)"),
       train("digest_every", &T::digest_every, {0}, "several ranks: compare a digest of the model across ranks every n steps (0 = never)"),
@@ -147,7 +148,7 @@ const std::vector<Field>& fields() {
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
       densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
       densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
-      densify("cap_max", &DensifyConfig::cap_max, {1}, "mcmc: most splats"),
+      densify("cap_max", &DensifyConfig::cap_max, {0}, "mcmc: most splats (0 = auto: from the training pixels)"),
       densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
@@ -160,6 +161,7 @@ const std::vector<Field>& fields() {
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
       output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
+      output("checkpoint_minutes", &O::checkpoint_minutes, {0}, "rewrite checkpoint.ckpt every m minutes of training (0 = never)"),
   };
   // clang-format on
   return table;
@@ -323,7 +325,8 @@ void Config::validate() const {
   if (output.checkpoint_every > 0 && !output.save_checkpoint)
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
-  if (densify.strategy == DensifyStrategy::Mcmc && double(densify.cap_max) < double(model.init_points) &&
+  if (densify.strategy == DensifyStrategy::Mcmc && densify.cap_max > 0 &&
+      double(densify.cap_max) < double(model.init_points) &&
       model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +

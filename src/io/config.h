@@ -53,12 +53,14 @@ struct ModelConfig {
   InitKind init = InitKind::Auto;  // auto: the dataset's sparse points if it has them, else random
   std::int64_t init_points = 100000;  // random initialization: number of points
   double init_extent = 1.3;  // random initialization: half-size, in scene_bounds() half-sizes
-  double init_opacity = 0.1;
-  double init_scale = 1.0;  // multiplies the nearest-neighbour scale of each initial point
+  // MCMC's initial opacity and scale (gsplat's MCMC settings); ADC configs set 0.1 and 1.0 (3DGS).
+  double init_opacity = 0.5;
+  double init_scale = 0.1;  // multiplies the nearest-neighbour scale of each initial point
 };
 
 struct TrainConfig {
-  std::int64_t iterations = 30000;
+  // 0 = auto: chosen from the dataset when training starts (auto_config.h), then saved resolved.
+  std::int64_t iterations = 0;
   std::uint64_t seed = 0;
   double ssim_lambda = 0.2;
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
@@ -71,6 +73,7 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
+  std::int64_t eval_every = 0;   // test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end)
   // Views per step, over all ranks: their gradients are averaged into one Adam update. Iterations,
   // schedules and refine intervals count steps.
   std::int64_t batch_size = 1;
@@ -93,7 +96,7 @@ struct BackendConfig {
 };
 
 struct DensifyConfig {
-  DensifyStrategy strategy = DensifyStrategy::None;
+  DensifyStrategy strategy = DensifyStrategy::Mcmc;
   // Refine ticks every refine_every steps in (refine_start, refine_stop). refine_stop is MCMC's
   // 25000; ADC's usual is 15000 (3DGS, gsplat), which an ADC config sets.
   std::int64_t refine_every = 100;
@@ -101,7 +104,7 @@ struct DensifyConfig {
   std::int64_t refine_stop = 25000;
   // MCMC (Kheradmand et al. 2024), the paper's defaults.
   double min_opacity = 0.005;   // at or below: dead, relocated
-  std::int64_t cap_max = 1000000;
+  std::int64_t cap_max = 0;     // 0 = auto: from the training pixels (auto_config.h)
   double growth = 0.05;         // splats added per tick, as a fraction of the count
   double noise_lr = 5e5;        // position noise scale, times the means learning rate
   double opacity_reg = 0.01;
@@ -119,6 +122,8 @@ struct OutputConfig {
   bool save_renders = true;  // test renders as PNG
   bool save_checkpoint = true;
   std::int64_t checkpoint_every = 0;  // 0 = only at the end
+  // checkpoint.ckpt rewritten every n minutes of training, so a crash or kill loses at most that.
+  double checkpoint_minutes = 10;
 };
 
 struct Config {

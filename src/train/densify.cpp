@@ -31,18 +31,37 @@ class McmcDensifier final : public Densifier {
   }
 
   std::optional<RefineStats> after_step(std::int64_t completed, Backend& b) override {
-    if (completed <= c_.refine_start || completed >= c_.refine_stop || completed % c_.refine_every != 0)
-      return std::nullopt;
-    const std::size_t n = b.num_splats();
+    if (!is_tick(completed)) return std::nullopt;
     McmcRefineSettings r;
     r.min_opacity = float(c_.min_opacity);
-    r.target_count = std::max(n, std::min<std::size_t>(std::size_t(c_.cap_max),
-                                                       std::size_t(std::floor(double(n) * (1.0 + c_.growth)))));
+    r.target_count = grown(b.num_splats());
     r.seed = mcmc::hash64(seed_, std::uint64_t(completed), mcmc::kRelocate);
     return b.mcmc_refine(r);
   }
 
+  // Relocation keeps the count, growth is deterministic: the counts are known ahead.
+  std::vector<std::pair<std::int64_t, std::size_t>> projected_counts(std::int64_t completed,
+                                                                     std::int64_t total,
+                                                                     std::size_t n) const override {
+    std::vector<std::pair<std::int64_t, std::size_t>> out;
+    const std::int64_t every = c_.refine_every;
+    for (std::int64_t t = (completed / every + 1) * every; t <= total && t < c_.refine_stop; t += every) {
+      if (!is_tick(t)) continue;
+      if (grown(n) == n) break;  // at the cap
+      n = grown(n);
+      out.emplace_back(t, n);
+    }
+    return out;
+  }
+
  private:
+  bool is_tick(std::int64_t completed) const {
+    return completed > c_.refine_start && completed < c_.refine_stop && completed % c_.refine_every == 0;
+  }
+  std::size_t grown(std::size_t n) const {
+    return std::max(n, std::min<std::size_t>(std::size_t(c_.cap_max), std::size_t(std::floor(double(n) * (1.0 + c_.growth)))));
+  }
+
   DensifyConfig c_;
   std::uint64_t seed_;
 };

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "io/config.h"
 #include "render/backend.h"
@@ -17,6 +19,13 @@ class Densifier {
   virtual void step_settings(std::int64_t step, StepSettings& s) const = 0;
   // Called after `completed` steps; refines the backend's model on a tick and says what changed.
   virtual std::optional<RefineStats> after_step(std::int64_t completed, Backend& backend) = 0;
+  // The splat count expected after each later step up to `total`, from `count` after `completed`:
+  // (step, count) where the count changes. Empty when it is not predictable (ADC) or constant.
+  virtual std::vector<std::pair<std::int64_t, std::size_t>> projected_counts(std::int64_t completed,
+                                                                             std::int64_t total,
+                                                                             std::size_t count) const {
+    return {};
+  }
 };
 
 // The strategy of densify.strategy; none is a strategy that does nothing. scene_extent is the

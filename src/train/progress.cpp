@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace splat {
@@ -18,30 +20,84 @@ std::string format_duration(double s) {
   return buf;
 }
 
-Progress::Progress(std::int64_t first, std::int64_t total, std::int64_t log_every)
-    : first_(first), total_(total), log_every_(log_every), tty_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
-
-std::string Progress::line(std::int64_t it, double loss, std::size_t splats) const {
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double rate = elapsed > 0 ? double(it - first_) / elapsed : 0.0;
-  const double eta = rate > 0 ? double(total_ - it) / rate : 0.0;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "iter %lld/%lld (%3.0f%%) | loss %.5f | splats %zu | %.1f it/s | ETA %s",
-                (long long)it, (long long)total_, 100.0 * double(it) / double(total_), loss, splats,
-                rate, format_duration(eta).c_str());
-  return buf;
+void Smoothed::add(double x) {
+  sum_ = beta_ * sum_ + (1 - beta_) * x;
+  weight_ = beta_ * weight_ + (1 - beta_);
+  ++n_;
 }
 
-void Progress::update(std::int64_t it, double loss, std::size_t splats) {
-  if (tty_) {
-    const auto now = std::chrono::steady_clock::now();
-    if (it != total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
-    last_draw_ = now;
-    std::fprintf(stderr, "\r\033[K%s", line(it, loss, splats).c_str());
-  } else if (it == total_ || (log_every_ > 0 && it % log_every_ == 0)) {
-    std::fprintf(stderr, "%s\n", line(it, loss, splats).c_str());
+double Smoothed::value() const { return weight_ > 0 ? sum_ / weight_ : 0.0; }
+
+void StepCost::add(std::size_t splats, double seconds_per_step) {
+  constexpr std::size_t kKeep = 32;
+  samples_.emplace_back(double(splats), seconds_per_step);
+  if (samples_.size() > kKeep) samples_.erase(samples_.begin());
+}
+
+double StepCost::seconds_per_step(std::size_t splats) const {
+  if (samples_.empty()) return 0;
+  double sn = 0, st = 0, snn = 0, snt = 0;
+  double lo = samples_.front().first, hi = lo;
+  for (const auto& [n, t] : samples_) {
+    sn += n, st += t, snn += n * n, snt += n * t;
+    lo = std::min(lo, n), hi = std::max(hi, n);
   }
+  const double m = double(samples_.size());
+  const double det = m * snn - sn * sn;
+  if (hi > 1.1 * lo && det > 0) {
+    const double b = (m * snt - sn * st) / det, a = (st - b * sn) / m;
+    if (a >= 0 && b >= 0) return a + b * double(splats);
+  }
+  // Proportional to the count, through the latest sample.
+  const auto& [n, t] = samples_.back();
+  return n > 0 ? t * double(splats) / n : t;
+}
+
+double StepCost::remaining(std::int64_t it, std::int64_t total, std::size_t splats,
+                           const std::vector<std::pair<std::int64_t, std::size_t>>& counts) const {
+  double seconds = 0;
+  std::int64_t from = it;
+  for (const auto& [step, n] : counts) {
+    if (step >= total) break;
+    // Steps from + 1 .. step run with `splats`; the tick after `step` changes it.
+    seconds += double(step - from) * seconds_per_step(splats);
+    from = step, splats = n;
+  }
+  return seconds + double(std::max<std::int64_t>(total - from, 0)) * seconds_per_step(splats);
+}
+
+Progress::Progress(std::int64_t first, std::int64_t total, std::int64_t log_every)
+    : first_(first), total_(total), log_every_(log_every), tty_(isatty(fileno(stderr)) != 0),
+      start_(std::chrono::steady_clock::now()), last_draw_(start_), last_sample_(start_),
+      last_sample_it_(first) {}
+
+bool Progress::due(std::int64_t it) const {
+  if (it == total_) return true;
+  if (tty_) return std::chrono::steady_clock::now() - last_draw_ >= std::chrono::milliseconds(100);
+  return log_every_ > 0 && it % log_every_ == 0;
+}
+
+void Progress::draw(std::int64_t it, double loss, std::size_t splats,
+                    const std::vector<std::pair<std::int64_t, std::size_t>>& counts) {
+  const auto now = std::chrono::steady_clock::now();
+  last_draw_ = now;
+  // A cost sample per second or so: shorter windows are mostly noise.
+  const double window = std::chrono::duration<double>(now - last_sample_).count();
+  if (window >= 1.0 || (!tty_ && it > last_sample_it_)) {
+    rate_ = double(it - last_sample_it_) / window;
+    if (it > last_sample_it_) cost_.add(splats, window / double(it - last_sample_it_));
+    last_sample_ = now;
+    last_sample_it_ = it;
+  } else if (rate_ == 0 && it > first_) {
+    rate_ = double(it - first_) / std::chrono::duration<double>(now - start_).count();
+    cost_.add(splats, 1.0 / rate_);
+  }
+  const double eta = cost_.remaining(it, total_, splats, counts);
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "iter %lld/%lld (%3.0f%%) | loss %.5f | splats %zu | %.1f it/s | ETA %s",
+                (long long)it, (long long)total_, 100.0 * double(it) / double(total_), loss, splats, rate_,
+                format_duration(eta).c_str());
+  std::fprintf(stderr, tty_ ? "\r\033[K%s" : "%s\n", buf);
 }
 
 void Progress::note(const std::string& message) {

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +8,9 @@
 #include "core/error.h"
 #include "dist/sync.h"
 #include "io/image_io.h"
+#include "train/history.h"
 #include "train/init.h"
+#include "train/interrupt.h"
 #include "train/metrics.h"
 #include "train/progress.h"
 #include "train/schedule.h"
@@ -30,7 +33,8 @@ RasterSettings final_raster_settings(const Config& cfg) {
 }
 
 Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm)
-    : cfg_(std::move(cfg)), data_(data), backend_(backend), comm_(comm), rng_(cfg_.train.seed) {
+    : cfg_(std::move(cfg)), auto_choices_(resolve_auto(cfg_, data)), data_(data), backend_(backend), comm_(comm),
+      rng_(cfg_.train.seed) {
   if (data_.train.empty()) throw Error("dataset has no training views");
   const std::int64_t batch = cfg_.train.batch_size;
   if (batch > std::int64_t(data_.train.size()))
@@ -138,12 +142,38 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
   return s;
 }
 
+bool Trainer::stop_requested() {
+  if (comm_.size() == 1) return interrupt_signal() != 0;
+  // Every rank stops after the same step: they agree at fixed steps.
+  if (iteration_ % kStopCheckEvery != 0) return false;
+  const auto signals = comm_.allgather(std::uint64_t(interrupt_signal()), "stop request (SIGINT/SIGTERM)");
+  return std::any_of(signals.begin(), signals.end(), [](std::uint64_t s) { return s != 0; });
+}
+
+EvalResult Trainer::evaluate_now() {
+  RasterSettings rs = settings_at(iteration_).raster;
+  return evaluate(backend_, data_.test, rs, "");
+}
+
 void Trainer::train(const std::string& out_dir) {
   const std::int64_t total = cfg_.train.iterations;
-  const bool leader = comm_.rank() == 0;  // shows progress and writes checkpoints
+  const bool leader = comm_.rank() == 0;  // shows progress and writes
+  const bool writes = leader && !out_dir.empty();
+  const std::filesystem::path out(out_dir);
   Progress progress(iteration_, total, cfg_.train.log_every);
+  History history = writes ? History((out / "metrics.jsonl").string(), iteration_) : History();
+  Smoothed smoothed;
+  const std::int64_t base = iteration_ - std::int64_t(loss_history_.size());  // the step of history entry 0
   std::vector<StepResult> finished;
   double last_loss = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double paused = 0;  // seconds spent on checkpoints and evaluations, not training
+  auto elapsed = [&] {
+    return train_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
+  };
+  // History records continue a resumed run's clock; `logged` is the last record's step and time.
+  auto clock = [&] { return history.resumed_elapsed() + elapsed(); };
+  std::pair<std::int64_t, double> logged{iteration_, clock()};
   // Losses arrive when the backend has them (a GPU queues steps); the history stays in order.
   auto collect = [&](bool wait) {
     finished.clear();
@@ -151,10 +181,26 @@ void Trainer::train(const std::string& out_dir) {
     for (const StepResult& r : finished) {
       if (!std::isfinite(r.loss))
         throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
-                    std::to_string(loss_history_.size() + 1));
+                    std::to_string(base + std::int64_t(loss_history_.size()) + 1));
       loss_history_.push_back(r.loss);
       last_loss = r.loss;
+      smoothed.add(r.loss);
+      const std::int64_t done = base + std::int64_t(loss_history_.size());
+      if (writes && cfg_.train.log_every > 0 && done % cfg_.train.log_every == 0) {
+        const double now = clock();
+        const double rate = now > logged.second ? double(done - logged.first) / (now - logged.second) : 0.0;
+        history.add({{"step", done}, {"elapsed", now}, {"loss", r.loss}, {"loss_smoothed", smoothed.value()},
+                     {"splats", backend_.num_splats()}, {"its_per_s", rate}});
+        logged = {done, now};
+      }
     }
+  };
+  // Work that is not training (checkpoints, evaluations) runs on a drained queue, off the clock.
+  auto off_the_clock = [&](auto&& work) {
+    const auto pause = std::chrono::steady_clock::now();
+    collect(true);
+    work();
+    paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
   };
   // This rank's share of every step's batch: positions [first, last) of the B views drawn.
   const std::int64_t batch = cfg_.train.batch_size, ranks = comm_.size(), rank = comm_.rank();
@@ -162,8 +208,9 @@ void Trainer::train(const std::string& out_dir) {
   std::vector<BatchView> mine(std::size_t(last - first));
   const std::int64_t digest_every = cfg_.train.digest_every;
   check_ranks_identical("at iteration " + std::to_string(iteration_));
-  const auto start = std::chrono::steady_clock::now();
-  double paused = 0;
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  const auto checkpoint_period = std::chrono::duration<double>(60.0 * cfg_.output.checkpoint_minutes);
+  const bool timed_checkpoints = writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0;
   while (iteration_ < total) {
     for (std::int64_t j = 0; j < batch; ++j) {
       const int view = next_view();
@@ -180,22 +227,43 @@ void Trainer::train(const std::string& out_dir) {
                          : std::to_string(tick->dead) + " relocated, " + std::to_string(tick->added) + " added, ") +
                     std::to_string(tick->count) + " splats");
     collect(false);
-    if (leader) progress.update(iteration_, last_loss, backend_.num_splats());
+    if (leader)
+      progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
+                      [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
     if (digest_every > 0 && iteration_ % digest_every == 0)
       check_ranks_identical("at iteration " + std::to_string(iteration_));
+    if (stop_requested()) {
+      interrupted_ = true;
+      break;
+    }
     const std::int64_t every = cfg_.output.checkpoint_every;
     if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
-      const auto pause = std::chrono::steady_clock::now();
-      collect(true);
-      const auto path = std::filesystem::path(out_dir) / ("checkpoint_" + std::to_string(iteration_) + ".ckpt");
-      if (leader) write_checkpoint(path.string(), checkpoint());
-      paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+      off_the_clock([&] {
+        if (leader) write_checkpoint((out / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(), checkpoint());
+      });
+    }
+    if (timed_checkpoints && iteration_ < total && std::chrono::steady_clock::now() - last_checkpoint >= checkpoint_period) {
+      off_the_clock([&] { write_checkpoint((out / "checkpoint.ckpt").string(), checkpoint()); });
+      last_checkpoint = std::chrono::steady_clock::now();
+    }
+    const std::int64_t eval_every = cfg_.train.eval_every;
+    if (writes && eval_every > 0 && iteration_ % eval_every == 0 && iteration_ < total && !data_.test.empty()) {
+      off_the_clock([&] {
+        const EvalResult e = evaluate_now();
+        history.add({{"step", iteration_},
+                     {"elapsed", clock()},
+                     {"eval", {{"psnr", e.mean_psnr}, {"ssim", e.mean_ssim}, {"views", e.views.size()}}}});
+        char line[128];
+        std::snprintf(line, sizeof line, "eval at %lld: PSNR %.3f dB, SSIM %.4f over %zu test views",
+                      (long long)iteration_, e.mean_psnr, e.mean_ssim, e.views.size());
+        progress.note(line);
+      });
     }
   }
   collect(true);
   if (leader) progress.finish();
-  if (digest_every > 0 && total % digest_every != 0) check_ranks_identical("at the end of training");
-  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
+  if (!interrupted_ && digest_every > 0 && total % digest_every != 0) check_ranks_identical("at the end of training");
+  train_seconds_ = elapsed();
 }
 
 EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,

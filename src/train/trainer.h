@@ -10,6 +10,7 @@
 #include "io/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
+#include "train/auto_config.h"
 #include "train/densify.h"
 
 namespace splat {
@@ -34,10 +35,16 @@ class Trainer {
 
   void initialize();                  // a fresh model from model.init
   void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
-  // Trains up to train.iterations. Writes periodic checkpoints into out_dir if configured (rank 0
-  // only; rank 0 alone shows progress). Several ranks compare model digests every
-  // train.digest_every steps and at the end.
+  // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
+  // step in progress (then interrupted() is true). Into out_dir, if not empty (rank 0 only; rank 0
+  // alone shows progress): metrics.jsonl (history.h) with the evaluations of train.eval_every,
+  // checkpoint_<step>.ckpt every output.checkpoint_every steps and checkpoint.ckpt every
+  // output.checkpoint_minutes. Several ranks compare model digests every train.digest_every steps
+  // and at the end, and agree on a stop every kStopCheckEvery steps.
   void train(const std::string& out_dir);
+  bool interrupted() const { return interrupted_; }
+  // What resolve_auto() chose for this run's config (printed at the start by the caller).
+  const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
   Checkpoint checkpoint() const;
 
   std::int64_t iteration() const { return iteration_; }
@@ -50,8 +57,13 @@ class Trainer {
   StepSettings settings_at(std::int64_t step) const;
   void start_from(TrainState state);  // the same on every rank: rank 0's
   void check_ranks_identical(const std::string& when);
+  bool stop_requested();
+  EvalResult evaluate_now();
+
+  static constexpr std::int64_t kStopCheckEvery = 50;
 
   Config cfg_;
+  std::vector<AutoChoice> auto_choices_;
   const Dataset& data_;
   Backend& backend_;
   dist::Communicator& comm_;
@@ -63,6 +75,7 @@ class Trainer {
   std::int64_t view_pos_ = 0;
   std::vector<double> loss_history_;
   double train_seconds_ = 0;
+  bool interrupted_ = false;
 };
 
 // Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into

@@ -1,0 +1,31 @@
+#pragma once
+// The keys a config may leave to the dataset (value 0 = auto), chosen when training starts so that
+// `splat train DATA` with no config gives a good model. The choices go into the resolved config,
+// so config.toml and checkpoints hold the concrete values and a resumed run keeps them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/dataset.h"
+
+namespace splat {
+
+struct AutoChoice {
+  std::string key;  // "train.iterations"
+  std::int64_t value;
+  std::string reason;  // how it was chosen, for the start of the log
+};
+
+// train.iterations = 0: 500 steps per training view, in [7000, 30000] (30k is the 3DGS and MCMC
+// papers' count for real captures; small captures converge in fewer).
+std::int64_t auto_iterations(std::size_t train_views);
+// densify.cap_max = 0 (MCMC): 5000 splats per training megapixel, in [100k, 3M], and at least
+// twice the initial splats (MCMC grows but never removes). Lego (100 x 0.64 MP) gets 320k, near
+// its protocol's 400k; fox at full size (58 x 2.07 MP) 600k.
+std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats);
+
+// Replaces the auto values of `cfg` with their choices for `data`; returns what it chose.
+std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data);
+
+}  // namespace splat

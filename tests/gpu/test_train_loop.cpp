@@ -1,0 +1,98 @@
+// What the training loop does between steps on the CUDA backend's default engine (graph +
+// depth2 + fixed point): evaluations during training (train.eval_every) and timed checkpoints
+// drain the queue and render, and must not change the run by a bit; a stop request (SIGINT)
+// ends it after whole steps with a checkpoint that resumes to the uninterrupted result.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "io/checkpoint.h"
+#include "io/demo_scene.h"
+#include "render/backend.h"
+#include "test_util.h"
+#include "train/interrupt.h"
+#include "train/trainer.h"
+
+namespace splat::test {
+namespace {
+
+const Dataset& loop_scene() {
+  static const Dataset data = [] {
+    const auto dir = temp_dir("loop_scene") / "scene";
+    DemoSceneOptions o;
+    o.width = o.height = 96;
+    o.train_views = 16;
+    o.test_views = 3;
+    o.supersample = 1;
+    write_demo_scene(dir.string(), o);
+    return load_blender(dir.string(), LoadOptions{});
+  }();
+  return data;
+}
+
+Config loop_config() {
+  Config cfg;
+  cfg.model.init_points = 3000;
+  cfg.model.init_extent = 1.1;
+  cfg.train.iterations = 120;
+  cfg.train.log_every = 10;
+  cfg.densify.refine_start = 20;
+  cfg.densify.refine_every = 20;
+  cfg.densify.cap_max = 6000;
+  cfg.backend.type = BackendKind::Cuda;
+  return cfg;
+}
+
+struct LoopRun {
+  Gaussians params;
+  std::vector<double> losses;
+};
+
+LoopRun train_with(const Config& cfg, const std::string& out) {
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, loop_scene(), *backend);
+  t.initialize();
+  t.train(out);
+  return {backend->state().params, t.loss_history()};
+}
+
+TEST(TrainLoopGpu, EvaluationsAndCheckpointsDoNotChangeTheRun) {
+  const LoopRun plain = train_with(loop_config(), "");
+  Config busy = loop_config();
+  busy.train.eval_every = 7;
+  busy.output.checkpoint_every = 25;
+  busy.output.checkpoint_minutes = 1e-9;  // a timed checkpoint after every step
+  const auto out = temp_dir("loop_busy");
+  const LoopRun with = train_with(busy, out.string());
+  expect_bit_identical(with.params, plain.params);
+  EXPECT_EQ(with.losses, plain.losses);
+  EXPECT_TRUE(std::filesystem::exists(out / "checkpoint_25.ckpt"));
+  EXPECT_TRUE(std::filesystem::exists(out / "checkpoint.ckpt"));
+}
+
+TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
+  const LoopRun plain = train_with(loop_config(), "");
+  const Config cfg = loop_config();
+  auto backend = make_backend(cfg.backend);
+  Checkpoint saved;
+  {
+    Trainer t(cfg, loop_scene(), *backend);
+    t.initialize();
+    request_interrupt(SIGINT);  // before the first step: the loop stops after it
+    t.train("");
+    request_interrupt(0);
+    ASSERT_TRUE(t.interrupted());
+    EXPECT_EQ(t.iteration(), 1);
+    saved = t.checkpoint();
+  }
+  auto resumed_backend = make_backend(cfg.backend);
+  Trainer r(cfg, loop_scene(), *resumed_backend);
+  r.resume(saved);
+  r.train("");
+  EXPECT_FALSE(r.interrupted());
+  expect_bit_identical(resumed_backend->state().params, plain.params);
+}
+
+}  // namespace
+}  // namespace splat::test

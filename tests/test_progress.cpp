@@ -1,0 +1,100 @@
+// The pieces behind the progress line and the defaults: the smoothed loss, the step-time model
+// and ETA, MCMC's projected splat counts, and the choices of the auto config keys.
+#include <gtest/gtest.h>
+
+#include "io/demo_scene.h"
+#include "render/backend.h"
+#include "test_util.h"
+#include "train/auto_config.h"
+#include "train/densify.h"
+#include "train/progress.h"
+#include "train/trainer.h"
+
+namespace splat {
+namespace {
+
+TEST(Progress, SmoothedLossIsBiasCorrected) {
+  Smoothed s(0.9);
+  s.add(2.0);
+  EXPECT_DOUBLE_EQ(s.value(), 2.0);  // not 0.2: the first value is the mean so far
+  for (int i = 0; i < 200; ++i) s.add(1.0);
+  EXPECT_NEAR(s.value(), 1.0, 1e-6);
+}
+
+TEST(Progress, StepCostFitsFixedAndPerSplatParts) {
+  StepCost c;
+  // 1 ms fixed + 2 ms per million splats, sampled as the count grows.
+  for (std::size_t n = 100000; n <= 1000000; n += 100000) c.add(n, 1e-3 + 2e-9 * double(n));
+  EXPECT_NEAR(c.seconds_per_step(2000000), 5e-3, 1e-9);
+  // 100 steps at 1M, then 100 at 2M after a tick at step 1100.
+  const double left = c.remaining(1000, 1200, 1000000, {{1100, 2000000}});
+  EXPECT_NEAR(left, 100 * 3e-3 + 100 * 5e-3, 1e-9);
+}
+
+TEST(Progress, StepCostWithoutSpreadIsProportional) {
+  StepCost c;
+  c.add(1000, 0.01);
+  c.add(1000, 0.01);
+  EXPECT_NEAR(c.seconds_per_step(2000), 0.02, 1e-12);
+  EXPECT_NEAR(c.remaining(0, 10, 1000, {}), 0.1, 1e-12);
+}
+
+TEST(Progress, McmcProjectionMatchesTraining) {
+  Config cfg;
+  cfg.model.init_points = 500;
+  cfg.model.init_extent = 1.1;
+  cfg.train.iterations = 60;
+  cfg.train.log_every = 0;
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_every = 10;
+  cfg.densify.growth = 0.2;
+  cfg.densify.cap_max = 1000;
+  cfg.backend.type = BackendKind::Cpu;
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  const auto projected = make_densifier(cfg, 1.0)->projected_counts(0, 60, 500);
+  // Ticks after steps 20, 30, 40, 50 (refine_start is exclusive): 600, 720, 864, 1000 (cap).
+  const std::vector<std::pair<std::int64_t, std::size_t>> expected{{20, 600}, {30, 720}, {40, 864}, {50, 1000}};
+  EXPECT_EQ(projected, expected);
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  t.initialize();
+  t.train("");
+  EXPECT_EQ(backend->num_splats(), 1000u);
+}
+
+TEST(AutoConfig, IterationsFromViews) {
+  EXPECT_EQ(auto_iterations(4), 7000);
+  EXPECT_EQ(auto_iterations(23), 12000);
+  EXPECT_EQ(auto_iterations(58), 29000);
+  EXPECT_EQ(auto_iterations(300), 30000);
+}
+
+TEST(AutoConfig, CapFromPixels) {
+  EXPECT_EQ(auto_cap_max(64.0, 100000), 320000);     // Lego: 100 views of 800 x 800
+  EXPECT_EQ(auto_cap_max(1.0, 1443), 100000);        // a small capture: the floor
+  EXPECT_EQ(auto_cap_max(1.0, 100000), 200000);      // room to grow from the initial splats
+  EXPECT_EQ(auto_cap_max(5000.0, 1000), 3000000);    // the ceiling
+}
+
+TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
+  const Config defaults;
+  EXPECT_EQ(defaults.densify.strategy, DensifyStrategy::Mcmc);
+  EXPECT_EQ(defaults.train.iterations, 0);
+  EXPECT_EQ(defaults.densify.cap_max, 0);
+  Config cfg;
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  const auto chosen = resolve_auto(cfg, data);
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0].key, "train.iterations");
+  EXPECT_EQ(cfg.train.iterations, auto_iterations(data.train.size()));
+  EXPECT_EQ(cfg.densify.cap_max, 200000);  // 24 x 64 x 64 pixels: the floor, then 2 x 100k random
+  // Explicit values are kept, and nothing is reported.
+  Config explicit_cfg;
+  explicit_cfg.train.iterations = 123;
+  explicit_cfg.densify.cap_max = 456;
+  EXPECT_TRUE(resolve_auto(explicit_cfg, data).empty());
+  EXPECT_EQ(explicit_cfg.train.iterations, 123);
+}
+
+}  // namespace
+}  // namespace splat
