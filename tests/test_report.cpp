@@ -2,6 +2,8 @@
 // (self-contained, escaped, well-formed, and complete with missing data).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "io/image_io.h"
 #include "test_util.h"
+#include "train/report_images.h"
 
 namespace splat {
 namespace {
@@ -128,6 +131,74 @@ TEST(EncodePng, IndexedRejectsBadIndicesAndPalettes) {
                         {"3 indices for a 2x2 image"});
   test::expect_contains(test::error_of([] { encode_png_indexed({0}, 1, 1, {}); }),
                         {"a palette of 0 colours"});
+}
+
+// ---- pictures -----------------------------------------------------------------------------------
+
+TEST(ReportImages, InfernoEndsAndMiddle) {
+  auto u8 = [](float v) { return int(std::lround(v * 255)); };
+  const auto lo = inferno(0), mid = inferno(0.5f), hi = inferno(1), over = inferno(7);
+  EXPECT_EQ(u8(lo[0]), 0x00);
+  EXPECT_EQ(u8(lo[2]), 0x04);
+  EXPECT_EQ(u8(mid[0]), 0xbc);  // matplotlib's inferno(0.5) is #bc3754
+  EXPECT_EQ(u8(mid[1]), 0x37);
+  EXPECT_EQ(u8(mid[2]), 0x54);
+  EXPECT_EQ(u8(hi[0]), 0xfc);
+  EXPECT_EQ(u8(hi[2]), 0xa4);
+  EXPECT_EQ(over, hi);
+  EXPECT_EQ(inferno(std::nanf("")), lo);
+}
+
+TEST(ReportImages, AbsErrorIsTheMeanOverChannels) {
+  Image truth(2, 1, 3, 0.5f), render(2, 1, 3, 0.5f);
+  render.at(0, 0, 0) = 0.8f;  // 0.3 off in one channel: 0.1
+  render.at(1, 0, 1) = 5.0f;  // clamped to 1 first: 0.5 / 3
+  render.at(1, 0, 2) = NAN;   // as the PNG shows it, 0: 0.5 / 3
+  const Image e = abs_error(truth, render);
+  ASSERT_EQ(e.channels, 1);
+  EXPECT_NEAR(e.data[0], 0.1f, 1e-6);
+  EXPECT_NEAR(e.data[1], 1.0f / 3, 1e-6);
+  EXPECT_THROW(abs_error(truth, Image(3, 1, 3)), Error);
+}
+
+TEST(ReportImages, HeatMapColoursTheErrorOnTheScale) {
+  Image error(3, 1, 1);
+  error.data = {0.0f, 0.05f, 0.5f};  // none, half the scale, beyond it
+  const Image back = decode(heat_map_png(error, 0.1f), "heat_map");
+  const std::array<float, 3> expected[] = {inferno(0), inferno(128 / 255.0f), inferno(1)};
+  for (int x = 0; x < 3; ++x) {
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_EQ(back.at(x, 0, c), std::round(expected[x][c] * 255) / 255.0f) << x << " " << c;
+    }
+  }
+}
+
+TEST(ReportImages, HeatScaleRoundsUpTheQuantile) {
+  EXPECT_EQ(heat_scale({}), 0.01f);
+  EXPECT_EQ(heat_scale(std::vector<float>(10, 0.0f)), 0.01f);
+  EXPECT_EQ(heat_scale(std::vector<float>(10, 0.03f)), 0.05f);
+  EXPECT_EQ(heat_scale(std::vector<float>(10, 0.2f)), 0.2f);
+  EXPECT_EQ(heat_scale(std::vector<float>(10, 3.0f)), 1.0f);
+  // One outlier among 1000 pixels does not set the scale.
+  std::vector<float> v(1000, 0.015f);
+  v[3] = 0.9f;
+  EXPECT_EQ(heat_scale(v), 0.02f);
+}
+
+TEST(ReportImages, FitWithinBoxFiltersByAnIntegerFactor) {
+  EXPECT_EQ(fit_within(picture(400, 300), 400).width, 400);  // fits: unchanged
+  const Image a = fit_within(picture(800, 800), 400);
+  EXPECT_EQ(a.width, 400);
+  EXPECT_EQ(a.height, 400);
+  const Image b = fit_within(picture(900, 1300), 400);  // factor 4 for the taller side
+  EXPECT_EQ(b.width, 225);
+  EXPECT_EQ(b.height, 325);
+}
+
+TEST(ReportImages, DataUriHoldsThePng) {
+  const std::string uri = png_data_uri(encode_png(picture(3, 2)));
+  // base64 of the PNG signature \x89PNG\r\n\x1a\n begins "iVBORw0KGgo".
+  EXPECT_EQ(uri.rfind("data:image/png;base64,iVBORw0KGgo", 0), 0u) << uri.substr(0, 40);
 }
 
 }  // namespace
