@@ -14,6 +14,7 @@
 #include "io/image_io.h"
 #include "test_util.h"
 #include "train/report_images.h"
+#include "train/svg_plot.h"
 
 namespace splat {
 namespace {
@@ -199,6 +200,75 @@ TEST(ReportImages, DataUriHoldsThePng) {
   const std::string uri = png_data_uri(encode_png(picture(3, 2)));
   // base64 of the PNG signature \x89PNG\r\n\x1a\n begins "iVBORw0KGgo".
   EXPECT_EQ(uri.rfind("data:image/png;base64,iVBORw0KGgo", 0), 0u) << uri.substr(0, 40);
+}
+
+// ---- plots --------------------------------------------------------------------------------------
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(SvgPlot, DrawsAxesTicksTitleAndLegend) {
+  Plot p{"Loss <&>", "step", "loss", false, {}};
+  PlotSeries s;
+  s.label = "raw";
+  s.x = {0, 500, 1000};
+  s.y = {0.3, 0.1, 0.05};
+  p.series = {s};
+  const std::string svg = svg_plot(p);
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_MENTIONS(svg, "Loss &lt;&amp;&gt;");
+  EXPECT_MENTIONS(svg, "<polyline");
+  EXPECT_MENTIONS(svg, ">1k</text>");   // an x tick label
+  EXPECT_MENTIONS(svg, ">raw</text>");  // the legend
+  EXPECT_EQ(svg.find("no data"), std::string::npos);
+}
+
+TEST(SvgPlot, NoDrawablePointSaysSo) {
+  Plot p{"Loss", "step", "loss", true, {}};
+  PlotSeries s;
+  s.x = {1, 2};
+  s.y = {0, -1};  // nothing is drawable on a log axis
+  p.series = {s};
+  const std::string svg = svg_plot(p);
+  EXPECT_MENTIONS(svg, "no data recorded");
+  EXPECT_EQ(svg.find("<polyline"), std::string::npos);
+}
+
+TEST(SvgPlot, LogAxisLabelsDecades) {
+  Plot p{"Loss", "step", "loss", true, {}};
+  PlotSeries s;
+  s.x = {1, 2, 3};
+  s.y = {0.5, 0.02, 0.004};
+  p.series = {s};
+  const std::string svg = svg_plot(p);
+  for (const char* label : {">0.001<", ">0.01<", ">0.1<", ">1<"}) EXPECT_MENTIONS(svg, label);
+}
+
+TEST(SvgPlot, OnePointGetsAMarker) {
+  Plot p{"PSNR", "step", "dB", false, {}};
+  PlotSeries s;
+  s.x = {100};
+  s.y = {25};
+  p.series = {s};
+  EXPECT_EQ(count_of(svg_plot(p), "<circle"), 1u);
+}
+
+TEST(SvgPlot, ManyPointsAreThinnedToThePixelColumns) {
+  Plot p{"Loss", "step", "loss", false, {}};
+  PlotSeries s;
+  std::mt19937 rng(1);
+  for (int i = 0; i < 200000; ++i) {
+    s.x.push_back(i);
+    s.y.push_back(1 + double(rng() % 1000) / 1000);
+  }
+  p.series = {s};
+  const std::string svg = svg_plot(p);
+  // Two points per column of the 480-pixel plot, about 12 characters each.
+  EXPECT_LT(svg.size(), 30000u);
+  EXPECT_MENTIONS(svg, "<polyline");
 }
 
 }  // namespace
