@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "io/image_io.h"
 #include "test_util.h"
+#include "train/report.h"
 #include "train/report_images.h"
 #include "train/svg_plot.h"
 
@@ -20,6 +21,7 @@ namespace splat {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 // ---- base64 -------------------------------------------------------------------------------------
 
@@ -269,6 +271,292 @@ TEST(SvgPlot, ManyPointsAreThinnedToThePixelColumns) {
   // Two points per column of the 480-pixel plot, about 12 characters each.
   EXPECT_LT(svg.size(), 30000u);
   EXPECT_MENTIONS(svg, "<polyline");
+}
+
+// ---- the page -----------------------------------------------------------------------------------
+
+// metrics.jsonl records as training writes them: every 10 steps, an evaluation every 100.
+std::vector<json> history(int steps) {
+  std::vector<json> h;
+  for (int s = 10; s <= steps; s += 10) {
+    json r = {{"step", s},
+              {"elapsed", s * 0.01},
+              {"loss", 0.2 / std::sqrt(double(s))},
+              {"loss_smoothed", 0.19 / std::sqrt(double(s))},
+              {"splats", 1000 + 5 * s},
+              {"its_per_s", 95.0}};
+    if (s % 100 == 0) r["eval"] = {{"psnr", 20 + s / 100.0}, {"ssim", 0.8}};
+    h.push_back(r);
+  }
+  return h;
+}
+
+json metrics() {
+  return {{"psnr", 31.4159},        {"ssim", 0.9712},       {"num_splats", 1234567},
+          {"train_seconds", 754.0}, {"ms_per_iter", 25.13}, {"peak_memory_bytes", 2147483648.0},
+          {"iterations", 1000},     {"backend", "cuda"}};
+}
+
+TEST(Report, PicturedViewsAreTheLowestPsnrInOrder) {
+  EXPECT_EQ(pictured_views({30, 20, 25}, 5), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(pictured_views({30, 20, 25, NAN, 40}, 3), (std::vector<std::size_t>{1, 2, 3}));
+  EXPECT_TRUE(pictured_views({30, 20}, 0).empty());
+}
+
+// Three views of different quality with their pictures; the images live as long as the test.
+struct Views {
+  Image truth = picture(64, 48);
+  std::vector<Image> renders = {picture(64, 48, 0.01f), picture(64, 48, 0.2f),
+                                picture(64, 48, 0.05f)};
+  std::vector<ReportView> list() const {
+    return {{"r_0", 35.0, 0.99, &truth, &renders[0]},
+            {"r_1", 18.5, 0.70, &truth, &renders[1]},
+            {"r_2", 27.0, 0.90, &truth, &renders[2]}};
+  }
+};
+
+ReportInput full_input(const Views& v) {
+  ReportInput in;
+  in.title = "data/lego";
+  in.history = history(1000);
+  in.metrics = metrics();
+  in.views = v.list();
+  in.config_toml = "[train]\niterations = 1000\n";
+  return in;
+}
+
+// Every attribute that could load something names nothing outside the page.
+void expect_self_contained(const std::string& page) {
+  EXPECT_EQ(page.find("http://"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("src=\"/"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  for (const std::string attr : {"src=\"", "href=\""}) {
+    for (auto p = page.find(attr); p != std::string::npos; p = page.find(attr, p + 1)) {
+      const std::string value = page.substr(p + attr.size(), 12);
+      EXPECT_TRUE(value.rfind("data:", 0) == 0 || value.rfind("#", 0) == 0) << attr << value;
+    }
+  }
+}
+
+TEST(Report, HasSummaryPlotsTableAndPictures) {
+  const Views v;
+  const std::string page = report_html(full_input(v));
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* text : {"31.42 dB", "0.9712", "1,234,567", "1,000", "12 min 34 s", "25.13",
+                           "2.00 GiB", "cuda", "data/lego"}) {
+    EXPECT_MENTIONS(page, text);
+  }
+  EXPECT_EQ(count_of(page, "<svg class=\"plot\""), 4u);
+  for (const char* title : {"Training loss", "Test PSNR", "Splat count", "Training speed"}) {
+    EXPECT_MENTIONS(page, std::string("<title>") + title + "</title>");
+  }
+  EXPECT_EQ(page.find("no data recorded"), std::string::npos);
+  EXPECT_EQ(count_of(page, "<figure class=\"view\""), 3u);
+  EXPECT_EQ(count_of(page, "src=\"data:image/png;base64,iVBORw0KGgo"), 9u);  // one triple each
+  EXPECT_MENTIONS(page, "<details>");
+  EXPECT_MENTIONS(page, "iterations = 1000");
+  EXPECT_EQ(page.find("GPU time per stage"), std::string::npos);  // no "timing" in metrics
+  expect_self_contained(page);
+}
+
+TEST(Report, TableAndPicturesListWorstViewFirst) {
+  const Views v;
+  const std::string page = report_html(full_input(v));
+  const auto r0 = page.find(">r_0</a>"), r1 = page.find(">r_1</a>"), r2 = page.find(">r_2</a>");
+  ASSERT_NE(r1, std::string::npos);
+  EXPECT_LT(r1, r2);
+  EXPECT_LT(r2, r0);
+  EXPECT_MENTIONS(page, "<tr class=\"worst\"><td data-v=\"1\">1</td>");
+  EXPECT_MENTIONS(page, "href=\"#view-1\"");
+  // The pictures come worst first too.
+  const auto f0 = page.find("id=\"view-0\""), f1 = page.find("id=\"view-1\""),
+             f2 = page.find("id=\"view-2\"");
+  ASSERT_NE(f1, std::string::npos);
+  EXPECT_LT(f1, f2);
+  EXPECT_LT(f2, f0);
+}
+
+TEST(Report, PicturesAtMostMaxViewsOfLowestPsnr) {
+  const Views v;
+  ReportInput in = full_input(v);
+  in.max_views = 2;
+  const std::string page = report_html(in);
+  EXPECT_EQ(count_of(page, "src=\"data:image/png;base64,"), 6u);
+  EXPECT_MENTIONS(page, "id=\"view-1\"");
+  EXPECT_MENTIONS(page, "id=\"view-2\"");
+  EXPECT_EQ(page.find("id=\"view-0\""), std::string::npos);
+  EXPECT_MENTIONS(page, "2 of 3 test views pictured");
+  EXPECT_MENTIONS(page, "1 more were left out");
+}
+
+TEST(Report, LargePicturesAreDownscaled) {
+  const Image truth = picture(900, 600), render = picture(900, 600, 0.1f);
+  ReportInput in;
+  in.views = {{"big", 20, 0.8, &truth, &render}};
+  const std::string page = report_html(in);
+  EXPECT_EQ(count_of(page, "width=\"300\" height=\"200\""), 3u);  // factor 3 fits 400
+}
+
+TEST(Report, ViewsWithoutImagesAreListedNotPictured) {
+  const Views v;
+  ReportInput in = full_input(v);
+  in.views[0].render = nullptr;
+  const Image odd = picture(32, 32);
+  in.views[2].render = &odd;  // not the truth's size
+  const std::string page = report_html(in);
+  EXPECT_EQ(count_of(page, "<figure class=\"view\""), 1u);
+  EXPECT_MENTIONS(page, "2 had no images");
+  EXPECT_MENTIONS(page, ">r_0</td>");
+}
+
+TEST(Report, EscapesNamesTitleAndConfig) {
+  const Views v;
+  ReportInput in = full_input(v);
+  in.title = "data/<lego>&co";
+  in.views[1].name = "<img src=x onerror=alert(1)>&\"";
+  in.config_toml = "name = \"</pre><script>\"\n";
+  const std::string page = report_html(in);
+  EXPECT_MENTIONS(page, "data/&lt;lego&gt;&amp;co");
+  EXPECT_MENTIONS(page, "&lt;img src=x onerror=alert(1)&gt;&amp;&quot;");
+  EXPECT_MENTIONS(page, "name = &quot;&lt;/pre&gt;&lt;script&gt;&quot;");
+  EXPECT_EQ(page.find("<img src=x"), std::string::npos);
+  EXPECT_EQ(page.find("</pre><script>"), std::string::npos);
+  EXPECT_EQ(count_of(page, "<script>"), 1u);  // the page's own
+}
+
+TEST(Report, EmptyInputStillMakesAPage) {
+  const std::string page = report_html(ReportInput{});
+  EXPECT_EQ(count_of(page, "<svg class=\"plot\""), 4u);
+  EXPECT_EQ(count_of(page, "no data recorded"), 3u);
+  EXPECT_MENTIONS(page, "no test evaluations recorded");
+  EXPECT_MENTIONS(page, "No test views.");
+  EXPECT_MENTIONS(page, "No test view images to show.");
+  EXPECT_MENTIONS(page, "(not recorded)");
+  EXPECT_GE(count_of(page, "&mdash;"), 8u);  // every summary value
+  EXPECT_EQ(page.find("data:image"), std::string::npos);
+  expect_self_contained(page);
+}
+
+TEST(Report, RecordsWithMissingOrOddFieldsAreSkipped) {
+  ReportInput in;
+  in.metrics = {{"psnr", 0.0}, {"ssim", 0.0}, {"test_views", json::array()}, {"backend", 3}};
+  in.history = {json::array(),
+                json{{"loss", 0.5}},                             // no step
+                json{{"step", "ten"}, {"loss", 0.5}},            // step not a number
+                json{{"step", 10}, {"loss", 0.4}, {"eval", 5}},  // eval not an object
+                json{{"step", 20}, {"loss", nullptr}, {"splats", 100}},
+                json{{"step", 30}, {"loss", 0.3}, {"eval", {{"ssim", 0.5}}}}};
+  const std::string page = report_html(in);
+  EXPECT_EQ(count_of(page, "no data recorded"), 1u);  // only it/s has no point at all
+  EXPECT_MENTIONS(page, "no test evaluations recorded");
+  EXPECT_MENTIONS(page, "No test views: PSNR and SSIM were not measured.");
+  EXPECT_EQ(page.find("0.00 dB"), std::string::npos);
+}
+
+TEST(Report, TableFallsBackToTheViewsInMetrics) {
+  ReportInput in;
+  in.metrics = metrics();
+  in.metrics["test_views"] = {{{"name", "a"}, {"psnr", 30.0}, {"ssim", 0.9}},
+                              {{"name", "b<"}, {"psnr", 20.0}}};
+  const std::string page = report_html(in);
+  EXPECT_MENTIONS(page, ">b&lt;</td>");
+  EXPECT_LT(page.find(">b&lt;</td>"), page.find(">a</td>"));
+  EXPECT_MENTIONS(page, "No test view images to show.");
+}
+
+TEST(Report, ShowsPerStageTimesWhenMetricsHaveThem) {
+  ReportInput in;
+  in.metrics = metrics();
+  in.metrics["timing"] = {{{"stage", "project_fwd"}, {"mean_ms", 1.5}, {"share", 0.25}},
+                          {{"stage", "rasterize<bwd>"}, {"mean_ms", 4.5}}};
+  const std::string page = report_html(in);
+  EXPECT_MENTIONS(page, "GPU time per stage");
+  EXPECT_MENTIONS(page, ">project_fwd</td><td>1.500</td><td>25.0%</td>");
+  EXPECT_MENTIONS(page, ">rasterize&lt;bwd&gt;</td><td>4.500</td><td>75.0%</td>");  // share derived
+  EXPECT_MENTIONS(page, ">total</th><th>6.000</th>");
+}
+
+TEST(Report, WritesTheFileAtomically) {
+  const Views v;
+  const ReportInput in = full_input(v);
+  const fs::path dir = test::temp_dir("report_write");
+  write_report_html((dir / "report.html").string(), in);
+  EXPECT_EQ(read_text(dir / "report.html"), report_html(in));
+  EXPECT_FALSE(fs::exists(dir / "report.html.tmp"));
+  test::expect_contains(
+      test::error_of([&] { write_report_html((dir / "no" / "report.html").string(), in); }),
+      {"report.html", "cannot create"});
+}
+
+// Tags balance (void elements aside, SVG's self-closed ones allowed) and ids are unique, as
+// Python's own HTML tokenizer reads the page.
+constexpr const char* kWellFormed = R"(import sys
+from html.parser import HTMLParser
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr"}
+class Check(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.open, self.ids, self.errors = [], set(), []
+    def handle_starttag(self, tag, attrs):
+        self.note_id(attrs)
+        if tag not in VOID:
+            self.open.append((tag, self.getpos()))
+    def handle_startendtag(self, tag, attrs):
+        self.note_id(attrs)
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1][0] != tag:
+            self.errors.append("%s: </%s> but open: %s" % (self.getpos(), tag, self.open[-3:]))
+        else:
+            self.open.pop()
+    def note_id(self, attrs):
+        for k, v in attrs:
+            if k == "id":
+                if v in self.ids:
+                    self.errors.append("duplicate id " + v)
+                self.ids.add(v)
+c = Check()
+c.feed(open(sys.argv[1], encoding="utf-8").read())
+c.close()
+if c.open:
+    c.errors.append("unclosed: %s" % c.open)
+print("\n".join(c.errors) or "ok")
+sys.exit(1 if c.errors else 0)
+)";
+
+TEST(Report, IsWellFormedHtml) {
+  if (test::run_command("command -v python3").exit_code != 0) GTEST_SKIP() << "no python3";
+  const Views v;
+  const fs::path dir = test::temp_dir("report_wellformed");
+  std::ofstream(dir / "check.py") << kWellFormed;
+  ReportInput full = full_input(v);
+  full.metrics["timing"] = {{{"stage", "a"}, {"mean_ms", 1.0}}};
+  const std::pair<const char*, ReportInput> pages[] = {{"full", full}, {"empty", ReportInput{}}};
+  for (const auto& [name, in] : pages) {
+    const fs::path page = dir / (std::string(name) + ".html");
+    write_report_html(page.string(), in);
+    const auto r =
+        test::run_command("python3 " + (dir / "check.py").string() + " " + page.string());
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output;
+  }
+}
+
+// Opens the page as a browser would, from disk, when Chromium is installed.
+TEST(Report, LoadsInHeadlessChromium) {
+  const char* chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) GTEST_SKIP() << chromium << " is absent";
+  const Views v;
+  const fs::path page = test::temp_dir("report_chromium") / "report.html";
+  write_report_html(page.string(), full_input(v));
+  const auto r = test::run_command(std::string("timeout 120 ") + chromium +
+                                   " --headless --no-sandbox --disable-gpu --dump-dom file://" +
+                                   page.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_of(r.output, "<svg class=\"plot\""), 4u) << r.output.substr(0, 2000);
+  EXPECT_EQ(count_of(r.output, "<figure class=\"view\""), 3u);
+  EXPECT_MENTIONS(r.output, "Training report");
 }
 
 }  // namespace
