@@ -147,6 +147,57 @@ Image decode_png(const std::string& path, const Bytes& bytes) {
   return img;
 }
 
+// Float sample to 8 bits, clamped and rounded; `!(v > 0)` also sends NaN to 0.
+std::uint8_t to_u8(float v) {
+  return !(v > 0.0f) ? 0 : v >= 1.0f ? 255 : std::uint8_t(v * 255.0f + 0.5f);
+}
+
+// 8-bit samples laid out as `format` (a PNG_FORMAT_*; colour-mapped ones take `colormap`) to
+// PNG bytes. The simplified libpng API writes to memory and handles its own longjmp. `what`
+// names the image in error messages: the output path, or "PNG encoder" for memory.
+Bytes encode_samples(const std::string& what,
+                     png_uint_32 format,
+                     int width,
+                     int height,
+                     const std::uint8_t* samples,
+                     const Bytes& colormap = {}) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = png_uint_32(width);
+  image.height = png_uint_32(height);
+  image.format = format;
+  image.colormap_entries = png_uint_32(colormap.size() / 3);
+  png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(image);
+  Bytes encoded(size);
+  const int ok = png_image_write_to_memory(&image, encoded.data(), &size, 0, samples, 0,
+                                           colormap.empty() ? nullptr : colormap.data());
+  if (!ok) {
+    const std::string msg = image.message;
+    png_image_free(&image);
+    throw input_error(what, "PNG", "encoding failed: " + msg);
+  }
+  encoded.resize(size);
+  return encoded;
+}
+
+Bytes encode_image(const Image& img, const std::string& what) {
+  if (img.channels != 1 && img.channels != 3 && img.channels != 4) {
+    throw input_error(what, "PNG", "cannot write " + std::to_string(img.channels) + " channels");
+  }
+  if (img.width <= 0 || img.height <= 0 ||
+      img.data.size() != img.pixels() * std::size_t(img.channels)) {
+    throw input_error(what, "PNG",
+                      "inconsistent image " + std::to_string(img.width) + "x" +
+                          std::to_string(img.height) + "x" + std::to_string(img.channels));
+  }
+  Bytes samples(img.data.size());
+  std::transform(img.data.begin(), img.data.end(), samples.begin(), to_u8);
+  const png_uint_32 format = img.channels == 1   ? PNG_FORMAT_GRAY
+                             : img.channels == 3 ? PNG_FORMAT_RGB
+                                                 : PNG_FORMAT_RGBA;
+  return encode_samples(what, format, img.width, img.height, samples.data());
+}
+
 // ---- JPEG ------------------------------------------------------------------------------------
 // Same discipline as PNG: libjpeg's error_exit longjmps into the function that set the target.
 
@@ -278,43 +329,42 @@ Image read_image(const std::string& path) {
   throw input_error(path, "image", "not a PNG, JPEG or WebP file");
 }
 
+std::vector<std::uint8_t> encode_png(const Image& img) {
+  return encode_image(img, "PNG encoder");
+}
+
+std::vector<std::uint8_t> encode_png_indexed(const std::vector<std::uint8_t>& index,
+                                             int width,
+                                             int height,
+                                             const std::vector<std::array<float, 3>>& palette) {
+  const std::string what = "PNG encoder";
+  if (width <= 0 || height <= 0 || index.size() != std::size_t(width) * std::size_t(height)) {
+    throw input_error(what, "PNG",
+                      std::to_string(index.size()) + " indices for a " + std::to_string(width) +
+                          "x" + std::to_string(height) + " image");
+  }
+  if (palette.empty() || palette.size() > 256) {
+    throw input_error(
+        what, "PNG",
+        "a palette of " + std::to_string(palette.size()) + " colours (1 to 256 are possible)");
+  }
+  const std::uint8_t top = *std::max_element(index.begin(), index.end());
+  if (top >= palette.size()) {
+    throw input_error(what, "PNG",
+                      "index " + std::to_string(top) + " is beyond the palette of " +
+                          std::to_string(palette.size()) + " colours");
+  }
+  Bytes colormap;
+  for (const auto& rgb : palette) {
+    for (const float v : rgb) colormap.push_back(to_u8(v));
+  }
+  return encode_samples(what, PNG_FORMAT_RGB_COLORMAP, width, height, index.data(), colormap);
+}
+
 void write_png(const std::string& path, const Image& img) {
-  if (img.channels != 1 && img.channels != 3 && img.channels != 4) {
-    throw input_error(path, "PNG", "cannot write " + std::to_string(img.channels) + " channels");
-  }
-  if (img.width <= 0 || img.height <= 0 ||
-      img.data.size() != img.pixels() * std::size_t(img.channels)) {
-    throw input_error(path, "PNG",
-                      "inconsistent image " + std::to_string(img.width) + "x" +
-                          std::to_string(img.height) + "x" + std::to_string(img.channels));
-  }
-  Bytes samples(img.data.size());
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const float v = img.data[i];
-    // `!(v > 0)` also sends NaN to 0.
-    samples[i] = !(v > 0.0f) ? 0 : v >= 1.0f ? 255 : std::uint8_t(v * 255.0f + 0.5f);
-  }
-
-  // The simplified libpng API handles its own longjmp. Encoding to memory first means a
-  // failure leaves no file behind, and the rename makes the final file appear whole.
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  image.width = png_uint_32(img.width);
-  image.height = png_uint_32(img.height);
-  image.format = img.channels == 1   ? PNG_FORMAT_GRAY
-                 : img.channels == 3 ? PNG_FORMAT_RGB
-                                     : PNG_FORMAT_RGBA;
-  png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(image);
-  Bytes encoded(size);
-  const int ok =
-      png_image_write_to_memory(&image, encoded.data(), &size, 0, samples.data(), 0, nullptr);
-  if (!ok) {
-    const std::string msg = image.message;
-    png_image_free(&image);
-    throw input_error(path, "PNG", "encoding failed: " + msg);
-  }
-  encoded.resize(size);
-
+  // Encoding to memory first means a failure leaves no file behind, and the rename makes the
+  // final file appear whole.
+  const Bytes encoded = encode_image(img, path);
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -1,7 +1,9 @@
 #pragma once
 // Image codecs: PNG (8/16-bit, gray/RGB/RGBA), JPEG and WebP (lossless or lossy) in; PNG out.
 #include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/image.h"
 
@@ -13,6 +15,14 @@ Image read_image(const std::string& path);
 
 // Writes 8-bit PNG (channels 1, 3 or 4), values clamped to [0, 1] and rounded.
 void write_png(const std::string& path, const Image& img);
+// The bytes write_png would write. Throws splat::Error on a malformed image.
+std::vector<std::uint8_t> encode_png(const Image& img);
+// An indexed-colour PNG: width x height indices into a palette of 1 to 256 RGB colours (values
+// in [0, 1]). A picture of few colours, such as a heat map, takes a third of the bytes of RGB.
+std::vector<std::uint8_t> encode_png_indexed(const std::vector<std::uint8_t>& index,
+                                             int width,
+                                             int height,
+                                             const std::vector<std::array<float, 3>>& palette);
 
 // RGBA (straight alpha) composited on a background -> RGB. RGB input is returned unchanged.
 Image composite_on(const Image& img, const std::array<float, 3>& background);
