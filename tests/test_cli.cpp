@@ -19,8 +19,15 @@ TEST(Cli, DemoWritesEveryOutput) {
   const auto r = test::run_splat("demo --out " + out.string() +
                                  " --set train.iterations=30 --set model.init_points=1000");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* f : {"model.ply", "checkpoint.ckpt", "metrics.json", "config.toml", "renders/test/r_0.png"})
+  for (const char* f : {"model.ply", "checkpoint.ckpt", "metrics.json", "metrics.jsonl", "config.toml", "report.html",
+                        "renders/test/r_0.png"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
+  // The report is one page with its pictures inline: nothing it shows lives outside it.
+  std::ifstream report(out / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
   // The resolved config is printed at start.
   EXPECT_NE(r.output.find("iterations = 30"), std::string::npos);
   nlohmann::json m = nlohmann::json::parse(std::ifstream(out / "metrics.json"));

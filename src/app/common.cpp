@@ -14,7 +14,9 @@
 #include "io/checkpoint.h"
 #include "io/file_util.h"
 #include "io/ply.h"
+#include "train/history.h"
 #include "train/interrupt.h"
+#include "train/report.h"
 
 namespace fs = std::filesystem;
 
@@ -104,8 +106,9 @@ namespace {
 
 using Report = std::vector<std::pair<std::string, double>>;
 
-void write_metrics(const std::string& path, const Trainer& t, const Backend& backend,
-                   const Report& report, const EvalResult& eval) {
+// Writes metrics.json and returns its object (the report shows it).
+nlohmann::json write_metrics(const std::string& path, const Trainer& t, const Backend& backend,
+                             const Report& report, const EvalResult& eval) {
   nlohmann::json j;
   j["backend"] = backend.name();
   j["iterations"] = t.iteration();
@@ -130,6 +133,32 @@ void write_metrics(const std::string& path, const Trainer& t, const Backend& bac
     if (name.rfind("ms.", 0) == 0)
       j["timing"].push_back({{"stage", name.substr(3)}, {"mean_ms", value}, {"share", step_ms > 0 ? value / step_ms : 0.0}});
   write_atomically(path, [&](std::ofstream& out) { out << j.dump(2) << "\n"; });
+  return j;
+}
+
+// report.html: the run on one page. Only the views it pictures are rendered again.
+void write_report(const fs::path& out, const std::string& title, const Config& cfg, Backend& backend,
+                  const std::vector<View>& views, const EvalResult& eval, const nlohmann::json& metrics) {
+  ReportInput in;
+  in.title = title;
+  in.history = read_history((out / "metrics.jsonl").string());
+  in.metrics = metrics;
+  in.config_toml = cfg.to_toml();
+  std::vector<double> psnrs;
+  for (const ViewMetrics& v : eval.views) psnrs.push_back(v.psnr);
+  const std::vector<std::size_t> pictured = pictured_views(psnrs, in.max_views);
+  std::vector<Image> renders;
+  renders.reserve(pictured.size());
+  for (const std::size_t i : pictured) renders.push_back(backend.render(views[i].camera, final_raster_settings(cfg)));
+  for (std::size_t i = 0, k = 0; i < eval.views.size(); ++i) {
+    ReportView v{eval.views[i].name, eval.views[i].psnr, eval.views[i].ssim};
+    if (k < pictured.size() && pictured[k] == i) {
+      v.truth = &views[i].image;
+      v.render = &renders[k++];
+    }
+    in.views.push_back(v);
+  }
+  write_report_html((out / "report.html").string(), in);
 }
 
 void print_report(const Report& report, std::int64_t iterations) {
@@ -252,7 +281,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
-  write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
+  const nlohmann::json metrics = write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
+  write_report(out, run.data, used, *backend, data.test, eval, metrics);
   const double ms_per_iter =
       trainer.loss_history().empty() ? 0.0 : 1000.0 * trainer.train_seconds() / double(trainer.loss_history().size());
   std::fprintf(stderr, "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n", (long long)trainer.iteration(),
@@ -262,7 +292,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   else
     std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
                  eval.views.size());
-  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, config.toml}\n", run.out.c_str(),
+  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
                used.output.save_checkpoint ? " checkpoint.ckpt," : "");
   return {eval, 0};
 }
