@@ -14,6 +14,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "== GPU tests"
 .carry/bin/splat_gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -40
 tests_rc=${PIPESTATUS[0]}
+.carry/bin/splat_gpu_arch_tests --gtest_brief=1 2>&1 | tail -5
+[ "${PIPESTATUS[0]}" = 0 ] || tests_rc=1
+# Binaries of other architectures (SPLAT_CUDA_ARCHS in device_build.sh), e.g. Turing's PTX.
+for dir in .carry/bin-*; do
+  [ -x "$dir/splat_gpu_tests" ] || continue
+  echo "== GPU tests, ${dir#.carry/bin-}"
+  "$dir/splat_gpu_tests" --gtest_brief=1 2>&1 | tee "$out/gpu_tests_${dir#.carry/bin-}.log" | tail -20
+  [ "${PIPESTATUS[0]}" = 0 ] || tests_rc=1
+done
 
 if [ "${1:-}" != "--tests-only" ] && [ -d .carry/shared/data/lego ]; then
   echo "== Lego device subset (${LEGO_CONFIG:-configs/lego.toml}, every 4th test view)"

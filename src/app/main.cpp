@@ -11,8 +11,20 @@
 #include "core/suggest.h"
 #include "dist/communicator.h"
 #include "splat_version.h"  // generated at build time (cmake/version.cmake)
+#if SPLAT_HAVE_CUDA
+#include "cuda/backend.h"
+#endif
 
 namespace {
+
+// The commit, and the GPUs the build has kernels for.
+std::string version_text() {
+#if SPLAT_HAVE_CUDA
+  return std::string(SPLAT_VERSION) + "\nCUDA architectures: " + splat::cuda::built_architectures();
+#else
+  return std::string(SPLAT_VERSION) + "\nCUDA backend: not built (CPU only)";
+#endif
+}
 
 // A failure on one rank of several ends them all (the others would wait in a collective);
 // alone, it is an error message and exit status 1.
@@ -33,7 +45,7 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
   CLI::App app{"splat: 3D Gaussian Splatting trainer and renderer"};
-  app.set_version_flag("--version", SPLAT_VERSION);
+  app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   splat::app::Action action;
   splat::app::add_train(app, action);

@@ -14,11 +14,6 @@
 
 namespace splat::cuda {
 
-bool device_available() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
 CudaBackend::CudaBackend(const BackendConfig& cfg)
     : auto_submission_(cfg.submission == Submission::Auto),
       auto_pipelining_(cfg.pipelining == Pipelining::Auto),
@@ -91,6 +86,7 @@ std::vector<std::pair<std::string, double>> CudaBackend::report() const {
 
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
   if (!device_available()) throw Error("backend.type = \"cuda\": no CUDA device is available");
+  require_supported_device();
   return std::make_unique<CudaBackend>(cfg);
 }
 

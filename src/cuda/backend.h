@@ -15,6 +15,12 @@ namespace splat::cuda {
 
 // True when the CUDA runtime sees at least one device.
 bool device_available();
+// Throws a splat::Error naming the GPU, its compute capability and the build's architectures when
+// this build has no kernels the current device can run (too old a GPU, or one left out of
+// CMAKE_CUDA_ARCHITECTURES).
+void require_supported_device();
+// The CUDA architectures this build was compiled for, as CMAKE_CUDA_ARCHITECTURES listed them.
+const char* built_architectures();
 // The backend of cfg.submission, cfg.pipelining, cfg.deterministic and cfg.timing (per-stage CUDA
 // events, mean ms per stage in report()). cfg.validate_backend() has vetted the combination.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);

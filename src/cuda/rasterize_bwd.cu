@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kBlock)
   // Entries at or beyond the warp's largest `last` belong to none of its pixels: the warp walks
   // back to front from there (or from hi), entry e of the walk being list entry top - 1 - e, in
   // chunks of 32 (warp-uniform bounds, so the shuffles below see every lane).
-  const std::uint32_t top = min(__reduce_max_sync(kFullWarp, my_last), hi);
+  const std::uint32_t top = min(warp_max(my_last), hi);
   const std::uint32_t walk = top > lo ? top - lo : 0;
   const auto id_at = [&](std::uint32_t e) { return e < walk ? gaussian_ids[top - 1 - e] : 0u; };
   stage(s_chunk[0][warp], lane, unsigned(lane) < walk, id_at(lane), records);

@@ -46,14 +46,33 @@ inline constexpr unsigned kFullWarp = 0xffffffffu;
 // pixel changes nothing for the warp, so the box shrinks as lanes finish: in a warp on an object's
 // edge, the background pixels that never saturate no longer make it walk the splats behind the
 // saturated ones.
+// Minimum and maximum of a value over the full warp: one redux instruction from sm_80 on, a
+// five-step butterfly of shuffles on Turing (sm_75), which lacks it.
+__device__ __forceinline__ unsigned warp_min(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(kFullWarp, v);
+#else
+  for (int offset = 16; offset > 0; offset /= 2) v = min(v, __shfl_xor_sync(kFullWarp, v, offset));
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_max(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(kFullWarp, v);
+#else
+  for (int offset = 16; offset > 0; offset /= 2) v = max(v, __shfl_xor_sync(kFullWarp, v, offset));
+  return v;
+#endif
+}
+
 struct WarpPixels {
   int x0, y0, w, h;
 };
 __device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
-  const unsigned x0 = __reduce_min_sync(kFullWarp, active ? unsigned(x) : ~0u);
-  const unsigned x1 = __reduce_max_sync(kFullWarp, active ? unsigned(x) : 0u);
-  const unsigned y0 = __reduce_min_sync(kFullWarp, active ? unsigned(y) : ~0u);
-  const unsigned y1 = __reduce_max_sync(kFullWarp, active ? unsigned(y) : 0u);
+  const unsigned x0 = warp_min(active ? unsigned(x) : ~0u);
+  const unsigned x1 = warp_max(active ? unsigned(x) : 0u);
+  const unsigned y0 = warp_min(active ? unsigned(y) : ~0u);
+  const unsigned y1 = warp_max(active ? unsigned(y) : 0u);
   return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
 }
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine with .carry/ (binaries, libraries, golden vectors, fox and figurine):
+# the GPU tests, then `splat train` on fox and figurine with no config and with
+# configs/capture.toml, as a user runs it. Metrics, logs and reports go to $OUT.
+#   scripts/device_product.sh [--tests] [--downscale N] [--scenes "fox figurine"]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/splat_out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SPLAT_SHARED="$PWD/.carry/shared"
+tests=0 downscale=1 scenes="fox figurine"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tests) tests=1 ;;
+    --downscale) downscale=$2; shift ;;
+    --scenes) scenes=$2; shift ;;
+  esac
+  shift
+done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+rc=0
+if [ "$tests" = 1 ]; then
+  [ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
+  echo "== GPU tests"
+  .carry/bin/splat_gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -30
+  rc=${PIPESTATUS[0]}
+fi
+for scene in $scenes; do
+  for cfg in auto capture; do
+    name=${scene}_${cfg}_ds${downscale}
+    args=()
+    [ "$cfg" = capture ] && args=(--config configs/capture.toml)
+    echo "== $name"
+    start=$(date +%s)
+    .carry/bin/splat train ".carry/shared/data/$scene" "${args[@]}" --downscale "$downscale" --out "$out/$name" \
+      > "$out/$name.log" 2>&1
+    echo "exit $? in $(( $(date +%s) - start )) s"
+    grep -E "auto:|^done|^test:" "$out/$name.log"
+    rm -f "$out/$name/checkpoint.ckpt" "$out/$name/model.ply"
+    rm -rf "$out/$name/renders"
+  done
+done
+exit "$rc"
