@@ -19,12 +19,20 @@ while [ $# -gt 0 ]; do
   shift
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# Binaries of the default (all-architecture) build travel xz-compressed: fatbins shrink ~10x.
+for f in .carry/bin*/*.xz; do [ -f "$f" ] && xz -d -f "$f"; done
+.carry/bin/splat --version
 rc=0
 if [ "$tests" = 1 ]; then
   [ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
-  echo "== GPU tests"
-  .carry/bin/splat_gpu_tests --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" | tail -30
-  rc=${PIPESTATUS[0]}
+  for dir in .carry/bin .carry/bin-*; do
+    [ -x "$dir/splat_gpu_tests" ] || continue
+    echo "== GPU tests, $dir"
+    "$dir/splat_gpu_tests" --gtest_brief=1 2>&1 | tee "$out/gpu_tests_${dir#.carry/}.log" | tail -15
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  done
+  .carry/bin/splat_gpu_arch_tests 2>&1 | tail -4
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 for scene in $scenes; do
   for cfg in auto capture; do

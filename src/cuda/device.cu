@@ -27,23 +27,29 @@ bool device_available() {
 void require_supported_device() {
   int device = 0;
   cudaDeviceProp prop{};
-  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
     throw Error("cuda: cannot query the current device");
   cudaFuncAttributes attr{};
   const cudaError_t rc = cudaFuncGetAttributes(&attr, probe_kernel);
   if (rc == cudaSuccess) return;
   cudaGetLastError();  // clear the error so that later calls do not report it
-  const std::string gpu = std::string(prop.name) + " (compute capability " + std::to_string(prop.major) + "." +
-                          std::to_string(prop.minor) + ")";
-  const std::string built = "this build has kernels for CUDA architectures " SPLAT_CUDA_ARCHITECTURES;
+  const std::string gpu = std::string(prop.name) + " (compute capability " +
+                          std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  const std::string built =
+      "this build has kernels for CUDA architectures " SPLAT_CUDA_ARCHITECTURES;
   if (prop.major * 10 + prop.minor < 75)
-    throw Error("cuda: GPU " + gpu + " is older than splat supports (compute capability 7.5, Turing, or newer); " +
+    throw Error("cuda: GPU " + gpu +
+                " is older than splat supports (compute capability 7.5, Turing, or newer); " +
                 built + ". Train on the CPU with --set backend.type=cpu");
-  throw Error("cuda: GPU " + gpu + " has no kernels in this build (" + cudaGetErrorString(rc) + "): " + built +
-              ". Rebuild with -DCMAKE_CUDA_ARCHITECTURES=native (or " + std::to_string(prop.major) +
-              std::to_string(prop.minor) + ") on this machine, or train on the CPU with --set backend.type=cpu");
+  throw Error("cuda: GPU " + gpu + " has no kernels in this build (" + cudaGetErrorString(rc) +
+              "): " + built + ". Rebuild with -DCMAKE_CUDA_ARCHITECTURES=native (or " +
+              std::to_string(prop.major) + std::to_string(prop.minor) +
+              ") on this machine, or train on the CPU with --set backend.type=cpu");
 }
 
-const char* built_architectures() { return SPLAT_CUDA_ARCHITECTURES; }
+const char* built_architectures() {
+  return SPLAT_CUDA_ARCHITECTURES;
+}
 
 }  // namespace splat::cuda
