@@ -53,6 +53,10 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
   for (std::int32_t i = 0; i < 9; ++i) c.view_order.push_back((i * 4) % 9);
   c.view_pos = 5;
   c.config_toml = std::string("[train]\niterations = 30000\nname = \"caf\xc3\xa9\"\n") + '\0' + "x";
+  for (std::size_t i = 0; i < n; ++i) {
+    c.adc_grad2d.push_back(std::uniform_real_distribution<float>(0, 1)(rng));
+    c.adc_count.push_back(std::int32_t(i % 7));
+  }
   return c;
 }
 
@@ -65,6 +69,8 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.view_order, b.view_order);
   EXPECT_EQ(a.view_pos, b.view_pos);
   EXPECT_EQ(a.config_toml, b.config_toml);
+  EXPECT_EQ(a.adc_grad2d, b.adc_grad2d);
+  EXPECT_EQ(a.adc_count, b.adc_count);
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -131,6 +137,27 @@ TEST_F(CheckpointFile, EveryTruncationIsAnErrorNamingTheFile) {
   }
 }
 
+// Version 1 ended at config_toml: such a file reads with no ADC statistics (a resume starts them
+// fresh, as version 1 did).
+TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.adc_grad2d.clear();
+  c.adc_count.clear();
+  write_checkpoint(path_, c);
+  std::string bytes = file_bytes(path_);
+  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0adc_grad2d", 14)));
+  poke(bytes, 8, std::uint32_t(1));
+  write_bytes(path_, bytes);
+  expect_identical(c, read_checkpoint(path_));
+}
+
+TEST_F(CheckpointFile, AdcStatisticsOfAnotherModelSizeAreNamed) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.adc_count.pop_back();
+  c.adc_grad2d.pop_back();
+  EXPECT_NE(error_of([&] { write_checkpoint(path_, c); }).find("adc_count"), std::string::npos);
+}
+
 TEST_F(CheckpointFile, WrongMagicIsNamed) {
   bytes_[0] = 'X';
   write_bytes(path_, bytes_);
@@ -138,7 +165,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 2u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 3u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

@@ -66,6 +66,20 @@ TEST(Train, ResumeMatchesUninterruptedRun) {
   test::expect_resume_exact(cfg, load_small(), 30);
 }
 
+// ADC between refine ticks: the checkpoint at 35 holds 15 steps of statistics that the tick at 40
+// decides on. Fresh statistics after the resume would see only 5 steps and grow fewer splats.
+TEST(Train, AdcResumeBetweenTicksIsExact) {
+  Config cfg = small_config(70);
+  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_every = 20;
+  cfg.densify.grow_grad2d = 0.00005;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
+  ASSERT_EQ(c.adc_count.size(), c.params.size());
+  EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
+}
+
 }  // namespace
 }  // namespace splat
 

@@ -61,6 +61,7 @@ namespace splat {
 template <class T>
 struct GaussiansT;
 struct Config;
+struct Checkpoint;
 struct Dataset;
 namespace test {
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
@@ -70,8 +71,8 @@ void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b
 double relative_difference(const GaussiansT<float>& a, const GaussiansT<float>& b, const GaussiansT<float>* init);
 // Trains cfg (whose output.checkpoint_every is `at`) from scratch, resumes a second run from its
 // checkpoint at step `at`, and EXPECTs the two to end bit-identical: parameters, Adam state and
-// the losses after `at`.
-void expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at);
+// the losses after `at`. Returns the checkpoint it resumed from.
+Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at);
 }  // namespace test
 }  // namespace splat
 

@@ -45,9 +45,14 @@ class CpuBackend final : public Backend {
   }
   void set_state(const TrainState& s) override {
     state_ = s;
-    stats_.reset(state_.params.size());
+    stats_ = std::move(state_.adc);
+    if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
   }
-  TrainState state() const override { return state_; }
+  TrainState state() const override {
+    TrainState s = state_;
+    s.adc = stats_;
+    return s;
+  }
   std::size_t num_splats() const override { return state_.params.size(); }
 
   void set_communicator(dist::Communicator& comm) override { comm_ = &comm; }

@@ -53,7 +53,12 @@ void CudaBackend::set_state(const TrainState& s) {
   }
   for (Groups* G : {&params_, &grads_, &m_, &v_}) G->zero_tails(stream_);
   adam_step_ = s.adam_step;
-  if (adc_stats_in_use()) reset_adc_stats();
+  if (s.adc.size() == std::size_t(n_)) {
+    grad2d_.upload(s.adc.grad2d);
+    vis_count_.upload(s.adc.count);
+  } else if (adc_stats_in_use()) {
+    reset_adc_stats();
+  }
   ++generation_;
   uploaded();
 }
@@ -66,6 +71,10 @@ TrainState CudaBackend::state() const {
   m_.download(s.adam_m);
   v_.download(s.adam_v);
   s.adam_step = adam_step_;
+  if (adc_stats_in_use() && grad2d_.size() == std::size_t(n_)) {
+    s.adc.grad2d = grad2d_.download();
+    s.adc.count = vis_count_.download();
+  }
   return s;
 }
 

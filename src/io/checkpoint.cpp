@@ -5,7 +5,8 @@
 //   then sections in a fixed order, each:
 //     u32 name_length, name bytes, u32 element type, u64 count, u64 byte_size, byte_size bytes
 //   iteration; params.*, adam_m.*, adam_v.* (sh_degree, then each Gaussians group);
-//   rng_state; view_order; view_pos; config_toml. Nothing follows the last section.
+//   rng_state; view_order; view_pos; config_toml; adc_grad2d, adc_count (version 2 on; empty
+//   when the run gathers no ADC statistics). Nothing follows the last section.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets.
 
@@ -29,7 +30,7 @@ static_assert(std::endian::native == std::endian::little,
               "sections are copied byte for byte, so the host must be little-endian");
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // version 1 lacks the ADC statistics; still read
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 
@@ -81,6 +82,11 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
                             std::to_string(c.params.size()) + " of degree " +
                             std::to_string(c.params.sh_degree));
   }
+  if (c.adc_grad2d.size() != c.adc_count.size() || (!c.adc_count.empty() && c.adc_count.size() != c.params.size()))
+    throw input_error(path, section_field("adc_count"),
+                      std::to_string(c.adc_grad2d.size()) + " gradient sums and " +
+                          std::to_string(c.adc_count.size()) + " counts for " + std::to_string(c.params.size()) +
+                          " Gaussians (either none or one of each per Gaussian)");
   if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
     throw input_error(path, section_field("view_pos"),
                       std::to_string(c.view_pos) + " is outside view_order (" +
@@ -129,17 +135,18 @@ class SectionReader {
     if (ec) throw input_error(path, "file", "cannot stat: " + ec.message());
   }
 
-  void read_preamble() {
+  std::uint32_t read_preamble() {
     char magic[sizeof kMagic];
     read(magic, sizeof magic, "magic");
     if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
       throw input_error(path_, "magic", "not a splat checkpoint (no SPLATCKP signature)");
     std::uint32_t version = 0;
     read(&version, sizeof version, "version");
-    if (version != kVersion)
+    if (version < 1 || version > kVersion)
       throw input_error(path_, "version",
                         "unsupported checkpoint version " + std::to_string(version) +
-                            " (this build reads version " + std::to_string(kVersion) + ")");
+                            " (this build reads versions 1 to " + std::to_string(kVersion) + ")");
+    return version;
   }
 
   template <class T>
@@ -237,12 +244,14 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "view_order", ckpt.view_order.data(), ckpt.view_order.size());
     put_scalar(out, "view_pos", ckpt.view_pos);
     put_section(out, "config_toml", ckpt.config_toml.data(), ckpt.config_toml.size());
+    put_section(out, "adc_grad2d", ckpt.adc_grad2d.data(), ckpt.adc_grad2d.size());
+    put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
   });
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
   SectionReader r(path);
-  r.read_preamble();
+  const std::uint32_t version = r.read_preamble();
   Checkpoint c;
   c.iteration = r.scalar<std::int64_t>("iteration");
   c.params = read_model(r, "params.");
@@ -253,6 +262,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.view_pos = r.scalar<std::int64_t>("view_pos");
   const std::vector<char> toml = r.section<char>("config_toml");
   c.config_toml.assign(toml.begin(), toml.end());
+  if (version >= 2) {
+    c.adc_grad2d = r.section<float>("adc_grad2d");
+    c.adc_count = r.section<std::int32_t>("adc_count");
+  }
   r.expect_end();
   check_shapes(path, c);
   return c;

@@ -17,6 +17,10 @@ struct Checkpoint {
   std::vector<std::int32_t> view_order;  // current epoch's view permutation
   std::int64_t view_pos = 0;             // position in view_order
   std::string config_toml;               // the resolved config the run used
+  // ADC's statistics since the last refine tick (per splat: gradient-norm sum, visible steps);
+  // empty for MCMC runs and in version-1 files, which resume with fresh statistics.
+  std::vector<float> adc_grad2d;
+  std::vector<std::int32_t> adc_count;
 };
 
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);

@@ -28,17 +28,6 @@ inline constexpr int split_children = 2;
 inline constexpr float reset_factor = 2.0f;
 }  // namespace config
 
-// Running statistics between refine ticks (gsplat's grad2d and count), one entry per splat.
-struct Stats {
-  std::vector<float> grad2d;        // [N] sum over steps of |d loss / d mean2d| in half-image units
-  std::vector<std::int32_t> count;  // [N] steps in which the splat was visible (radii > 0)
-  std::size_t size() const { return count.size(); }
-  void reset(std::size_t n) {
-    grad2d.assign(n, 0.0f);
-    count.assign(n, 0);
-  }
-};
-
 // One step's statistic of a visible splat: the norm of its screen-space mean gradient with the
 // pixel axes scaled to [-1, 1] NDC (gsplat: grad * (width / 2, height / 2)), so the threshold does
 // not depend on the image size. half_width = 0.5 * width, exact in float.

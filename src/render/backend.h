@@ -21,11 +21,27 @@ class Communicator;
 namespace splat {
 
 // Parameters and Adam moments: what a checkpoint needs from the backend.
+namespace adc {
+// ADC's running statistics between refine ticks (gsplat's grad2d and count), one entry per splat.
+struct Stats {
+  std::vector<float> grad2d;        // [N] sum over steps of |d loss / d mean2d| in half-image units
+  std::vector<std::int32_t> count;  // [N] steps in which the splat was visible (radii > 0)
+  std::size_t size() const { return count.size(); }
+  void reset(std::size_t n) {
+    grad2d.assign(n, 0.0f);
+    count.assign(n, 0);
+  }
+};
+}  // namespace adc
+
 struct TrainState {
   Gaussians params;
   Gaussians adam_m;  // first moments, shapes of params
   Gaussians adam_v;  // second moments
   std::int64_t adam_step = 0;
+  // ADC statistics since the last refine tick, so that a resume between ticks is exact; empty
+  // when the backend gathers none (MCMC, or no ADC step since the last tick or set_state).
+  adc::Stats adc;
 };
 
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).

@@ -98,6 +98,11 @@ void Trainer::resume(const Checkpoint& ckpt) {
   st.adam_m = ckpt.adam_m;
   st.adam_v = ckpt.adam_v;
   st.adam_step = ckpt.iteration;
+  // The tick sums every rank's statistics: rank 0 carries the saved sums, the others start at zero.
+  if (comm_.rank() == 0) {
+    st.adc.grad2d = ckpt.adc_grad2d;
+    st.adc.count = ckpt.adc_count;
+  }
   start_from(std::move(st));
   iteration_ = ckpt.iteration;
   rng_.restore(ckpt.rng_state);
@@ -116,6 +121,13 @@ Checkpoint Trainer::checkpoint() const {
   c.view_order = view_order_;
   c.view_pos = view_pos_;
   c.config_toml = cfg_.to_toml();
+  // ADC's statistics since the last tick make a resume between ticks exact. With several ranks
+  // each holds its own partial sums (the tick all-reduces them) and only rank 0 writes, so those
+  // runs resume with fresh statistics, as before.
+  if (cfg_.densify.strategy == DensifyStrategy::Adc && comm_.size() == 1) {
+    c.adc_grad2d = st.adc.grad2d;
+    c.adc_count = st.adc.count;
+  }
   return c;
 }
 

@@ -71,6 +71,19 @@ TEST(TrainLoopGpu, EvaluationsAndCheckpointsDoNotChangeTheRun) {
   EXPECT_TRUE(std::filesystem::exists(out / "checkpoint.ckpt"));
 }
 
+// As Train.AdcResumeBetweenTicksIsExact on the CPU: the checkpoint at 35 carries the statistics
+// that the tick at 40 decides on, downloaded from and uploaded to the device.
+TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 70;
+  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.refine_start = 10;
+  cfg.densify.grow_grad2d = 0.00005;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+  ASSERT_EQ(c.adc_count.size(), c.params.size());
+}
+
 TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
   const LoopRun plain = train_with(loop_config(), "");
   const Config cfg = loop_config();
