@@ -13,6 +13,7 @@
 #include "io/image_io.h"
 #include "render/backend.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
 #include "train/trainer.h"
 
 namespace splat {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "test_util.h"
 
 namespace splat {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/undistort.h"

@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "io/file_util.h"
 #include "io/ply.h"
+#include "train/backend_factory.h"
 #include "train/history.h"
 #include "train/interrupt.h"
 #include "train/report.h"

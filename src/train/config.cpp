@@ -1,7 +1,7 @@
 // The configuration system. One field table (fields() below) drives everything that touches a
 // key: reading a config file, --set overrides, range checks in validate() and to_toml(). Defaults
 // are not in the table: they are Config{}'s member initializers, so they live in one place.
-#include "io/config.h"
+#include "train/config.h"
 
 #include <toml++/toml.h>
 
@@ -23,7 +23,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
-#include "io/config_values.h"
+#include "train/config_values.h"
 
 namespace splat {
 namespace {
@@ -285,19 +285,10 @@ bool is_bare_word(std::string_view s) {
 
 // ---- Public API ---------------------------------------------------------------------------------
 
-std::string_view to_string(BackendKind k) {
-  return name_of(k);
-}
 std::string_view to_string(InitKind k) {
   return name_of(k);
 }
 std::string_view to_string(DensifyStrategy k) {
-  return name_of(k);
-}
-std::string_view to_string(Submission k) {
-  return name_of(k);
-}
-std::string_view to_string(Pipelining k) {
   return name_of(k);
 }
 std::string_view to_string(LrBatchScaling k) {
@@ -335,15 +326,6 @@ void Config::validate() const {
   if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
-}
-
-Submission resolved(Submission s, bool timing, std::int64_t batch_size) {
-  if (s != Submission::Auto) return s;
-  return timing ? Submission::PerKernel : batch_size > 1 ? Submission::Chained : Submission::Graph;
-}
-Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
-  if (p != Pipelining::Auto) return p;
-  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off : Pipelining::Depth2;
 }
 
 // Execution modes that cannot work together are rejected, naming both keys; none is overridden.
