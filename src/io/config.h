@@ -16,7 +16,7 @@ enum class DensifyStrategy { None, Mcmc, Adc };
 //   per_kernel: a host wait after every stage (exact per-stage times; slowest);
 //   chained: the step's kernels queued on one stream, one host wait per step;
 //   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
-//   auto: graph, the fastest on the H200 by the A/B gate in docs/benchmarks.md; per_kernel when
+//   auto: graph, the fastest on the H200 (A/B gate 3 in docs/perf-log.md); per_kernel when
 //     backend.timing is on; chained for batches (a graph replays one view per step).
 //     (The cpu backend runs every step to its end: auto only.)
 enum class Submission { Auto, PerKernel, Chained, Graph };
@@ -91,7 +91,7 @@ struct BackendConfig {
   Submission submission = Submission::Auto;
   Pipelining pipelining = Pipelining::Auto;
   // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: the
-  // A/B gate measured it faster than float atomics on the H200 (docs/benchmarks.md).
+  // A/B gate measured it faster than float atomics on the H200 (docs/perf-log.md, gate 3).
   bool deterministic = true;
 };
 
