@@ -14,7 +14,7 @@ enum class BackendKind { Auto, Cpu, Cuda };
 //   per_kernel: a host wait after every stage (exact per-stage times; slowest);
 //   chained: the step's kernels queued on one stream, one host wait per step;
 //   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
-//   auto: graph, the fastest on the H200 by the A/B gate in docs/benchmarks.md; per_kernel when
+//   auto: graph, the fastest on the H200 (A/B gate 3 in docs/perf-log.md); per_kernel when
 //     backend.timing is on; chained for batches (a graph replays one view per step).
 //     (The cpu backend runs every step to its end: auto only.)
 enum class Submission { Auto, PerKernel, Chained, Graph };
@@ -38,8 +38,9 @@ struct BackendConfig {
   bool timing = false;       // per-stage GPU timing table at the end of training
   Submission submission = Submission::Auto;
   Pipelining pipelining = Pipelining::Auto;
-  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: the
-  // A/B gate measured it faster than float atomics on the H200 (docs/benchmarks.md).
+  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: on the
+  // H200 it was about 6% faster per step than float atomics in replay, and A/B gate 3 adopted it
+  // with graph and depth2 (docs/perf-log.md).
   bool deterministic = true;
 };
 
