@@ -59,6 +59,7 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.test_every = int(cfg.data.test_every);
   opts.max_train = int(cfg.data.max_train_views);
   opts.holdout_every = int(cfg.data.holdout_every);
+  opts.crop_undistorted = cfg.data.crop_undistorted;
   const fs::path dir(path);
   std::error_code ec;
   if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);

@@ -109,6 +109,7 @@ const std::vector<Field>& fields() {
       data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
+      data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
       model("init_points", &M::init_points, {1}, "random init: number of splats"),

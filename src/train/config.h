@@ -29,6 +29,7 @@ struct DataConfig {
   std::int64_t test_every = 1;                      // evaluate every n-th test view
   std::int64_t max_train_views = 0;                 // 0 = all
   std::int64_t holdout_every = 8;  // COLMAP, transforms.json: every n-th image is a test view
+  bool crop_undistorted = true;    // lens cameras: resample to the largest valid pinhole image
 };
 
 struct ModelConfig {
