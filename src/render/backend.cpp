@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "core/finite.h"
 #include "dist/communicator.h"
 #include "io/config.h"
 #include "render/state_digest.h"
@@ -34,6 +35,11 @@ std::uint64_t state_digest(const TrainState& st) {
 
 std::uint64_t Backend::state_digest() const {
   return splat::state_digest(state());
+}
+
+std::string Backend::non_finite_group() const {
+  const auto bad = find_non_finite(state().params);
+  return bad ? bad->group : "";
 }
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);  // cpu/backend.cpp
