@@ -13,6 +13,7 @@
 #include "bad_input_util.h"
 #include "io/checkpoint.h"
 #include "io/config.h"
+#include "io/file_util.h"
 #include "io/ply.h"
 #include "test_util.h"
 
@@ -392,6 +393,32 @@ INSTANTIATE_TEST_SUITE_P(Cases,
                          [](const ::testing::TestParamInfo<SetCase>& info) {
                            return info.param.name;
                          });
+
+// ---- outputs ----------------------------------------------------------------------------------
+
+// A write that fails part way (a full disk: the stream goes bad) is an error naming the file, and
+// the previous file stays as it was, with no temporary left beside it.
+TEST(BadInputOutput, FailedWriteKeepsThePreviousFile) {
+  const auto dir = test::temp_dir("bad_output_full");
+  const std::string path = (dir / "metrics.json").string();
+  test::write_text(path, "previous");
+  const std::string msg = test::error_of([&] {
+    write_atomically(path, [](std::ofstream& out) {
+      out << "{\"psnr\": ";
+      out.setstate(std::ios::badbit);
+    });
+  });
+  test::expect_contains(msg, {path, "disk full"});
+  EXPECT_EQ(slurp(path), "previous");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(BadInputOutput, UnwritableDirectoryIsNamed) {
+  const std::string msg = test::error_of([] {
+    write_atomically("/proc/splat_no_such/metrics.json", [](std::ofstream& out) { out << "{}"; });
+  });
+  test::expect_contains(msg, {"/proc/splat_no_such/metrics.json", "cannot create"});
+}
 
 }  // namespace
 }  // namespace splat
