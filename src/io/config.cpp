@@ -89,6 +89,10 @@ struct Section {
     return make_field<S, T>(name, key, sec, member, std::nullopt, doc);
   }
 };
+// Spelled out for compilers without C++20's deduction for aggregates (clang before 17, which
+// the sanitizer and fuzz build uses).
+template <class S>
+Section(std::string_view, S Config::*) -> Section<S>;
 
 const std::vector<Field>& fields() {
   // TOML integers are signed 64-bit, so a larger seed could not be written back by to_toml().
