@@ -177,7 +177,8 @@ TEST(Transforms, BadInputNamesFileAndField) {
       "transforms.json: camera_model: 'EQUIRECTANGULAR' is not supported");
   EXPECT_MENTIONS(load_msg(transforms({frame("b.png", 3), frame("c.png", 3)}, R"("fl_x": 5,)")),
                   "transforms.json: frames: no frame has its image (first: b.png not found)");
-  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("a.png", 4)},
+  write_rgb(dir / "b.png", 4, 4);
+  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("b.png", 4)},
                                       R"("fl_x": 5, "aabb_scale": 0,)")),
                   "transforms.json: aabb_scale: must be > 0");
   EXPECT_MENTIONS(error_of([&] { load_transforms((dir / "nothing").string(), {}); }),

@@ -86,6 +86,7 @@ class CudaBackend final : public Backend {
   void uploaded() { syncs_.device("upload"); }
   TrainState state() const override;
   std::uint64_t state_digest() const override;
+  std::string non_finite_group() const override;
   std::size_t num_splats() const override { return std::size_t(n_); }
 
   // Steps (backend_step.cpp).

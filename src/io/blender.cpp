@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "io/dataset.h"
 #include "io/loader_util.h"
+#include "io/read_file.h"
 #include "io/undistort.h"
 
 namespace splat {
@@ -65,15 +67,14 @@ std::string frame_field(int index) {
 }
 
 json parse_json(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw input_error(file, "file", "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_input_file(file, "JSON file", kMaxJsonBytes);
   try {
-    return json::parse(ss.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw input_error(file, "JSON",
                       "malformed at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // a number too large for a double: out_of_range
+    throw input_error(file, "JSON", e.what());
   }
 }
 
@@ -168,7 +169,26 @@ std::array<double, 16> parse_matrix(const std::string& file,
       }
     }
   }
+  // A reflection (determinant -1) is orthonormal too, but no camera mirrors the world.
+  const auto& m3 = out;
+  const double det = m3[0] * (m3[5] * m3[10] - m3[6] * m3[9]) -
+                     m3[1] * (m3[4] * m3[10] - m3[6] * m3[8]) +
+                     m3[2] * (m3[4] * m3[9] - m3[5] * m3[8]);
+  if (det < 0)
+    throw bad("the upper-left 3x3 block is a reflection (determinant -1), not a rotation");
   return out;
+}
+
+// The same image twice would be trained on twice, or leak from the training into the test split.
+void reject_duplicate_frames(const std::string& file, const std::vector<FrameRef>& frames) {
+  std::map<std::string, int> first;
+  for (const FrameRef& f : frames) {
+    const auto [it, fresh] = first.emplace(f.path, f.index);
+    if (!fresh)
+      throw input_error(file, frame_field(f.index) + ".file_path",
+                        "'" + f.file_path + "' is the image of " + frame_field(it->second) +
+                            " too; every frame needs its own image");
+  }
 }
 
 // The image a `file_path` names; nullopt with the candidates in `tried` when none exists.
@@ -230,9 +250,12 @@ std::vector<View> make_views(const std::string& file,
                              std::vector<std::array<int, 2>>* full_sizes = nullptr) {
   std::vector<ImageJob> jobs;
   for (const FrameRef& f : frames) jobs.push_back({f.path, file, frame_field(f.index)});
+  // The intrinsics are checked against the size found on disk, before undistortion uses them.
   std::vector<CameraIntrinsics> pinholes(frames.size());  // of each image as resampled
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
     const CameraIntrinsics in = pinhole_for(frames[i].in, full.width, full.height);
+    if (const auto problem = pinhole_problem(in.fx, in.fy, in.cx, in.cy, full.width, full.height))
+      throw Error("fl_x fl_y cx cy (or camera_angle_x): " + *problem);
     const Lens lens = lens_of(frames[i]);
     pinholes[i] = undistorted_camera(in, lens, opts.crop_undistorted);
     return lens.is_pinhole() ? full : undistort(full, in, lens, pinholes[i]);
@@ -284,6 +307,7 @@ std::vector<View> load_split(const fs::path& file_path,
     }
     f.path = *path;
   }
+  reject_duplicate_frames(file, kept);
   std::vector<std::array<int, 2>> sizes;
   std::vector<View> views = make_views(file, kept, opts, &sizes);
   const auto size_str = [](const std::array<int, 2>& s) {
@@ -415,6 +439,7 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
         file, "frames",
         total == 0 ? "no frames" : "no frame has its image (first: " + first_missing + ")");
   }
+  reject_duplicate_frames(file, frames);
   std::stable_sort(frames.begin(), frames.end(),
                    [](const FrameRef& a, const FrameRef& b) { return a.file_path < b.file_path; });
   if (std::any_of(frames.begin(), frames.end(),

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "io/file_util.h"
+#include "io/read_file.h"
 
 namespace splat {
 namespace {
@@ -157,9 +158,10 @@ struct PlyHeader {
   bool ascii = false;
   std::size_t vertex_count = 0;
   std::vector<PlyProperty> props;
-  std::size_t row_bytes = 0;   // binary vertex record size
-  std::size_t body_start = 0;  // byte offset of the first vertex
-  std::size_t body_line = 0;   // 1-based line number of the first vertex (ascii)
+  std::size_t row_bytes = 0;          // binary vertex record size
+  std::size_t body_start = 0;         // byte offset of the first vertex
+  std::size_t body_line = 0;          // 1-based line number of the first vertex (ascii)
+  std::vector<std::string> comments;  // the text after "comment "
 };
 
 std::vector<std::string_view> split_ws(std::string_view s) {
@@ -207,6 +209,8 @@ PlyHeader parse_header(const std::string& path, std::istream& in) {
     const std::string where = "header line " + std::to_string(line_no);
     if (line.size() > kMaxLine) throw input_error(path, where, "line too long");
     const auto tok = split_ws(line);
+    if (!tok.empty() && tok[0] == "comment")
+      h.comments.push_back(line.size() > 8 ? line.substr(8) : std::string());
     if (tok.empty() || tok[0] == "comment" || tok[0] == "obj_info") continue;
     if (tok[0] == "end_header") {
       if (!have_format) throw input_error(path, "format", "the header has no format line");
@@ -379,11 +383,15 @@ void read_ascii_body(const std::string& path,
 
 }  // namespace
 
-void write_ply(const std::string& path, const Gaussians& g) {
+void write_ply(const std::string& path, const Gaussians& g, const std::string& comment) {
   check_writable(path, g);
+  if (comment.find_first_of("\r\n") != std::string::npos)
+    throw input_error(path, "comment", "must be one line");
   const std::vector<Slot> layout = standard_layout(g.K());
   write_atomically(path, [&](std::ofstream& out) {
-    out << "ply\nformat binary_little_endian 1.0\nelement vertex " << g.size() << "\n";
+    out << "ply\nformat binary_little_endian 1.0\n";
+    if (!comment.empty()) out << "comment " << comment << "\n";
+    out << "element vertex " << g.size() << "\n";
     for (const auto& s : layout) out << "property float " << s.name << "\n";
     out << "end_header\n";
     std::vector<float> row(layout.size());
@@ -400,7 +408,15 @@ void write_ply(const std::string& path, const Gaussians& g) {
   });
 }
 
+std::vector<std::string> read_ply_comments(const std::string& path) {
+  require_regular_file(path, "PLY model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, "file", std::string("cannot open: ") + std::strerror(errno));
+  return parse_header(path, in).comments;
+}
+
 Gaussians read_ply(const std::string& path) {
+  require_regular_file(path, "PLY model");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, "file", std::string("cannot open: ") + std::strerror(errno));
   std::error_code ec;

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "core/finite.h"
 #include "render/state_digest.h"
 
 namespace splat {
@@ -21,6 +22,11 @@ std::uint64_t state_digest(const TrainState& st) {
 
 std::uint64_t Backend::state_digest() const {
   return splat::state_digest(state());
+}
+
+std::string Backend::non_finite_group() const {
+  const auto bad = find_non_finite(state().params);
+  return bad ? bad->group : "";
 }
 
 }  // namespace splat

@@ -123,6 +123,10 @@ class Backend {
   virtual TrainState state() const = 0;
   // render/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
+  // The first parameter group (for_each_group order) holding a NaN or inf, or "" when every
+  // parameter is finite: the trainer's periodic divergence check. A GPU backend counts on the
+  // device, so that the check costs one pass over the parameters and no download.
+  virtual std::string non_finite_group() const;
   virtual std::size_t num_splats() const = 0;
 
   // One optimization step on this rank's views of the batch (settings.batch_size views over all

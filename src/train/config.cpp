@@ -24,6 +24,8 @@
 #include "core/error.h"
 #include "core/suggest.h"
 #include "train/config_values.h"
+#include "io/read_file.h"
+#include "train/config_values.h"
 
 namespace splat {
 namespace {
@@ -88,10 +90,16 @@ struct Section {
     return make_field<S, T>(name, key, sec, member, std::nullopt, doc);
   }
 };
+// Spelled out for compilers without C++20's deduction for aggregates (clang before 17, which
+// the sanitizer and fuzz build uses).
+template <class S>
+Section(std::string_view, S Config::*) -> Section<S>;
 
 const std::vector<Field>& fields() {
   // TOML integers are signed 64-bit, so a larger seed could not be written back by to_toml().
   constexpr auto kMaxSeed = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  // 1e8 splats with their Adam moments and gradients fill the memory of the largest GPU.
+  constexpr std::int64_t kMaxSplats = 100'000'000;
   const Section data{"data", &Config::data};
   const Section model{"model", &Config::model};
   const Section train{"train", &Config::train};
@@ -112,7 +120,7 @@ const std::vector<Field>& fields() {
       data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
-      model("init_points", &M::init_points, {1}, "random init: number of splats"),
+      model("init_points", &M::init_points, {1, kMaxSplats}, "random init: number of splats"),
       model("init_extent", &M::init_extent, {0}, "random init: cube of e scene half-sizes ([-e, e]^3 on NeRF-synthetic)"),
       // Stored as a logit, so 0 and 1 themselves would be infinite.
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
@@ -149,7 +157,7 @@ const std::vector<Field>& fields() {
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
       densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
       densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
-      densify("cap_max", &DensifyConfig::cap_max, {0}, "mcmc: most splats (0 = auto: from the training pixels)"),
+      densify("cap_max", &DensifyConfig::cap_max, {0, kMaxSplats}, "mcmc: most splats (0 = auto: from the training pixels)"),
       densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
@@ -363,12 +371,7 @@ std::string config_reference() {
 }
 
 void apply_config_file(Config& cfg, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open config file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read config file");
-  apply_config_text(cfg, text.str(), path);
+  apply_config_text(cfg, read_input_file(path, "config file", kMaxConfigBytes), path);
 }
 
 void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin) {

@@ -45,7 +45,12 @@ class Trainer {
   bool interrupted() const { return interrupted_; }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  // The state to resume from; throws splat::Error when a parameter is not finite.
   Checkpoint checkpoint() const;
+  // Names this run in every output it writes (checkpoint, model.ply, metrics.json), so that a
+  // directory holding files of two runs, or of one interrupted final write, is recognised. Fresh
+  // for a new run; a resumed run keeps its checkpoint's.
+  const std::string& run_id() const { return run_id_; }
 
   std::int64_t iteration() const { return iteration_; }
   double train_seconds() const { return train_seconds_; }
@@ -59,8 +64,12 @@ class Trainer {
   void check_ranks_identical(const std::string& when);
   bool stop_requested();
   EvalResult evaluate_now();
+  void check_finite() const;
 
   static constexpr std::int64_t kStopCheckEvery = 50;
+  // Parameters are checked for NaN and inf this often (and before every checkpoint): a diverged
+  // run stops within this many steps of going wrong, not at the end. One pass over the model.
+  static constexpr std::int64_t kFiniteCheckEvery = 100;
 
   Config cfg_;
   std::vector<AutoChoice> auto_choices_;
@@ -76,6 +85,7 @@ class Trainer {
   std::vector<double> loss_history_;
   double train_seconds_ = 0;
   bool interrupted_ = false;
+  std::string run_id_;
 };
 
 // Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into
