@@ -36,6 +36,12 @@ json camera_json(const View& v, const char* split) {
 ViewServer::ViewServer(const ServeOptions& opts)
     : http_(std::make_unique<httplib::Server>()), bind_(opts.bind) {
   route();
+  // SO_REUSEADDR alone (httplib's default adds SO_REUSEPORT, which lets a second server share a
+  // port that is in use instead of failing).
+  http_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (opts.port == 0) {
     port_ = http_->bind_to_any_port(bind_);
   } else if (http_->bind_to_port(bind_, opts.port)) {
@@ -45,6 +51,8 @@ ViewServer::ViewServer(const ServeOptions& opts)
     throw Error("view: cannot listen on " + bind_ + ":" + std::to_string(opts.port) +
                 " (in use, or not an address of this machine; choose another with --port/--bind)");
   thread_ = std::thread([this] { http_->listen_after_bind(); });
+  // stop() acts only on a running server: until it runs, the destructor could not end it.
+  while (!http_->is_running()) std::this_thread::yield();
 }
 
 ViewServer::~ViewServer() {
