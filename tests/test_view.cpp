@@ -184,35 +184,66 @@ std::string browser_missing() {
   return "";
 }
 
-// A small scene trained for a few hundred steps on the CPU, rendered by the CPU backend at its
-// test cameras: the page must draw the same pictures (measured: 57-58 dB on the demo scene; the
-// bound leaves room for SwiftShader's and the 16-bit depth sort's differences) and follow input.
+// The browser tests' scene: small, few views, no supersampling (seconds to write).
+const fs::path& browser_scene() {
+  static const fs::path dir = [] {
+    const fs::path d = test::temp_dir("view_browser_scene") / "scene";
+    DemoSceneOptions o;
+    o.width = 120;
+    o.height = 90;
+    o.train_views = 16;
+    o.test_views = 2;
+    o.supersample = 1;
+    write_demo_scene(d.string(), o);
+    return d;
+  }();
+  return dir;
+}
+
+std::string splat_binary() {
+  const char* bin = std::getenv("SPLAT_BIN");
+  return bin ? bin : SPLAT_BINARY;
+}
+
+std::string browser_script(const std::string& name) {
+  return "timeout 600 /usr/bin/python3 " + std::string(SPLAT_SOURCE_DIR) + "/tests/browser/" + name;
+}
+
+// A model trained for a few steps on the CPU, rendered by the CPU backend at the test cameras: the
+// page must draw the same pictures at those cameras (measured: 55-58 dB; the bound leaves room for
+// SwiftShader's float arithmetic and the 16-bit depth sort's order of near-equal depths) and follow
+// input (tests/browser/view_page.py).
 TEST(ViewBrowser, PageMatchesTheCpuRenderAndFollowsInput) {
   if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   const fs::path dir = test::temp_dir("view_browser");
-  DemoSceneOptions o;
-  o.width = 120;
-  o.height = 90;
-  o.train_views = 16;
-  o.test_views = 2;
-  o.supersample = 1;
-  write_demo_scene((dir / "scene").string(), o);
+  const std::string scene = browser_scene().string();
   auto r = test::run_splat(
-      "train " + (dir / "scene").string() + " --out " + (dir / "run").string() +
-          " --set train.iterations=200 --set model.init_points=3000 --set train.eval_every=0",
+      "train " + scene + " --out " + (dir / "run").string() +
+          " --set train.iterations=60 --set model.init_points=3000 --set train.eval_every=0",
       300);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string model = (dir / "run" / "checkpoint.ckpt").string();
-  r = test::run_splat(
-      "render " + model + " " + (dir / "scene").string() + " --out " + (dir / "cpu").string(), 120);
+  r = test::run_splat("render " + model + " " + scene + " --out " + (dir / "cpu").string(), 120);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const char* bin = std::getenv("SPLAT_BIN");
-  r = test::run_command("timeout 300 /usr/bin/python3 " + std::string(SPLAT_SOURCE_DIR) +
-                        "/tests/browser/view_page.py --min-psnr 40 --splat " +
-                        (bin ? bin : SPLAT_BINARY) + " --model " + model + " --data " +
-                        (dir / "scene").string() + " --renders " + (dir / "cpu").string());
+  r = test::run_command(browser_script("view_page.py") + " --min-psnr 40 --splat " +
+                        splat_binary() + " --model " + model + " --data " + scene + " --renders " +
+                        (dir / "cpu").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::printf("%s\n", r.output.c_str());
+}
+
+// `splat train --view` during a short CPU run: the snapshot version and the step advance, the page
+// loads the newer snapshots, and the run serves its final model until SIGINT
+// (tests/browser/live_view.py).
+TEST(ViewBrowser, LiveTrainingPublishesAdvancingSnapshots) {
+  if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = test::temp_dir("view_live");
+  const auto r =
+      test::run_command(browser_script("live_view.py") + " --browser --splat " + splat_binary() +
+                        " --data " + browser_scene().string() + " --out " + (dir / "run").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::printf("%s\n", r.output.c_str());
+  EXPECT_TRUE(fs::exists(dir / "run" / "model.ply"));
 }
 
 }  // namespace
