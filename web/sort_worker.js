@@ -48,6 +48,7 @@ onmessage = (e) => {
     keys = new Float64Array(count);
     return;
   }
+  const start = performance.now();
   const {order, visible} = sort(m.row, m.tz);
-  postMessage({order, visible, id: m.id, version: m.version}, [order.buffer]);
+  postMessage({order, visible, id: m.id, version: m.version, ms: performance.now() - start}, [order.buffer]);
 };

@@ -3,7 +3,7 @@
 // URL parameters: camera=SPLIT:I (e.g. test:0) or camera=I starts at a dataset camera;
 // size=camera makes the drawing buffer that camera's exact size; frusta=0 hides the frusta;
 // hud=0 hides the overlay; bench=1 turns the orbit every frame (frame-rate measurement).
-// window.splatView exposes the state for tests: frames drawn, settled (the last frame shows the
+// window.splatView exposes the state for tests: frames drawn, sorts done, settled (the last frame shows the
 // current camera and model in an order sorted for them), version, pixels(), useCamera(i).
 import {Camera, vec} from './camera.js';
 import {Renderer, decodeModel} from './renderer.js';
@@ -32,6 +32,8 @@ const state = {
   dirty: true,
   frames: 0,
   fps: 0,
+  sorts: 0,  // depth sorts finished, and how long the last one took in the worker
+  sortMs: 0,
   error: null,
 };
 
@@ -134,6 +136,8 @@ function centreOf(c) {  // -R^T t
 worker.onmessage = (e) => {
   const m = e.data;
   state.sort.busy = false;
+  state.sorts++;
+  state.sortMs = m.ms;
   if (!state.model || m.version !== state.model.version) return;
   renderer.setOrder(m.order, m.visible);
   state.sort.changes = m.id;
@@ -321,6 +325,8 @@ function drawCurve(records) {
 window.splatView = {
   get frames() { return state.frames; },
   get fps() { return state.fps; },
+  get sorts() { return state.sorts; },
+  get sortMs() { return state.sortMs; },
   get version() { return state.model ? state.model.version : 0; },
   get error() { return state.error; },
   get settled() {
