@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the source layers depend one way (README "Code layout"):
 
-    core <- io <- render <- dist <- {cpu, cuda} <- train <- app
+    core <- io <- render <- dist <- {cpu, cuda} <- train <- view <- app
 
 A file in a layer may include its own layer and the layers below it, never one above it or a
 sibling (cpu and cuda do not include each other). Prints every offending include and exits 1.
@@ -19,7 +19,8 @@ BELOW = {
     "cpu": {"core", "io", "render", "dist"},
     "cuda": {"core", "io", "render", "dist"},
     "train": {"core", "io", "render", "dist", "cpu", "cuda"},
-    "app": {"core", "io", "render", "dist", "cpu", "cuda", "train"},
+    "view": {"core", "io", "render", "dist", "cpu", "cuda", "train"},
+    "app": {"core", "io", "render", "dist", "cpu", "cuda", "train", "view"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 

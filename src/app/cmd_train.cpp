@@ -22,6 +22,8 @@ void add_train(CLI::App& app, Action& action) {
     TrainRun run;
     ConfigArgs config;
     int gpus = 0;
+    int view_port = 8080;
+    LiveViewOptions view;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
@@ -33,7 +35,18 @@ void add_train(CLI::App& app, Action& action) {
   cmd->add_option("--gpus", args->gpus, "train on N local GPUs, one process each (backend.type = cuda; N > 1 over NCCL)")
       ->check(CLI::Range(1, 1024));
   add_config_options(*cmd, args->config);
-  cmd->callback([args, &action] {
+  cmd->add_option("--view", args->view_port, "serve the live viewer on PORT (default 8080) during training")
+      ->expected(0, 1)
+      ->default_str("8080")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--view-every", args->view.every, "seconds between the live viewer's model snapshots (2)")
+      ->check(CLI::PositiveNumber);
+  add_view_options(*cmd, args->view.serve);
+  cmd->callback([args, cmd, &action] {
+    if (cmd->count("--view") > 0) {
+      args->view.serve.port = args->view_port;
+      args->run.view = args->view;
+    }
     action = [args] {
       if (args->gpus > 0) {
         dist::launch_gpus(args->gpus);

@@ -12,6 +12,8 @@ using Action = std::function<int()>;
 
 // --config, --set and --downscale, shared by every subcommand that resolves a config.
 void add_config_options(CLI::App& cmd, ConfigArgs& args);
+// --bind, shared by `view` and `train --view`.
+void add_view_options(CLI::App& cmd, view::ServeOptions& opts);
 
 void add_train(CLI::App& app, Action& action);
 void add_eval(CLI::App& app, Action& action);
@@ -19,5 +21,6 @@ void add_render(CLI::App& app, Action& action);
 void add_demo(CLI::App& app, Action& action);
 void add_config(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, Action& action);
+void add_view(CLI::App& app, Action& action);
 
 }  // namespace splat::app

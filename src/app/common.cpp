@@ -376,6 +376,11 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     std::fprintf(stderr, "training on %s%s: %zu splats, %lld iterations, %lld views per step\n",
                  backend->name().c_str(), ranks.c_str(), backend->num_splats(), (long long)used.train.iterations,
                  (long long)used.train.batch_size);
+  std::optional<LiveView> live;
+  if (leader && run.view) {
+    live.emplace(*run.view, data, used, out);
+    live->attach(trainer, *backend);
+  }
   install_interrupt_handlers();
   trainer.train(run.out);
   if (!leader) return {EvalResult{}, 0};
@@ -412,6 +417,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
                  eval.views.size());
   std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
                used.output.save_checkpoint ? " checkpoint.ckpt," : "");
+  if (live) live->finish_and_serve(trainer, *backend);
   return {eval, 0};
 }
 

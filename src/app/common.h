@@ -1,9 +1,12 @@
 #pragma once
 // Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "app/live_view.h"
+#include "train/config.h"
 #include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
@@ -44,6 +47,7 @@ struct TrainRun {
   std::string data, out;
   std::string resume;      // checkpoint to continue from, or empty
   bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
+  std::optional<LiveViewOptions> view;  // serve the live viewer (rank 0)
 };
 
 // The files of a training run in an output directory (a previous run is recognised by them).

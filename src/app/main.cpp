@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   splat::app::add_demo(app, action);
   splat::app::add_config(app, action);
   splat::app::add_bench(app, action);
+  splat::app::add_view(app, action);
   // A mistyped command gets a suggestion ("trian": did you mean "train"?), not only CLI11's list.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;

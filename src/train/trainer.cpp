@@ -285,6 +285,10 @@ void Trainer::train(const std::string& out_dir) {
       progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
                       [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
     if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
+    if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
+      collect(true);
+      snapshot_take_(iteration_, backend_.state().params);
+    }
     if (digest_every > 0 && iteration_ % digest_every == 0)
       check_ranks_identical("at iteration " + std::to_string(iteration_));
     if (stop_requested()) {

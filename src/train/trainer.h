@@ -1,6 +1,7 @@
 #pragma once
 // The training loop, backend-agnostic: pick a view, step, schedule, report, save.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,15 @@ class Trainer {
   // and at the end, and agree on a stop every kStopCheckEvery steps.
   void train(const std::string& out_dir);
   bool interrupted() const { return interrupted_; }
+  // Model snapshots during train() (the live viewer): on rank 0, after every step, `due` gets the
+  // completed iteration count; when it returns true, `take` gets the parameters at that step
+  // boundary, with the backend's queue drained first. The time it takes counts as training time.
+  using SnapshotDue = std::function<bool(std::int64_t iteration)>;
+  using SnapshotTake = std::function<void(std::int64_t iteration, Gaussians params)>;
+  void set_snapshots(SnapshotDue due, SnapshotTake take) {
+    snapshot_due_ = std::move(due);
+    snapshot_take_ = std::move(take);
+  }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
   // The state to resume from; throws splat::Error when a parameter is not finite.
@@ -86,6 +96,8 @@ class Trainer {
   double train_seconds_ = 0;
   bool interrupted_ = false;
   std::string run_id_;
+  SnapshotDue snapshot_due_;
+  SnapshotTake snapshot_take_;
 };
 
 // Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into

@@ -1,0 +1,63 @@
+#include "view/model_blob.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cpu/project.h"
+
+namespace splat::view {
+
+namespace {
+
+void put(std::string& out, std::size_t& at, const void* data, std::size_t n) {
+  std::memcpy(out.data() + at, data, n);
+  at += n;
+}
+
+// The degree-0 SH basis function, 1 / (2 sqrt(pi)) (cpu/sh.h).
+constexpr double kShC0 = 0.28209479177387814;
+
+std::uint16_t unit16(double v) {
+  return std::uint16_t(std::lround(std::clamp(v, 0.0, 1.0) * 65535.0));
+}
+
+}  // namespace
+
+std::string encode_model_blob(const Gaussians& g, std::uint32_t version) {
+  const std::size_t n = g.size();
+  std::string out(kBlobHeaderBytes + n * kBlobSplatBytes, '\0');
+  std::size_t at = 0;
+  const std::uint32_t header[3] = {1, std::uint32_t(n), version};
+  put(out, at, "SPLV", 4);
+  put(out, at, header, sizeof header);
+  const int K = g.K();
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* q = &g.quats[i * 4];
+    const double qn = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] + double(q[2]) * q[2] +
+                                double(q[3]) * q[3]);
+    // A zero quaternion renders nothing in the rasterizer; here it is a zero covariance, culled.
+    const Mat3<double> R =
+        qn > 0 ? cpu::quat_to_rotmat(q[0] / qn, q[1] / qn, q[2] / qn, q[3] / qn) : Mat3<double>{};
+    double s[3];
+    for (int k = 0; k < 3; ++k) s[k] = std::exp(double(g.log_scales[i * 3 + k]));
+    double cov[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        cov[r][c] = 0;
+        for (int k = 0; k < 3; ++k) cov[r][c] += R[r][k] * s[k] * s[k] * R[c][k];
+      }
+    const float packed[9] = {g.means[i * 3],   g.means[i * 3 + 1], g.means[i * 3 + 2],
+                             float(cov[0][0]), float(cov[0][1]),   float(cov[0][2]),
+                             float(cov[1][1]), float(cov[1][2]),   float(cov[2][2])};
+    put(out, at, packed, sizeof packed);
+    std::uint16_t rgba[4];
+    for (int c = 0; c < 3; ++c)
+      rgba[c] = unit16(std::max(0.0, 0.5 + kShC0 * g.sh[(i * K) * 3 + c]) / 2);
+    rgba[3] = unit16(sigmoid(double(g.raw_opacity[i])));
+    put(out, at, rgba, sizeof rgba);
+  }
+  return out;
+}
+
+}  // namespace splat::view

@@ -1,0 +1,77 @@
+#pragma once
+// The viewer's HTTP server: the page compiled into the binary (web/), the model as the page
+// decodes it (model_blob.h), the dataset's cameras and, during training, snapshots of the model
+// with the progress and curves of metrics.jsonl. The page polls GET /info and fetches /model
+// again when the snapshot version there has advanced.
+//   GET /                 index.html (and /<file> for the other files of web/)
+//   GET /info             {"version", "splats", "live", "progress"}
+//   GET /scene            {"background": [r, g, b], "cameras": [{"name", "split", "width",
+//                         "height", "fx", "fy", "cx", "cy", "R" (9, row-major), "t" (3)}, ...]}
+//   GET /model            the latest snapshot (model_blob.h); its version is in the header
+//   GET /metrics          metrics.jsonl's records as one JSON array ([] when there is none)
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "core/gaussians.h"
+#include "io/dataset.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace splat::view {
+
+struct ServeOptions {
+  std::string bind = "127.0.0.1";  // 0.0.0.0 serves every interface
+  int port = 8080;                 // 0: any free port
+};
+
+class ViewServer {
+ public:
+  // Binds the port and serves from a thread of its own; throws splat::Error naming the address
+  // when the port cannot be bound.
+  explicit ViewServer(const ServeOptions& opts);
+  ~ViewServer();
+  ViewServer(const ViewServer&) = delete;
+  ViewServer& operator=(const ViewServer&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const;
+
+  // The dataset's cameras (train and test) and the background the model was trained on.
+  void set_scene(const Dataset* data, const std::array<float, 3>& background);
+  // A new snapshot: the version the page sees advances.
+  void publish(Gaussians model);
+  // Training progress shown by the page (live mode): {"step", "total", "splats", ...}.
+  void set_progress(nlohmann::json progress);
+  void set_metrics_file(std::string path);
+  // Seconds since a page last polled /info: a trainer snapshots only while someone watches.
+  double seconds_since_poll() const;
+  std::uint32_t version() const;
+
+ private:
+  void route();
+  std::string model_blob();
+
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  std::string bind_;
+  int port_ = 0;
+
+  mutable std::mutex mutex_;
+  nlohmann::json scene_ = {{"background", {0, 0, 0}}, {"cameras", nlohmann::json::array()}};
+  nlohmann::json progress_;
+  std::string metrics_path_;
+  std::shared_ptr<const Gaussians> model_;
+  std::uint32_t version_ = 0;
+  std::shared_ptr<const std::string> blob_;  // model_ encoded, for blob_version_
+  std::uint32_t blob_version_ = 0;
+  std::atomic<std::int64_t> last_poll_ns_{-1};
+};
+
+}  // namespace splat::view

@@ -1,0 +1,238 @@
+// WebGL2 splat rasterizer with the repository's conventions (src/cpu/project.h,
+// ../shared/golden/README.md): EWA projection with the Jacobian's x/z and y/z clamped to 1.3x the
+// half field of view, a 0.3 px^2 low-pass, a screen extent out to where alpha falls to 1/255
+// (at most 3.33 sigma), alpha = min(0.99, o exp(power)) skipped below 1/255, pixel centres at
+// +0.5. Each splat is one instanced quad over its screen extent; the fragment shader evaluates
+// the Gaussian and the quads blend back to front (premultiplied alpha) over the background, in
+// the order the sort worker computed.
+
+const SPLATS_PER_ROW = 1024;  // the data texture holds 4 RGBA32F texels a splat
+const HEADER_BYTES = 16, SPLAT_BYTES = 44;  // src/view/model_blob.h
+
+const SPLAT_VS = `#version 300 es
+precision highp float;
+precision highp int;
+uniform highp sampler2D u_splats;
+uniform mat3 u_R;
+uniform vec3 u_t;
+uniform vec4 u_K;  // fx, fy, cx, cy
+uniform vec2 u_size;
+layout(location = 0) in uint a_index;
+flat out vec2 v_mean;
+flat out vec3 v_conic;
+flat out vec4 v_color;
+void main() {
+  gl_Position = vec4(0.0, 0.0, 2.0, 1.0);  // culled: outside the clip volume
+  ivec2 uv = ivec2(int(a_index % ${SPLATS_PER_ROW}u) * 4, int(a_index / ${SPLATS_PER_ROW}u));
+  vec4 t0 = texelFetch(u_splats, uv, 0), t1 = texelFetch(u_splats, uv + ivec2(1, 0), 0);
+  vec4 t2 = texelFetch(u_splats, uv + ivec2(2, 0), 0), t3 = texelFetch(u_splats, uv + ivec2(3, 0), 0);
+  vec3 p = u_R * t0.xyz + u_t;
+  if (p.z < 0.01) return;
+  float opacity = t0.w;
+  if (opacity < 1.0 / 255.0) return;
+  mat3 world = mat3(t1.x, t1.y, t1.z, t1.y, t1.w, t2.x, t1.z, t2.x, t2.y);
+  mat3 cov = u_R * world * transpose(u_R);
+  float fx = u_K.x, fy = u_K.y, cx = u_K.z, cy = u_K.w;
+  vec2 tan_half = 0.5 * u_size / u_K.xy;
+  vec2 lim_pos = (u_size - u_K.zw) / u_K.xy + 0.3 * tan_half;
+  vec2 lim_neg = u_K.zw / u_K.xy + 0.3 * tan_half;
+  vec2 tc = p.z * clamp(p.xy / p.z, -lim_neg, lim_pos);
+  vec3 j0 = vec3(fx / p.z, 0.0, -fx * tc.x / (p.z * p.z));
+  vec3 j1 = vec3(0.0, fy / p.z, -fy * tc.y / (p.z * p.z));
+  float a = dot(j0, cov * j0) + 0.3, b = dot(j0, cov * j1), c = dot(j1, cov * j1) + 0.3;
+  float det = a * c - b * b;
+  if (!(det > 0.0)) return;
+  float extent = min(3.33, sqrt(2.0 * log(opacity * 255.0)));
+  vec2 radius = ceil(extent * sqrt(vec2(a, c)));
+  vec2 mean = vec2(fx * p.x / p.z + cx, fy * p.y / p.z + cy);
+  if (any(lessThanEqual(mean + radius, vec2(0.0))) || any(greaterThanEqual(mean - radius, u_size))) return;
+  vec2 corner = vec2(float(gl_VertexID & 1), float(gl_VertexID >> 1)) * 2.0 - 1.0;
+  vec2 pixel = mean + corner * radius;
+  gl_Position = vec4(pixel.x / u_size.x * 2.0 - 1.0, 1.0 - pixel.y / u_size.y * 2.0, 0.0, 1.0);
+  v_mean = mean;
+  v_conic = vec3(c, -b, a) / det;
+  v_color = vec4(t2.zw, t3.x, opacity);
+}`;
+
+const SPLAT_FS = `#version 300 es
+precision highp float;
+uniform vec2 u_size;
+flat in vec2 v_mean;
+flat in vec3 v_conic;
+flat in vec4 v_color;
+out vec4 o_color;
+void main() {
+  vec2 d = vec2(gl_FragCoord.x, u_size.y - gl_FragCoord.y) - v_mean;  // y down, centres at +0.5
+  float power = -0.5 * (v_conic.x * d.x * d.x + v_conic.z * d.y * d.y) - v_conic.y * d.x * d.y;
+  if (power > 0.0) discard;
+  float alpha = min(0.99, v_color.a * exp(power));
+  if (alpha < 1.0 / 255.0) discard;
+  o_color = vec4(v_color.rgb * alpha, alpha);
+}`;
+
+// Lines in world space (camera frusta), projected with the same pinhole; clip z = z - 0.02 puts
+// the GL near plane at z = 0.01, the splats' near plane.
+const LINE_VS = `#version 300 es
+precision highp float;
+uniform mat3 u_R;
+uniform vec3 u_t;
+uniform vec4 u_K;
+uniform vec2 u_size;
+layout(location = 0) in vec3 a_position;
+layout(location = 1) in vec3 a_color;
+out vec3 v_color;
+void main() {
+  vec3 p = u_R * a_position + u_t;
+  vec2 pixel = u_K.xy * p.xy + u_K.zw * p.z;  // pixel coordinates times z
+  gl_Position = vec4(2.0 * pixel.x / u_size.x - p.z, p.z - 2.0 * pixel.y / u_size.y, p.z - 0.02, p.z);
+  v_color = a_color;
+}`;
+
+const LINE_FS = `#version 300 es
+precision highp float;
+in vec3 v_color;
+out vec4 o_color;
+void main() { o_color = vec4(v_color, 1.0); }`;
+
+function compile(gl, vsText, fsText) {
+  const program = gl.createProgram();
+  for (const [type, text] of [[gl.VERTEX_SHADER, vsText], [gl.FRAGMENT_SHADER, fsText]]) {
+    const shader = gl.createShader(type);
+    gl.shaderSource(shader, text);
+    gl.compileShader(shader);
+    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
+    gl.attachShader(program, shader);
+  }
+  gl.linkProgram(program);
+  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
+  const uniforms = {};
+  for (let i = 0; i < gl.getProgramParameter(program, gl.ACTIVE_UNIFORMS); i++) {
+    const name = gl.getActiveUniform(program, i).name;
+    uniforms[name] = gl.getUniformLocation(program, name);
+  }
+  return {program, uniforms};
+}
+
+// The model blob (src/view/model_blob.h) as the data texture's floats, and the positions the sort
+// needs.
+export function decodeModel(buffer) {
+  const head = new DataView(buffer, 0, HEADER_BYTES);
+  const magic = String.fromCharCode(...new Uint8Array(buffer, 0, 4));
+  if (magic !== 'SPLV' || head.getUint32(4, true) !== 1) throw new Error('/model: not a splat view blob (layout 1)');
+  const count = head.getUint32(8, true), version = head.getUint32(12, true);
+  if (buffer.byteLength !== HEADER_BYTES + count * SPLAT_BYTES) throw new Error('/model: truncated');
+  const f = new Float32Array(buffer, HEADER_BYTES, count * SPLAT_BYTES / 4);
+  const u = new Uint16Array(buffer, HEADER_BYTES, count * SPLAT_BYTES / 2);
+  const rows = Math.max(1, Math.ceil(count / SPLATS_PER_ROW));
+  const texels = new Float32Array(rows * SPLATS_PER_ROW * 16);
+  const positions = new Float32Array(count * 3);
+  for (let i = 0; i < count; i++) {
+    const s = i * 11, o = i * 16, c = i * 22 + 18;
+    for (let k = 0; k < 3; k++) positions[i * 3 + k] = texels[o + k] = f[s + k];
+    texels[o + 3] = u[c + 3] / 65535;
+    for (let k = 0; k < 6; k++) texels[o + 4 + k] = f[s + 3 + k];
+    for (let k = 0; k < 3; k++) texels[o + 10 + k] = 2 * u[c + k] / 65535;
+  }
+  return {count, version, rows, texels, positions};
+}
+
+export class Renderer {
+  constructor(canvas) {
+    const gl = canvas.getContext('webgl2', {antialias: false, alpha: false, depth: false,
+                                            preserveDrawingBuffer: true});
+    if (!gl) throw new Error('this browser has no WebGL2');
+    this.gl = gl;
+    this.splatProgram = compile(gl, SPLAT_VS, SPLAT_FS);
+    this.lineProgram = compile(gl, LINE_VS, LINE_FS);
+    this.texture = gl.createTexture();
+    this.indexBuffer = gl.createBuffer();
+    this.splatVao = gl.createVertexArray();
+    gl.bindVertexArray(this.splatVao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.indexBuffer);
+    gl.enableVertexAttribArray(0);
+    gl.vertexAttribIPointer(0, 1, gl.UNSIGNED_INT, 0, 0);
+    gl.vertexAttribDivisor(0, 1);
+    this.lineBuffer = gl.createBuffer();
+    this.lineVao = gl.createVertexArray();
+    gl.bindVertexArray(this.lineVao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.lineBuffer);
+    gl.enableVertexAttribArray(0);
+    gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 24, 0);
+    gl.enableVertexAttribArray(1);
+    gl.vertexAttribPointer(1, 3, gl.FLOAT, false, 24, 12);
+    gl.bindVertexArray(null);
+    this.visible = 0;
+    this.lineVertices = 0;
+  }
+
+  setModel(model) {
+    const gl = this.gl;
+    gl.bindTexture(gl.TEXTURE_2D, this.texture);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, SPLATS_PER_ROW * 4, model.rows, 0, gl.RGBA, gl.FLOAT, model.texels);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    this.visible = 0;  // until the worker sorts the new model
+  }
+
+  // Splat indices back to front.
+  setOrder(indices, count) {
+    const gl = this.gl;
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.indexBuffer);
+    gl.bufferData(gl.ARRAY_BUFFER, indices.subarray(0, count), gl.DYNAMIC_DRAW);
+    this.visible = count;
+  }
+
+  // Interleaved position and colour, two vertices a line.
+  setLines(data) {
+    const gl = this.gl;
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.lineBuffer);
+    gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
+    this.lineVertices = data.length / 6;
+  }
+
+  setCameraUniforms(program, camera, K) {
+    const gl = this.gl, u = program.uniforms;
+    gl.uniformMatrix3fv(u.u_R, true, camera.R);
+    gl.uniform3fv(u.u_t, camera.translation());
+    gl.uniform4f(u.u_K, K.fx, K.fy, K.cx, K.cy);
+    gl.uniform2f(u.u_size, K.width, K.height);
+  }
+
+  draw(camera, K, background, showLines) {
+    const gl = this.gl;
+    gl.viewport(0, 0, K.width, K.height);
+    gl.clearColor(background[0], background[1], background[2], 1);
+    gl.clear(gl.COLOR_BUFFER_BIT);
+    if (this.visible > 0) {
+      gl.useProgram(this.splatProgram.program);
+      this.setCameraUniforms(this.splatProgram, camera, K);
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, this.texture);
+      gl.uniform1i(this.splatProgram.uniforms.u_splats, 0);
+      gl.enable(gl.BLEND);
+      gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
+      gl.bindVertexArray(this.splatVao);
+      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, this.visible);
+      gl.disable(gl.BLEND);
+    }
+    if (showLines && this.lineVertices > 0) {
+      gl.useProgram(this.lineProgram.program);
+      this.setCameraUniforms(this.lineProgram, camera, K);
+      gl.bindVertexArray(this.lineVao);
+      gl.drawArrays(gl.LINES, 0, this.lineVertices);
+    }
+    gl.bindVertexArray(null);
+  }
+
+  // The drawing buffer, RGB bytes top row first.
+  pixels() {
+    const gl = this.gl, w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+    const rgba = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, rgba);
+    const rgb = new Uint8Array(w * h * 3);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++)
+        for (let c = 0; c < 3; c++) rgb[(y * w + x) * 3 + c] = rgba[((h - 1 - y) * w + x) * 4 + c];
+    return {width: w, height: h, rgb};
+  }
+}
