@@ -5,7 +5,7 @@
 # headless browser (Chromium) that opens the pages splat writes, and python3.
 #   scripts/deps.sh [--test]
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev
+packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev zlib1g-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--test" ] && packages+=(chromium python3)
 missing=()

@@ -13,7 +13,7 @@ void add_render(CLI::App& app, Action& action) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("render", "render a model from a dataset's cameras");
-  cmd->add_option("MODEL", args->model, "model.ply or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
+  cmd->add_option("MODEL", args->model, "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory (for the cameras)")->required();
   cmd->add_option("--out", args->out, "output directory for PNGs")->required();
   cmd->add_option("--split", args->split, "train or test")->check(CLI::IsMember({"train", "test"}));

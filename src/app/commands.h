@@ -16,6 +16,7 @@ void add_config_options(CLI::App& cmd, ConfigArgs& args);
 void add_train(CLI::App& app, Action& action);
 void add_eval(CLI::App& app, Action& action);
 void add_render(CLI::App& app, Action& action);
+void add_export(CLI::App& app, Action& action);
 void add_demo(CLI::App& app, Action& action);
 void add_config(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, Action& action);

@@ -13,6 +13,7 @@
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/file_util.h"
+#include "io/model_file.h"
 #include "io/ply.h"
 #include "train/history.h"
 #include "train/interrupt.h"
@@ -77,7 +78,7 @@ TrainState load_model(const std::string& path) {
     Checkpoint c = read_checkpoint(path);
     st.params = std::move(c.params);
   } else {
-    st.params = read_ply(path);
+    st.params = read_model(path);
   }
   st.adam_m = st.params;
   st.adam_v = st.params;
@@ -181,8 +182,9 @@ void print_report(const Report& report, std::int64_t iterations) {
 }  // namespace
 
 const std::vector<std::string>& run_output_files() {
-  static const std::vector<std::string> files = {"model.ply",     "checkpoint.ckpt", "metrics.json",
-                                                 "metrics.jsonl", "config.toml",     "report.html"};
+  static const std::vector<std::string> files = {
+      "model.ply",    "model.splat",   "model.spz",   "model.compressed.ply", "checkpoint.ckpt",
+      "metrics.json", "metrics.jsonl", "config.toml", "report.html"};
   return files;
 }
 
@@ -276,7 +278,11 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     return {EvalResult{}, 128 + signal};
   }
   const Report report = backend->report();  // before evaluation adds renders of its own
-  write_ply((out / "model.ply").string(), backend->state().params);
+  std::string written;
+  for (const ModelFormat f : used.output.formats) {
+    write_model((out / model_file_name(f)).string(), backend->state().params, f);
+    written += model_file_name(f) + ", ";
+  }
   if (used.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
   const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
@@ -292,8 +298,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   else
     std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
                  eval.views.size());
-  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
-               used.output.save_checkpoint ? " checkpoint.ckpt," : "");
+  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
+               written.c_str(), used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
   return {eval, 0};
 }
 
