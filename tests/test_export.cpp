@@ -204,7 +204,8 @@ TEST(Export, SpzVersion2RotationsDecode) {
   for (std::size_t i = 0; i < g.size(); ++i) {
     const auto q = unit_quat(g, i);
     const double sign = q[0] < 0 ? -1 : 1;
-    for (int k = 1; k < 4; ++k) EXPECT_NEAR(d.quats[4 * i + k], sign * q[k], 0.5 / 127.5 + 1e-6) << i;
+    for (int k = 1; k < 4; ++k)
+      EXPECT_NEAR(d.quats[4 * i + k], sign * q[k], 0.5 / 127.5 + 1e-6) << i;
   }
 }
 
@@ -222,14 +223,20 @@ TEST(Export, CompressedPlyRoundTripWithinItsPrecision) {
                  0.5 / 255 + 1e-6, 0.004, 8.0 / 256 + 1e-6});
 }
 
-TEST(Export, ShDegreeIsTruncatedOnRequest) {
+TEST(Export, ShDegreeIsCutOrPadded) {
   const Gaussians g = model_in_range(3, 10, 7);
   const Gaussians d = with_sh_degree(g, 1);
   EXPECT_EQ(d.sh_degree, 1);
   ASSERT_EQ(d.sh.size(), 10u * 4 * 3);
   for (std::size_t i = 0; i < 10; ++i)
     for (std::size_t k = 0; k < 12; ++k) EXPECT_EQ(d.sh[i * 12 + k], g.sh[i * 48 + k]);
-  expect_contains(error_of([&] { with_sh_degree(d, 2); }), {"degree 2", "degree 1"});
+  // Padding (a degree-0 .splat starting a degree-3 run) adds zero coefficients.
+  const Gaussians p = with_sh_degree(d, 2);
+  ASSERT_EQ(p.sh.size(), 10u * 9 * 3);
+  for (std::size_t i = 0; i < 10; ++i)
+    for (std::size_t k = 0; k < 27; ++k)
+      EXPECT_EQ(p.sh[i * 27 + k], k < 12 ? g.sh[i * 48 + k] : 0.0f);
+  expect_contains(error_of([&] { with_sh_degree(d, 4); }), {"degree 4", "0..3"});
 }
 
 // spz's y and z flips are a half turn about x: the SH color of a stored splat seen from the

@@ -121,5 +121,28 @@ TEST(ExportCli, TrainingWritesTheListedFormatsAndNoCheckpoint) {
   EXPECT_NE(again.output.find("previous run"), std::string::npos) << again.output;
 }
 
+TEST(ExportCli, TrainingStartsFromAnyFormat) {
+  const fs::path dir = test::temp_dir("export_cli_init");
+  const std::string model = small_model(dir);
+  ASSERT_EQ(test::run_splat("export " + model + " --out " + (dir / "m.splat").string()).exit_code,
+            0);
+  const auto r = test::run_splat(
+      "train " + test::small_demo_scene() + " --out " + (dir / "run").string() + " --init-from " +
+      (dir / "m.splat").string() +
+      " --set backend.type=cpu --set train.iterations=2 --set output.save_renders=false");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("initialized from " + (dir / "m.splat").string() + ": 400 splats"),
+            std::string::npos)
+      << r.output;
+  const Gaussians trained = read_model((dir / "run" / "model.ply").string());
+  EXPECT_EQ(trained.size(), 400u);
+  EXPECT_EQ(trained.sh_degree, 3);  // the degree-0 file padded to model.sh_degree
+  // Starting over and continuing are different things.
+  const auto both = test::run_splat("train " + test::small_demo_scene() + " --init-from " + model +
+                                    " --resume " + (dir / "run" / "checkpoint.ckpt").string());
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+}
+
 }  // namespace
 }  // namespace splat

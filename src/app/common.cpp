@@ -249,7 +249,11 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
       std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value, c.reason.c_str());
     write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
   }
-  if (run.resume.empty()) {
+  if (!run.init_from.empty()) {
+    trainer.initialize_from(load_model(run.init_from).params);
+    if (leader)
+      std::fprintf(stderr, "initialized from %s: %zu splats\n", run.init_from.c_str(), backend->num_splats());
+  } else if (run.resume.empty()) {
     trainer.initialize();
   } else {
     trainer.resume(read_checkpoint(run.resume));

@@ -39,15 +39,13 @@ std::optional<ModelFormat> format_from_name(const std::string& path) {
 }
 
 Gaussians with_sh_degree(const Gaussians& g, int degree) {
-  if (degree < 0 || degree > g.sh_degree)
-    throw Error("SH degree " + std::to_string(degree) + " is not available: the model has degree " +
-                std::to_string(g.sh_degree));
+  if (degree < 0 || degree > 3) throw Error("SH degree " + std::to_string(degree) + " is outside 0..3");
   Gaussians out = g;
   out.sh_degree = degree;
-  const std::size_t K = std::size_t(g.K()), k = std::size_t(out.K());
-  out.sh.resize(g.size() * k * 3);
+  const std::size_t K = std::size_t(g.K()), k = std::size_t(out.K()), kept = std::min(K, k);
+  out.sh.assign(g.size() * k * 3, 0.0f);
   for (std::size_t i = 0; i < g.size(); ++i)
-    std::copy_n(g.sh.begin() + i * K * 3, k * 3, out.sh.begin() + i * k * 3);
+    std::copy_n(g.sh.begin() + i * K * 3, kept * 3, out.sh.begin() + i * k * 3);
   return out;
 }
 

@@ -16,7 +16,7 @@ std::string model_file_name(ModelFormat f);
 // The format a file name asks for: .splat, .spz, .compressed.ply, else .ply; nothing otherwise.
 std::optional<ModelFormat> format_from_name(const std::string& path);
 
-// The model with its SH truncated to `degree` (at most the model's own).
+// The model with its SH cut to `degree`, or padded with zero coefficients up to it (0..3).
 Gaussians with_sh_degree(const Gaussians& g, int degree);
 
 // Writes g in format f; the SH degree is the model's (a .splat keeps degree 0 only).
