@@ -607,6 +607,27 @@ TEST(ExportBadFile, CompressedPlyWrongMagic) {
   expect_contains(error_of([&] { read_model(path.string()); }), {path.string(), "not a PLY"});
 }
 
+TEST(ExportBadFile, CompressedPlyUnexpectedElements) {
+  const fs::path path = test::temp_dir("bad_cply_elements") / "m.compressed.ply";
+  const std::string text =
+      "ply\nformat binary_little_endian 1.0\nelement chunk 0\nproperty float min_x\nelement face 0\n"
+      "property float a\nend_header\n";
+  write_bytes(path, Bytes(text.begin(), text.end()));
+  expect_contains(error_of([&] { read_model(path.string()); }), {path.string(), "elements", "chunk, face"});
+}
+
+TEST(ExportBadFile, NonFiniteModelIsNotWritten) {
+  const fs::path dir = test::temp_dir("bad_model_nan");
+  Gaussians g = model_in_range(1, 5, 29);
+  g.log_scales[3 * 3 + 1] = std::numeric_limits<float>::infinity();
+  for (const ModelFormat f :
+       {ModelFormat::Ply, ModelFormat::Splat, ModelFormat::Spz, ModelFormat::CompressedPly}) {
+    const std::string path = (dir / model_file_name(f)).string();
+    expect_contains(error_of([&] { write_model(path, g, f); }), {path, "splat 3", "log_scales"});
+    EXPECT_FALSE(fs::exists(path)) << path;
+  }
+}
+
 // ---- rendered quality against the float model ----
 
 TEST(Export, RenderedPsnrAgainstTheFloatModel) {

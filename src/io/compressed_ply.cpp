@@ -216,7 +216,8 @@ void write_compressed_ply(const std::string& path, const Gaussians& g) {
       packed[4 * k + 1] = pack_rotation(unit_quat(g, i));
       packed[4 * k + 2] = pack_11_10_11(t[3], t[4], t[5]);
       packed[4 * k + 3] = pack_unorm(t[6], 8) << 24 | pack_unorm(t[7], 8) << 16 |
-                          pack_unorm(t[8], 8) << 8 | pack_unorm(sigmoid(double(g.raw_opacity[i])), 8);
+                          pack_unorm(t[8], 8) << 8 |
+                          pack_unorm(sigmoid(double(g.raw_opacity[i])), 8);
       // f_rest order: all coefficients of R, then of G, then of B.
       for (std::size_t ch = 0; ch < 3; ++ch)
         for (std::size_t m = 1; m < K; ++m)
@@ -249,13 +250,17 @@ Gaussians read_compressed_ply(const std::string& path) {
   const PlyElement* chunk = h.find("chunk");
   const PlyElement* vertex = h.find("vertex");
   const PlyElement* shel = h.find("sh");
-  if (!chunk || !vertex || h.elements.front().name != "chunk")
-    throw input_error(path, "element chunk",
-                      "a compressed .ply starts with 'element chunk' before 'element vertex'");
-  if (h.elements.size() != (shel ? 3u : 2u))
+  // The body is read as the elements' fixed-size rows in this order.
+  std::string names;
+  for (const PlyElement& e : h.elements) {
+    names += (names.empty() ? "" : ", ") + e.name;
+    if (e.has_list)
+      throw input_error(path, "element " + e.name,
+                        "list properties are not part of a compressed .ply");
+  }
+  if (names != "chunk, vertex" && names != "chunk, vertex, sh")
     throw input_error(path, "elements",
-                      "expected chunk, vertex and optionally sh, found " +
-                          std::to_string(h.elements.size()) + " elements");
+                      "expected chunk, vertex and optionally sh, in that order; found " + names);
   const std::size_t n = vertex->count;
   if (chunk->count != (n + kCompressedChunk - 1) / kCompressedChunk)
     throw input_error(path, "element chunk",

@@ -1,6 +1,7 @@
 #include "io/model_file.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -39,7 +40,8 @@ std::optional<ModelFormat> format_from_name(const std::string& path) {
 }
 
 Gaussians with_sh_degree(const Gaussians& g, int degree) {
-  if (degree < 0 || degree > 3) throw Error("SH degree " + std::to_string(degree) + " is outside 0..3");
+  if (degree < 0 || degree > 3)
+    throw Error("SH degree " + std::to_string(degree) + " is outside 0..3");
   Gaussians out = g;
   out.sh_degree = degree;
   const std::size_t K = std::size_t(g.K()), k = std::size_t(out.K()), kept = std::min(K, k);
@@ -50,6 +52,16 @@ Gaussians with_sh_degree(const Gaussians& g, int degree) {
 }
 
 void write_model(const std::string& path, const Gaussians& g, ModelFormat f) {
+  // The quantizing writers would turn NaN or infinity into arbitrary integers.
+  const auto widths = g.widths();
+  std::size_t group = 0;
+  g.for_each_group([&](const char* name, const std::vector<float>& v) {
+    const std::size_t width = widths[group++];
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (!std::isfinite(v[k]))
+        throw input_error(path, "splat " + std::to_string(k / width) + ", " + name,
+                          "not a finite number");
+  });
   switch (f) {
     case ModelFormat::Ply:
       return write_ply(path, g);

@@ -46,7 +46,7 @@ std::uint32_t get_u32(const std::uint8_t* p) {
 
 // Quantizes to 8 bits, then to the centre of a bucket of `bucket` values (spz's quantizeSH).
 std::uint8_t quantize_sh(double x, int bucket) {
-  int q = int(std::round(x * 128.0) + 128.0);
+  int q = int(std::round(std::clamp(x, -2.0, 2.0) * 128.0) + 128.0);  // clamped: no int overflow
   q = (q + bucket / 2) / bucket * bucket;
   return std::uint8_t(std::clamp(q, 0, 255));
 }
