@@ -6,7 +6,7 @@
 # writes and serves, and clang with its sanitizer, libFuzzer and OpenMP runtimes (scripts/sanitize.sh).
 #   scripts/deps.sh [--test]
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev
+packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev zlib1g-dev
           libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libgtest-dev libopenmpi-dev openmpi-bin
           libcpp-httplib-dev)
 [ "${1:-}" = "--test" ] && packages+=(chromium chromium-driver python3 python3-selenium clang libclang-rt-14-dev

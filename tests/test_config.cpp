@@ -74,6 +74,7 @@ Config changed_everywhere() {
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
   c.output.checkpoint_minutes = 2.5;
+  c.output.formats = {ModelFormat::Spz, ModelFormat::CompressedPly};
   return c;
 }
 

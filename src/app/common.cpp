@@ -16,6 +16,7 @@
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/file_util.h"
+#include "io/model_file.h"
 #include "io/ply.h"
 #include "io/read_file.h"
 #include "train/backend_factory.h"
@@ -117,7 +118,7 @@ TrainState load_model(const std::string& path) {
     Checkpoint c = read_checkpoint(path);
     st.params = std::move(c.params);
   } else {
-    st.params = read_ply(path);
+    st.params = read_model(path);
   }
   if (st.params.size() == 0) throw Error(path + ": element vertex: the model has no splats");
   check_drawable(path, st.params);
@@ -284,8 +285,9 @@ void check_resume_set(const TrainRun& run, const Checkpoint& ckpt) {
 }  // namespace
 
 const std::vector<std::string>& run_output_files() {
-  static const std::vector<std::string> files = {"model.ply",     "checkpoint.ckpt", "metrics.json",
-                                                 "metrics.jsonl", "config.toml",     "report.html"};
+  static const std::vector<std::string> files = {
+      "model.ply",    "model.splat",   "model.spz",   "model.compressed.ply", "checkpoint.ckpt",
+      "metrics.json", "metrics.jsonl", "config.toml", "report.html"};
   return files;
 }
 
@@ -357,7 +359,11 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
       std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value, c.reason.c_str());
     write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
   }
-  if (run.resume.empty()) {
+  if (!run.init_from.empty()) {
+    trainer.initialize_from(load_model(run.init_from).params);
+    if (leader)
+      std::fprintf(stderr, "initialized from %s: %zu splats\n", run.init_from.c_str(), backend->num_splats());
+  } else if (run.resume.empty()) {
     trainer.initialize();
   } else {
     const Checkpoint ckpt = read_checkpoint(run.resume);
@@ -400,7 +406,15 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   // The checkpoint first: a kill between the writes leaves it newer than model.ply, which a
   // resume replaces, never a model.ply newer than the state it would resume from.
   if (used.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-  write_ply((out / "model.ply").string(), backend->state().params, ply_run_tag(trainer));
+  std::string written;
+  for (const ModelFormat f : used.output.formats) {
+    const std::string path = (out / model_file_name(f)).string();
+    if (f == ModelFormat::Ply)
+      write_ply(path, backend->state().params, ply_run_tag(trainer));  // stamped with the run
+    else
+      write_model(path, backend->state().params, f);
+    written += model_file_name(f) + ", ";
+  }
   const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
@@ -415,8 +429,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   else
     std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
                  eval.views.size());
-  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
-               used.output.save_checkpoint ? " checkpoint.ckpt," : "");
+  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
+               written.c_str(), used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
   if (live) live->finish_and_serve(trainer, *backend);
   return {eval, 0};
 }

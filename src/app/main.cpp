@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   splat::app::add_train(app, action);
   splat::app::add_eval(app, action);
   splat::app::add_render(app, action);
+  splat::app::add_export(app, action);
   splat::app::add_demo(app, action);
   splat::app::add_config(app, action);
   splat::app::add_bench(app, action);

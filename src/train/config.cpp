@@ -53,6 +53,7 @@ Field make_field(std::string_view section,
   const std::string name = std::string(section) + "." + std::string(key);
   std::string allowed = range ? range_text(*range) : "";
   if constexpr (std::is_enum_v<T>) allowed = "one of " + valid_names<T>();
+  if constexpr (IsEnumList<T>::value) allowed = "each one of " + valid_names<typename T::value_type>();
   Field f{section, key, doc, allowed};
   f.read = [=](Config& c, const toml::node& n) -> std::optional<std::string> {
     T v;
@@ -168,9 +169,10 @@ const std::vector<Field>& fields() {
       densify("prune_scale3d", &DensifyConfig::prune_scale3d, {0}, "adc: after the first opacity reset, larger splats (x scene extent) are pruned"),
       densify("reset_every", &DensifyConfig::reset_every, {0}, "adc: opacities reset to 2 * prune_opacity every n steps (0 = never)"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
-      output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
+      output("save_checkpoint", &O::save_checkpoint, "write checkpoint.ckpt at the end (false: a run that needs no resuming)"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
       output("checkpoint_minutes", &O::checkpoint_minutes, {0}, "rewrite checkpoint.ckpt every m minutes of training (0 = never)"),
+      output("formats", &O::formats, "model files written at the end: model.ply, .splat, .spz, .compressed.ply"),
   };
   // clang-format on
   return table;
@@ -303,6 +305,9 @@ std::string_view to_string(DensifyStrategy k) {
 std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
+std::string_view to_string(ModelFormat k) {
+  return name_of(k);
+}
 
 template <class E>
 E from_string(std::string_view name) {
@@ -314,6 +319,7 @@ template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
+template ModelFormat from_string(std::string_view);
 
 void Config::validate() const {
   for (const Field& f : fields())

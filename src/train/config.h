@@ -14,10 +14,13 @@ namespace splat {
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
 enum class LrBatchScaling { None, Sqrt, Linear };
+// Model file formats (io/model_file.h): the float 3DGS .ply and the compact published ones.
+enum class ModelFormat { Ply, Splat, Spz, CompressedPly };
 
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
+std::string_view to_string(ModelFormat k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names. Defined for the enums above and render/backend_config.h's (config.cpp).
 template <class E>
@@ -93,6 +96,10 @@ struct DensifyConfig {
 
 struct OutputConfig {
   bool save_renders = true;  // test renders as PNG
+  // The model files written at the end (model.ply, model.splat, model.spz, model.compressed.ply).
+  std::vector<ModelFormat> formats{ModelFormat::Ply};
+  // The final checkpoint.ckpt (what --resume continues from); a run that needs no resuming can
+  // skip it.
   bool save_checkpoint = true;
   std::int64_t checkpoint_every = 0;  // 0 = only at the end
   // checkpoint.ckpt rewritten every n minutes of training, so a crash or kill loses at most that.

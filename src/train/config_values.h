@@ -4,6 +4,7 @@
 // Internal: the public API is train/config.h.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "train/config.h"
@@ -38,7 +40,15 @@ constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
 
+constexpr std::pair<ModelFormat, std::string_view> kModelFormats[] = {{ModelFormat::Ply, "ply"},
+                                                                      {ModelFormat::Splat, "splat"},
+                                                                      {ModelFormat::Spz, "spz"},
+                                                                      {ModelFormat::CompressedPly, "compressed-ply"}};
 
+
+inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
+  return {"model format", kModelFormats};
+}
 inline EnumInfo<Submission> enum_info(Submission) {
   return {"submission mode", kSubmissionNames};
 }
@@ -154,8 +164,38 @@ inline std::string quote(std::string_view s) {
 }
 
 template <class T>
+struct IsEnumList : std::false_type {};
+template <class E>
+struct IsEnumList<std::vector<E>> : std::is_enum<E> {};
+
+template <class T>
+T decode(const toml::node& n);
+
+// An array of enum names, each at most once.
+template <class L>
+L decode_list(const toml::node& n) {
+  using E = typename L::value_type;
+  if (n.is_string()) return L{decode<E>(n)};  // one name stands for a list of one
+  const auto* a = n.as_array();
+  if (!a) throw mismatch("an array of strings (each one of " + valid_names<E>() + ")", n);
+  L out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    try {
+      const E e = decode<E>(*a->get(i));
+      if (std::find(out.begin(), out.end(), e) != out.end()) throw Bad{quote(name_of(e)) + " is listed twice"};
+      out.push_back(e);
+    } catch (const Bad& b) {
+      throw Bad{"element " + std::to_string(i) + ": " + b.what};
+    }
+  }
+  return out;
+}
+
+template <class T>
 T decode(const toml::node& n) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (IsEnumList<T>::value) {
+    return decode_list<T>(n);
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (const auto* v = n.as_boolean()) return v->get();
     throw mismatch("a boolean", n);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
@@ -206,7 +246,11 @@ T decode(const toml::node& n) {
 
 template <class T>
 std::string encode(const T& v) {
-  if constexpr (std::is_same_v<T, bool>)
+  if constexpr (IsEnumList<T>::value) {
+    std::string out;
+    for (const auto& e : v) out += (out.empty() ? "" : ", ") + quote(name_of(e));
+    return "[" + out + "]";
+  } else if constexpr (std::is_same_v<T, bool>)
     return v ? "true" : "false";
   else if constexpr (std::is_integral_v<T>)
     return std::to_string(v);

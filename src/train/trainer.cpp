@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "dist/sync.h"
 #include "io/image_io.h"
+#include "io/model_file.h"
 #include "train/history.h"
 #include "train/init.h"
 #include "train/interrupt.h"
@@ -75,13 +76,21 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
 }
 
 void Trainer::initialize() {
-  TrainState st;
-  st.params = initialize_model(cfg_.model, data_, cfg_.train.seed);
+  const Gaussians params = initialize_model(cfg_.model, data_, cfg_.train.seed);
   // model.init = auto decides the count only now (validate() checks explicit random inits).
-  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && st.params.size() > std::size_t(cfg_.densify.cap_max))
+  start_fresh(params, "model.init = \"" + std::string(to_string(cfg_.model.init)) + "\"");
+}
+
+void Trainer::initialize_from(Gaussians params) {
+  start_fresh(with_sh_degree(params, int(cfg_.model.sh_degree)), "the model to initialize from");
+}
+
+void Trainer::start_fresh(Gaussians params, const std::string& source) {
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && params.size() > std::size_t(cfg_.densify.cap_max))
     throw Error("densify.cap_max = " + std::to_string(cfg_.densify.cap_max) + " is below the " +
-                std::to_string(st.params.size()) + " initial splats of model.init = \"" +
-                std::string(to_string(cfg_.model.init)) + "\" (MCMC never removes splats)");
+                std::to_string(params.size()) + " initial splats of " + source + " (MCMC never removes splats)");
+  TrainState st;
+  st.params = std::move(params);
   st.adam_m = zeros_like(st.params);
   st.adam_v = zeros_like(st.params);
   start_from(std::move(st));

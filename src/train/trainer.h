@@ -35,6 +35,8 @@ class Trainer {
   Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm = dist::single_process());
 
   void initialize();                  // a fresh model from model.init
+  // A fresh run from a model's splats, its SH padded with zeros or cut to model.sh_degree.
+  void initialize_from(Gaussians params);
   void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into out_dir, if not empty (rank 0 only; rank 0
@@ -71,6 +73,7 @@ class Trainer {
   int next_view();
   StepSettings settings_at(std::int64_t step) const;
   void start_from(TrainState state);  // the same on every rank: rank 0's
+  void start_fresh(Gaussians params, const std::string& source);  // zero moments, iteration 0
   void check_ranks_identical(const std::string& when);
   bool stop_requested();
   EvalResult evaluate_now();
