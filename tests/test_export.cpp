@@ -12,7 +12,8 @@
 
 #include "core/gaussians.h"
 #include "io/compressed_ply.h"
-#include "io/config.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "io/model_file.h"
 #include "io/quantize.h"

@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "train/backend_factory.h"
 #include "train/bench_stats.h"
 #include "train/densify.h"
 #include "train/schedule.h"

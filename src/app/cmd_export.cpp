@@ -5,7 +5,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/model_file.h"
 
 namespace splat::app {

@@ -6,6 +6,7 @@
 #include "dist/launch.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "train/backend_factory.h"
 
 namespace splat::app {
 

@@ -15,6 +15,7 @@
 #include "io/file_util.h"
 #include "io/model_file.h"
 #include "io/ply.h"
+#include "train/backend_factory.h"
 #include "train/history.h"
 #include "train/interrupt.h"
 #include "train/report.h"
@@ -59,6 +60,7 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.test_every = int(cfg.data.test_every);
   opts.max_train = int(cfg.data.max_train_views);
   opts.holdout_every = int(cfg.data.holdout_every);
+  opts.crop_undistorted = cfg.data.crop_undistorted;
   const fs::path dir(path);
   std::error_code ec;
   if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
 #include "train/trainer.h"

@@ -19,7 +19,7 @@
 #include "cuda/mcmc.h"
 #include "cuda/renderer.h"
 #include "dist/communicator.h"
-#include "io/config.h"
+#include "render/backend_config.h"
 
 namespace splat::cuda {
 

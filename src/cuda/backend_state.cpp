@@ -80,7 +80,7 @@ TrainState CudaBackend::state() const {
 
 // Where the state is: the ranks compare digests every train.digest_every steps, and hashing a
 // download of a 400k-splat state (3 x 94 MB) on the host left two GPUs no faster than one on Lego
-// (docs/benchmarks.md, "Several GPUs").
+// (docs/perf-log.md, "Several GPUs").
 std::uint64_t CudaBackend::state_digest() const {
   auto* self = const_cast<CudaBackend*>(this);
   self->drain();

@@ -7,7 +7,7 @@
 #include "core/rng.h"
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
 #include "train/auto_config.h"

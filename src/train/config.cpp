@@ -1,7 +1,7 @@
 // The configuration system. One field table (fields() below) drives everything that touches a
 // key: reading a config file, --set overrides, range checks in validate() and to_toml(). Defaults
 // are not in the table: they are Config{}'s member initializers, so they live in one place.
-#include "io/config.h"
+#include "train/config.h"
 
 #include <toml++/toml.h>
 
@@ -23,7 +23,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
-#include "io/config_values.h"
+#include "train/config_values.h"
 
 namespace splat {
 namespace {
@@ -110,6 +110,7 @@ const std::vector<Field>& fields() {
       data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
+      data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
       model("init_points", &M::init_points, {1}, "random init: number of splats"),
@@ -287,27 +288,16 @@ bool is_bare_word(std::string_view s) {
 
 // ---- Public API ---------------------------------------------------------------------------------
 
-std::string_view to_string(BackendKind k) {
-  return name_of(k);
-}
 std::string_view to_string(InitKind k) {
   return name_of(k);
 }
 std::string_view to_string(DensifyStrategy k) {
   return name_of(k);
 }
-std::string_view to_string(Submission k) {
-  return name_of(k);
-}
-std::string_view to_string(Pipelining k) {
-  return name_of(k);
-}
 std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
-std::string_view to_string(ModelFormat k) {
-  return name_of(k);
-}
+
 
 template <class E>
 E from_string(std::string_view name) {
@@ -341,15 +331,6 @@ void Config::validate() const {
   if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
-}
-
-Submission resolved(Submission s, bool timing, std::int64_t batch_size) {
-  if (s != Submission::Auto) return s;
-  return timing ? Submission::PerKernel : batch_size > 1 ? Submission::Chained : Submission::Graph;
-}
-Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
-  if (p != Pipelining::Auto) return p;
-  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off : Pipelining::Depth2;
 }
 
 // Execution modes that cannot work together are rejected, naming both keys; none is overridden.

@@ -1,7 +1,7 @@
 #pragma once
-// The value layer of the configuration system (io/config.cpp's only include of it): the names of
+// The value layer of the configuration system (train/config.cpp's only include of it): the names of
 // each enum, and how every value type is decoded from TOML, encoded back and range-checked.
-// Internal: the public API is io/config.h.
+// Internal: the public API is train/config.h.
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 
 namespace splat::config_detail {
 
@@ -32,8 +32,6 @@ struct EnumInfo {
   std::span<const std::pair<E, std::string_view>> names;
 };
 
-constexpr std::pair<BackendKind, std::string_view> kBackendKinds[] = {
-    {BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::Cuda, "cuda"}};
 constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
     {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
@@ -42,29 +40,18 @@ constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
 
-constexpr std::pair<ModelFormat, std::string_view> kModelFormats[] = {{ModelFormat::Ply, "ply"},
-                                                                      {ModelFormat::Splat, "splat"},
-                                                                      {ModelFormat::Spz, "spz"},
-                                                                      {ModelFormat::CompressedPly, "compressed-ply"}};
-
-constexpr std::pair<Submission, std::string_view> kSubmissions[] = {{Submission::Auto, "auto"},
-                                                                    {Submission::PerKernel, "per_kernel"},
-                                                                    {Submission::Chained, "chained"},
-                                                                    {Submission::Graph, "graph"}};
-constexpr std::pair<Pipelining, std::string_view> kPipelinings[] = {
-    {Pipelining::Auto, "auto"}, {Pipelining::Off, "off"}, {Pipelining::Depth2, "depth2"}};
 
 inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
-  return {"model format", kModelFormats};
+  return {"model format", kModelFormatNames};
 }
 inline EnumInfo<Submission> enum_info(Submission) {
-  return {"submission mode", kSubmissions};
+  return {"submission mode", kSubmissionNames};
 }
 inline EnumInfo<Pipelining> enum_info(Pipelining) {
-  return {"pipelining mode", kPipelinings};
+  return {"pipelining mode", kPipeliningNames};
 }
 inline EnumInfo<BackendKind> enum_info(BackendKind) {
-  return {"backend type", kBackendKinds};
+  return {"backend type", kBackendKindNames};
 }
 inline EnumInfo<InitKind> enum_info(InitKind) {
   return {"init kind", kInitKinds};
@@ -93,9 +80,7 @@ std::optional<E> lookup(std::string_view s) {
 
 template <class E>
 std::string_view name_of(E e) {
-  for (const auto& [value, name] : enum_info(E{}).names)
-    if (value == e) return name;
-  return "?";  // only reachable through a cast of an out-of-range integer
+  return name_in(enum_info(E{}).names, e);
 }
 
 template <class E>
