@@ -30,7 +30,8 @@ cmake --build "$build" -j"$(nproc)" --target splat splat_gpu_tests splat_gpu_arc
 if [ "$archs" = 90 ]; then
   rm -rf .carry && mkdir -p .carry/lib .carry/shared/data
   # Libraries the device image (Ubuntu 24.04) does not have in these versions.
-  for lib in libjpeg.so.62 libwebp.so.7 libtomlplusplus.so.3 libpng16.so.16 libcpp-httplib.so.0.11; do
+  for lib in libjpeg.so.62 libwebp.so.7 libtomlplusplus.so.3 libpng16.so.16 libcpp-httplib.so.0.11 \
+             libbrotlidec.so.1 libbrotlienc.so.1 libbrotlicommon.so.1; do
     cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .carry/lib/
   done
   # JSON compresses about 3x; device_run.sh unpacks it.
