@@ -41,14 +41,15 @@ TEST(Undistort, ForwardModelsFollowTheirFormulas) {
   const double x = 0.3, y = -0.2, r2 = x * x + y * y;
   double xd, yd;
   full_opencv().distort(x, y, xd, yd);
-  const double radial =
-      (1 - 0.2 * r2 + 0.05 * r2 * r2 + 0.01 * r2 * r2 * r2) / (1 + 0.03 * r2 - 0.01 * r2 * r2 + 0.002 * r2 * r2 * r2);
+  const double radial = (1 - 0.2 * r2 + 0.05 * r2 * r2 + 0.01 * r2 * r2 * r2) /
+                        (1 + 0.03 * r2 - 0.01 * r2 * r2 + 0.002 * r2 * r2 * r2);
   EXPECT_NEAR(xd, x * radial + 2 * 0.001 * x * y - 0.002 * (r2 + 2 * x * x), 1e-15);
   EXPECT_NEAR(yd, y * radial + 0.001 * (r2 + 2 * y * y) + 2 * -0.002 * x * y, 1e-15);
 
   fisheye(0.1, -0.02, 0.003, -0.0004).distort(x, y, xd, yd);
   const double r = std::sqrt(r2), t = std::atan(r), t2 = t * t;
-  const double td = t * (1 + 0.1 * t2 - 0.02 * t2 * t2 + 0.003 * t2 * t2 * t2 - 0.0004 * t2 * t2 * t2 * t2);
+  const double td =
+      t * (1 + 0.1 * t2 - 0.02 * t2 * t2 + 0.003 * t2 * t2 * t2 - 0.0004 * t2 * t2 * t2 * t2);
   EXPECT_NEAR(xd, td / r * x, 1e-15);
   EXPECT_NEAR(yd, td / r * y, 1e-15);
   // An equidistant fisheye (no k) still bends rays: it is not a pinhole.
@@ -57,8 +58,9 @@ TEST(Undistort, ForwardModelsFollowTheirFormulas) {
 }
 
 TEST(Undistort, InverseRecoversThePointForEveryModel) {
-  const Lens lenses[] = {radial_tangential(0.1, 0, 0, 0), radial_tangential(-0.25, 0.07, 0.002, -0.003),
-                         full_opencv(), fisheye(0.05, -0.01), fisheye(-0.03, 0.004, 0.001, -0.0002)};
+  const Lens lenses[] = {radial_tangential(0.1, 0, 0, 0),
+                         radial_tangential(-0.25, 0.07, 0.002, -0.003), full_opencv(),
+                         fisheye(0.05, -0.01), fisheye(-0.03, 0.004, 0.001, -0.0002)};
   for (const Lens& lens : lenses) {
     for (double x = -0.8; x <= 0.8; x += 0.1) {
       for (double y = -0.6; y <= 0.6; y += 0.1) {
@@ -82,7 +84,9 @@ Image coordinate_image(int W, int H) {
 }
 
 // Every output pixel of `out` holds the input coordinate that the lens sends its center to.
-void expect_samples_where_the_lens_sends(const CameraIntrinsics& in, const Lens& lens, const CameraIntrinsics& out,
+void expect_samples_where_the_lens_sends(const CameraIntrinsics& in,
+                                         const Lens& lens,
+                                         const CameraIntrinsics& out,
                                          bool all_inside) {
   const Image res = undistort(coordinate_image(in.width, in.height), in, lens, out);
   ASSERT_EQ(res.width, out.width);
@@ -94,7 +98,8 @@ void expect_samples_where_the_lens_sends(const CameraIntrinsics& in, const Lens&
       lens.distort((u + 0.5 - out.cx) / out.fx, (v + 0.5 - out.cy) / out.fy, xd, yd);
       const double sx = in.fx * xd + in.cx - 0.5, sy = in.fy * yd + in.cy - 0.5;
       const bool inside = sx >= -0.5 && sy >= -0.5 && sx <= in.width - 0.5 && sy <= in.height - 0.5;
-      if (all_inside) EXPECT_TRUE(inside) << "output pixel " << u << "," << v << " samples " << sx << "," << sy;
+      if (all_inside)
+        EXPECT_TRUE(inside) << "output pixel " << u << "," << v << " samples " << sx << "," << sy;
       if (sx < 0 || sy < 0 || sx > in.width - 1 || sy > in.height - 1) continue;  // edge repeated
       EXPECT_NEAR(res.at(u, v, 0), sx, 2e-3) << u << "," << v;
       EXPECT_NEAR(res.at(u, v, 1), sy, 2e-3) << u << "," << v;
@@ -112,8 +117,10 @@ TEST(Undistort, UncroppedKeepsTheIntrinsicsAndSamplesThroughTheLens) {
   EXPECT_EQ(out.width, in.width);
   EXPECT_EQ(out.cx, in.cx);
   expect_samples_where_the_lens_sends(in, lens, out, false);
-  EXPECT_EQ(undistort(coordinate_image(7, 5), {6, 6, 3.5, 2.5, 7, 5}, Lens{}, {6, 6, 3.5, 2.5, 7, 5}).data,
-            coordinate_image(7, 5).data);
+  EXPECT_EQ(
+      undistort(coordinate_image(7, 5), {6, 6, 3.5, 2.5, 7, 5}, Lens{}, {6, 6, 3.5, 2.5, 7, 5})
+          .data,
+      coordinate_image(7, 5).data);
 }
 
 // Cropped: every output pixel sees only what the input saw, and the rectangle is the largest
@@ -142,8 +149,10 @@ void expect_tight_crop(const CameraIntrinsics& in, const Lens& lens) {
 }
 
 TEST(Undistort, CropIsTheLargestValidRectangle) {
-  expect_tight_crop({35, 33, 19.0, 16.0, 40, 30}, radial_tangential(-0.15, 0.02, 0.003, -0.002));  // barrel
-  expect_tight_crop({35, 33, 21.0, 14.0, 40, 30}, radial_tangential(0.12, 0.01, 0, 0));           // pincushion
+  expect_tight_crop({35, 33, 19.0, 16.0, 40, 30},
+                    radial_tangential(-0.15, 0.02, 0.003, -0.002));  // barrel
+  expect_tight_crop({35, 33, 21.0, 14.0, 40, 30},
+                    radial_tangential(0.12, 0.01, 0, 0));  // pincushion
   expect_tight_crop({40, 40, 32, 24, 64, 48}, full_opencv());
   expect_tight_crop({40, 40, 32, 24, 64, 48}, fisheye(0.05, -0.01));
 }
@@ -163,8 +172,9 @@ TEST(Undistort, WideFisheyeIsReducedToTwiceTheInputSize) {
 
 TEST(Undistort, FoldingLensIsAnError) {
   // k1 = -1.5 folds the image back on itself before its border: no inverse there.
-  const std::string msg = test::error_of(
-      [] { undistorted_camera({10, 10, 32, 24, 64, 48}, radial_tangential(-1.5, 0, 0, 0), true); });
+  const std::string msg = test::error_of([] {
+    undistorted_camera({10, 10, 32, 24, 64, 48}, radial_tangential(-1.5, 0, 0, 0), true);
+  });
   EXPECT_MENTIONS(msg, "cannot be inverted");
   EXPECT_MENTIONS(msg, "crop_undistorted = false");
 }
@@ -197,7 +207,8 @@ TEST(Colmap, OpenCvCameraImagesAreResampledToThePinholeOfTheModel) {
     write_png((dir / "images" / name).string(), photo);
     images += std::to_string(k + 1) + " 1 0 0 0 0 0 " + std::to_string(k) + " 1 " + name + "\n\n";
   }
-  std::ofstream(dir / "sparse/0/cameras.txt") << "1 OPENCV 64 48 50 52 31 25 -0.12 0.03 0.002 -0.001\n";
+  std::ofstream(dir / "sparse/0/cameras.txt")
+      << "1 OPENCV 64 48 50 52 31 25 -0.12 0.03 0.002 -0.001\n";
   std::ofstream(dir / "sparse/0/images.txt") << images;
   std::ofstream(dir / "sparse/0/points3D.txt") << "";
   LoadOptions opts;

@@ -19,7 +19,9 @@ double fisheye_theta_d(const std::array<double, 4>& k, double theta) {
 }  // namespace
 
 bool Lens::is_pinhole() const {
-  const auto zero = [](const auto& a) { return std::all_of(a.begin(), a.end(), [](double v) { return v == 0; }); };
+  const auto zero = [](const auto& a) {
+    return std::all_of(a.begin(), a.end(), [](double v) { return v == 0; });
+  };
   return model == Model::RadialTangential && zero(k) && zero(d) && p1 == 0 && p2 == 0;
 }
 
@@ -95,9 +97,11 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
     const double u = t * in.width, v = t * in.height;
     const auto at = [&](double pu, double pv, double& x, double& y) {
       if (!lens.undistort_point((pu - in.cx) / in.fx, (pv - in.cy) / in.fy, x, y))
-        throw Error("the lens cannot be inverted at pixel (" + std::to_string(pu) + ", " + std::to_string(pv) +
-                    ") of the " + std::to_string(in.width) + "x" + std::to_string(in.height) +
-                    " image: its distortion coefficients fold the image (crop_undistorted = false keeps the "
+        throw Error("the lens cannot be inverted at pixel (" + std::to_string(pu) + ", " +
+                    std::to_string(pv) + ") of the " + std::to_string(in.width) + "x" +
+                    std::to_string(in.height) +
+                    " image: its distortion coefficients fold the image (crop_undistorted = false "
+                    "keeps the "
                     "input's intrinsics instead)");
     };
     double x, y;
@@ -109,8 +113,8 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
   double scale = 1;  // of the focal lengths: a wide fisheye's rectangle would be huge
   const double w = (x_hi - x_lo) * in.fx, h = (y_hi - y_lo) * in.fy;
   if (!(w >= 1 && h >= 1))
-    throw Error("the lens leaves no valid image: undistorted, the " + std::to_string(in.width) + "x" +
-                std::to_string(in.height) + " image has no inner rectangle");
+    throw Error("the lens leaves no valid image: undistorted, the " + std::to_string(in.width) +
+                "x" + std::to_string(in.height) + " image has no inner rectangle");
   scale = std::min({1.0, 2.0 * in.width / w, 2.0 * in.height / h});
   CameraIntrinsics out;
   out.fx = in.fx * scale, out.fy = in.fy * scale;
@@ -122,7 +126,10 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
   return out;
 }
 
-Image undistort(const Image& img, const CameraIntrinsics& in, const Lens& lens, const CameraIntrinsics& out) {
+Image undistort(const Image& img,
+                const CameraIntrinsics& in,
+                const Lens& lens,
+                const CameraIntrinsics& out) {
   Image res(out.width, out.height, img.channels);
   const int W = img.width, H = img.height, C = img.channels;
   const float* src = img.data.data();

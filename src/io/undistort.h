@@ -49,7 +49,9 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
 
 // The image of `out` from `img` of `in`: each output pixel center goes through the lens and
 // the input is sampled there bilinearly (OpenCV's initUndistortRectifyMap + remap).
-Image undistort(const Image& img, const CameraIntrinsics& in, const Lens& lens,
+Image undistort(const Image& img,
+                const CameraIntrinsics& in,
+                const Lens& lens,
                 const CameraIntrinsics& out);
 
 }  // namespace splat

@@ -29,7 +29,8 @@ inline Submission resolved(Submission s, bool timing, std::int64_t batch_size = 
 }
 inline Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
   if (p != Pipelining::Auto) return p;
-  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off : Pipelining::Depth2;
+  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off
+                                                                : Pipelining::Depth2;
 }
 
 struct BackendConfig {
@@ -38,16 +39,18 @@ struct BackendConfig {
   bool timing = false;       // per-stage GPU timing table at the end of training
   Submission submission = Submission::Auto;
   Pipelining pipelining = Pipelining::Auto;
-  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: on the
-  // H200 it was about 6% faster per step than float atomics in replay, and A/B gate 3 adopted it
-  // with graph and depth2 (docs/perf-log.md).
+  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: on
+  // the H200 it was about 6% faster per step than float atomics in replay, and A/B gate 3 adopted
+  // it with graph and depth2 (docs/perf-log.md).
   bool deterministic = true;
 };
 
 inline constexpr std::pair<BackendKind, std::string_view> kBackendKindNames[] = {
     {BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::Cuda, "cuda"}};
 inline constexpr std::pair<Submission, std::string_view> kSubmissionNames[] = {
-    {Submission::Auto, "auto"}, {Submission::PerKernel, "per_kernel"}, {Submission::Chained, "chained"},
+    {Submission::Auto, "auto"},
+    {Submission::PerKernel, "per_kernel"},
+    {Submission::Chained, "chained"},
     {Submission::Graph, "graph"}};
 inline constexpr std::pair<Pipelining, std::string_view> kPipeliningNames[] = {
     {Pipelining::Auto, "auto"}, {Pipelining::Off, "off"}, {Pipelining::Depth2, "depth2"}};
@@ -58,8 +61,14 @@ std::string_view name_in(std::span<const std::pair<E, std::string_view>> names, 
     if (value == e) return name;
   return "?";  // only reachable through a cast of an out-of-range integer
 }
-inline std::string_view to_string(BackendKind k) { return name_in<BackendKind>(kBackendKindNames, k); }
-inline std::string_view to_string(Submission k) { return name_in<Submission>(kSubmissionNames, k); }
-inline std::string_view to_string(Pipelining k) { return name_in<Pipelining>(kPipeliningNames, k); }
+inline std::string_view to_string(BackendKind k) {
+  return name_in<BackendKind>(kBackendKindNames, k);
+}
+inline std::string_view to_string(Submission k) {
+  return name_in<Submission>(kSubmissionNames, k);
+}
+inline std::string_view to_string(Pipelining k) {
+  return name_in<Pipelining>(kPipeliningNames, k);
+}
 
 }  // namespace splat

@@ -12,7 +12,8 @@ template <class T>
 std::array<T, 2 * kSsimRadius + 1> ssim_window() {
   std::array<T, 2 * kSsimRadius + 1> w;
   T sum = 0;
-  for (int i = -kSsimRadius; i <= kSsimRadius; ++i) sum += w[i + kSsimRadius] = std::exp(-T(i * i) / T(2 * 1.5 * 1.5));
+  for (int i = -kSsimRadius; i <= kSsimRadius; ++i)
+    sum += w[i + kSsimRadius] = std::exp(-T(i * i) / T(2 * 1.5 * 1.5));
   for (T& v : w) v /= sum;
   return w;
 }

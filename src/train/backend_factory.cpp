@@ -12,7 +12,8 @@ namespace splat {
 
 bool uses_cuda(const BackendConfig& cfg) {
 #if SPLAT_HAVE_CUDA
-  return cfg.type == BackendKind::Cuda || (cfg.type == BackendKind::Auto && cuda::device_available());
+  return cfg.type == BackendKind::Cuda ||
+         (cfg.type == BackendKind::Auto && cuda::device_available());
 #else
   return cfg.type == BackendKind::Cuda;
 #endif
@@ -24,7 +25,8 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
   if (uses_cuda(cfg)) return cuda::make_backend(cfg);
 #else
   if (cfg.type == BackendKind::Cuda)
-    throw Error("backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");
+    throw Error(
+        "backend.type = \"cuda\": this build has no CUDA backend (configure with -DSPLAT_CUDA=ON)");
 #endif
   // validate_backend() rejects these with backend.type = "cpu"; with auto they meet no GPU here.
   if (cfg.submission != Submission::Auto || cfg.pipelining != Pipelining::Auto)
