@@ -194,11 +194,14 @@ const std::vector<JsonCase> kTransformsCases = {
      {},
      [](const fs::path& d) { test::write_text(d / "transforms.json", "[1, 2]"); },
      {"transforms.json", "top level must be an object"}},
-    {"FisheyeModel",
-     [](json& j) { j["camera_model"] = "OPENCV_FISHEYE"; },
+    {"UnsupportedCameraModel",
+     [](json& j) { j["camera_model"] = "EQUIRECTANGULAR"; },
      {},
-     {"transforms.json", "camera_model"}},
-    {"IsFisheye", [](json& j) { j["is_fisheye"] = true; }, {}, {"transforms.json", "is_fisheye"}},
+     {"transforms.json", "camera_model", "EQUIRECTANGULAR"}},
+    {"IsFisheyeNotBoolean",
+     [](json& j) { j["is_fisheye"] = "yes"; },
+     {},
+     {"transforms.json", "is_fisheye", "expected true or false"}},
     {"CameraModelNotString",
      [](json& j) { j["camera_model"] = 1; },
      {},
@@ -389,20 +392,20 @@ const std::vector<ColmapCase> kColmapCases = {
      [](ColmapModel& m) { m.cameras[0].height = 1ull << 40; },
      {},
      {"cameras.", "implausible size"}},
-    {"Distorted",
+    {"UnsupportedModel",  // FOV: f f cx cy omega
+     [](ColmapModel& m) {
+       m.cameras[0].model_id = 7;
+       m.cameras[0].params = {20, 20, 8, 6, 0.5};
+     },
+     {},
+     {"cameras.", "camera 1", "FOV", "image_undistorter"}},
+    {"FoldingLens",  // k1 = -1.5 folds the image before its corners: no pinhole sees them
      [](ColmapModel& m) {
        m.cameras[0].model_id = 4;
-       m.cameras[0].params = {20, 20, 8, 6, 0.1, 0, 0, 0};
+       m.cameras[0].params = {20, 20, 8, 6, -1.5, 0, 0, 0};
      },
      {},
-     {"cameras.", "camera 1", "OPENCV", "image_undistorter"}},
-    {"Fisheye",
-     [](ColmapModel& m) {
-       m.cameras[0].model_id = 5;
-       m.cameras[0].params = {20, 20, 8, 6, 0, 0, 0, 0};
-     },
-     {},
-     {"cameras.", "fisheye"}},
+     {"cameras.", "camera 1", "cannot be inverted"}},
     {"UnknownModelId",
      [](ColmapModel& m) { m.cameras[0].model_id = 99; },
      {},

@@ -11,6 +11,7 @@
 #include "io/ply.h"
 #include "io/ply_header.h"
 #include "io/quantize.h"
+#include "io/read_file.h"
 #include "io/splat_format.h"
 #include "io/spz.h"
 
@@ -81,6 +82,7 @@ void write_model(const std::string& path, const Gaussians& g, ModelFormat f) {
 }
 
 Gaussians read_model(const std::string& path) {
+  require_regular_file(path, "model");  // a FIFO or device would block the format sniffing below
   if (path.ends_with(".spz")) return read_spz(path);
   if (path.ends_with(".splat")) return read_splat(path);
   std::ifstream in(path, std::ios::binary);
