@@ -2,7 +2,8 @@
 # Runs on the GPU machine after scripts/device_screen.sh (its checkpoint, the binaries in
 # /tmp/bins/NAME/): every kernel of a few replayed steps under Nsight Compute with one metric,
 # its duration, so the step's time splits by kernel (the --timing table splits it by stage).
-# Chained submission (a graph hides its kernels from ncu); clocks left alone (METHOD.md).
+# Chained submission (a graph hides its kernels from ncu); clocks left alone (--clock-control none,
+# docs/benchmarks.md, "Method").
 #   scripts/device_kernels.sh NAME... [CKPT=/tmp/screen_train/checkpoint.ckpt]
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -5,8 +5,9 @@
 # `splat bench replay` from that state (chained submission: a graph hides its kernels from ncu).
 #   scripts/device_profile.sh [CHECKPOINT] [KERNEL_REGEX]     # default regex: rasterize
 # The report (ncu's text output: instruction mix, warp stall reasons, issue slots, occupancy)
-# goes to $OUT/profile.txt; the clocks are left alone (--clock-control none, METHOD.md).
-# First run in session 5 (docs/benchmarks.md, gate 13): ncu reads the counters on that machine.
+# goes to $OUT/profile.txt; the clocks are left alone (--clock-control none), as in every other
+# measurement (docs/benchmarks.md, "Method"). Profiles taken with it: docs/perf-log.md (gates 13
+# and 15).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ckpt=${1:-} regex=${2:-rasterize}

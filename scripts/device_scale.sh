@@ -14,7 +14,8 @@ shift 3
 bin=${SPLAT_BIN:-.carry/bin/splat}
 out=${OUT:-/tmp/splat_out}/scale
 mkdir -p "$out"
-# NCCL comes with PyTorch's wheels on that machine; NVLink multicast stays off (device README).
+# NCCL comes with PyTorch's wheels on that machine; NVLink multicast stays off (README.md,
+# "Multi-process training": every launch path that may start GPU collectives sets these).
 nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
 export LD_LIBRARY_PATH="$PWD/.carry/lib${nccl:+:$nccl}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

@@ -13,6 +13,7 @@
 #include "io/demo_scene.h"
 #include "render/adc.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
 #include "train/densify.h"
 #include "train/trainer.h"
 
@@ -376,6 +377,7 @@ class RecordingBackend final : public Backend {
   std::string name() const override { return "recording"; }
   void set_images(const std::vector<const Image*>&) override {}
   void set_state(const TrainState&) override {}
+  void set_communicator(dist::Communicator&) override {}
   TrainState state() const override { return {}; }
   std::size_t num_splats() const override { return 10; }
   void step(std::span<const BatchView>, const StepSettings&) override {}
@@ -437,6 +439,7 @@ class TickLog final : public Backend {
   std::string name() const override { return b_.name(); }
   void set_images(const std::vector<const Image*>& images) override { b_.set_images(images); }
   void set_state(const TrainState& s) override { b_.set_state(s); }
+  void set_communicator(dist::Communicator& comm) override { b_.set_communicator(comm); }
   TrainState state() const override { return b_.state(); }
   std::size_t num_splats() const override { return b_.num_splats(); }
   void step(std::span<const BatchView> views, const StepSettings& s) override { b_.step(views, s); }

@@ -11,6 +11,7 @@
 #include "io/demo_scene.h"
 #include "render/backend.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
 #include "train/init.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -84,7 +85,7 @@ TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
     for (std::size_t i = 0; i < m.size(); ++i) {
       // The backend computes exactly this: (g_a + g_b) * (1 / 2), then Adam's float(0.1 * g).
       const float mean = (x[i] + y[i]) * 0.5f;
-      const float expected = float((1 - cpu::kAdamBeta1) * double(mean));
+      const float expected = float((1 - kAdamBeta1) * double(mean));
       ASSERT_EQ(m[i], expected) << name << "[" << i << "]: views " << x[i] << ", " << y[i];
       differing += x[i] != y[i];
     }

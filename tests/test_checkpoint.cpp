@@ -165,7 +165,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 3u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 4u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

@@ -13,6 +13,7 @@
 #include "io/image_io.h"
 #include "render/backend.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
 #include "train/trainer.h"
 
 namespace splat {
@@ -222,15 +223,26 @@ TEST(Colmap, BinaryIsPreferredWhenBothFormsExist) {
   EXPECT_EQ(fs::path(m.points_file).filename(), "points3D.bin");
 }
 
-TEST(Colmap, DistortedModelIsRejectedWithTheUndistortCommand) {
-  SPLAT_REQUIRE_SHARED("data/figurine/distorted");
-  const std::string msg =
-      error_of([] { load_colmap((figurine() / "distorted").string(), LoadOptions{}); });
-  EXPECT_MENTIONS(msg, (figurine() / "distorted/sparse/0/cameras.bin").string() + ": camera 1");
-  EXPECT_MENTIONS(msg, "SIMPLE_RADIAL");
-  EXPECT_MENTIONS(msg, "colmap image_undistorter --image_path");
-  EXPECT_MENTIONS(msg, "--input_path " + (figurine() / "distorted/sparse/0").string());
-  EXPECT_MENTIONS(msg, "--output_path");
+// The fox photos with COLMAP's OPENCV camera (k1 k2 p1 p2): resampled at load, cropped.
+TEST(Colmap, FoxWithLensDistortionLoadsUndistortedAndCropped) {
+  SPLAT_REQUIRE_SHARED("data/fox_colmap/sparse/0");
+  // fox_colmap/images links to fox/images; the link may arrive as a file holding its target.
+  const fs::path fox = test::temp_dir("fox_colmap");
+  fs::create_directories(fox);
+  fs::create_directory_symlink(test::shared_dir() / "data/fox_colmap/sparse", fox / "sparse");
+  fs::create_directory_symlink(test::shared_dir() / "data/fox/images", fox / "images");
+  const ColmapModel m = read_colmap_model((fox / "sparse/0").string());
+  ASSERT_EQ(std::string(colmap_camera_model(m.cameras[0].model_id)->name), "OPENCV");
+  testing::internal::CaptureStderr();
+  const Dataset d = load_colmap(fox.string(), downscaled(8));
+  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "undistorting the images of 1 of 1 cameras");
+  EXPECT_EQ(d.train.size() + d.test.size(), m.images.size());
+  const Camera& cam = d.train[0].camera;
+  EXPECT_EQ(d.train[0].image.width, cam.width);
+  EXPECT_EQ(d.train[0].image.height, cam.height);
+  EXPECT_LT(cam.width, int(m.cameras[0].width / 8));  // the crop removed the border the lens
+  EXPECT_LE(cam.height, int(m.cameras[0].height / 8));  // did not see
+  EXPECT_NEAR(cam.fx, m.cameras[0].params[0] / 8, 0.1 * m.cameras[0].params[0] / 8);
 }
 
 TEST(Colmap, TruncatedBinaryNamesTheRecord) {
@@ -314,8 +326,8 @@ TEST(Colmap, SharedCameraTextModel) {
 }
 
 TEST(Colmap, EveryCameraModelParses) {
-  // Each model with its parameter count, text and binary. Distortion zero: the perspective
-  // models then load as pinholes; fisheye models never do.
+  // Each model with its parameter count, text and binary. Distortion zero: the models of
+  // io/undistort.h load (fisheyes resampled to pinholes); FOV and the thin-prism models do not.
   const auto dir = test::temp_dir("colmap_models");
   for (int id = 0; id <= 11; ++id) {
     const ColmapCameraModel* m = colmap_camera_model(id);
@@ -345,9 +357,10 @@ TEST(Colmap, EveryCameraModelParses) {
     write_text(scene / "sparse/0/cameras.bin", bin);
     const ColmapModel b = read_colmap_model((scene / "sparse/0").string());
     EXPECT_EQ(b.cameras[0].params, t.cameras[0].params);
-    if (m->fisheye) {
+    const std::string name(m->name);
+    if (name == "FOV" || name.find("THIN_PRISM") != std::string::npos) {
       EXPECT_MENTIONS(error_of([&] { load_colmap(scene.string(), LoadOptions{}); }),
-                      std::string(m->name) + " has a fisheye projection");
+                      "model " + name + " is not supported");
     } else {
       EXPECT_NO_THROW(load_colmap(scene.string(), LoadOptions{}));
     }
@@ -369,11 +382,12 @@ TEST(Colmap, UnknownModelIdIsNamed) {
   EXPECT_MENTIONS(msg, "cameras.bin: camera record 1 of 1 (camera 1): unknown camera model id 42");
 }
 
-TEST(Colmap, DistortedTextModelIsRejected) {
-  const auto scene = small_scene("colmap_opencv", "1 OPENCV 16 12 20 20 8 6 0.1 0 0 0\n");
+TEST(Colmap, UnsupportedModelIsRejectedWithTheUndistortCommand) {
+  const auto scene = small_scene("colmap_fov", "1 FOV 16 12 20 20 8 6 0.5\n");
   const std::string msg = error_of([&] { load_colmap(scene.string(), LoadOptions{}); });
-  EXPECT_MENTIONS(msg, "cameras.txt: camera 1: model OPENCV has lens distortion");
-  EXPECT_MENTIONS(msg, "image_undistorter");
+  EXPECT_MENTIONS(msg, "cameras.txt: camera 1: model FOV is not supported");
+  EXPECT_MENTIONS(msg, "colmap image_undistorter --image_path");
+  EXPECT_MENTIONS(msg, "--input_path " + (scene / "sparse/0").string());
 }
 
 TEST(Colmap, MalformedTextRecordsNameFileAndLine) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "test_util.h"
 
 namespace splat {
@@ -25,6 +25,7 @@ Config changed_everywhere() {
   c.data.test_every = 8;
   c.data.max_train_views = 50;
   c.data.holdout_every = 5;
+  c.data.crop_undistorted = false;
   c.model.sh_degree = 1;
   c.model.init = InitKind::Points;
   c.model.init_points = 123457;
@@ -73,6 +74,7 @@ Config changed_everywhere() {
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
   c.output.checkpoint_minutes = 2.5;
+  c.output.formats = {ModelFormat::Spz, ModelFormat::CompressedPly};
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include "render/backend.h"
 #include "test_util.h"
 #include "train/auto_config.h"
+#include "train/backend_factory.h"
 #include "train/densify.h"
 #include "train/progress.h"
 #include "train/trainer.h"

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/undistort.h"
@@ -44,15 +44,24 @@ TEST(Transforms, FoxLoadsWithHoldoutEveryEighth) {
   EXPECT_EQ(data.train[0].name, "0002");
   EXPECT_FALSE(data.points.has_value());
 
+  // The OPENCV lens of transforms.json, resampled to the pinhole cropped to what it saw, then
+  // downscaled (Camera::downscaled).
+  Lens lens;
+  lens.k = {0.0578421, -0.0805099, 0, 0};
+  lens.p1 = -0.000980296, lens.p2 = 0.00015575;
+  const CameraIntrinsics full = undistorted_camera({1375.52, 1374.49, 554.558, 965.268, 1080, 1920}, lens, true);
+  EXPECT_LT(full.width, 1080);
+  const int W = full.width / 8, H = full.height / 8;
+  const double sx = double(W) / full.width, sy = double(H) / full.height;
   for (const auto* split : {&data.train, &data.test}) {
     for (const View& v : *split) {
       SCOPED_TRACE(v.name);
-      ASSERT_EQ(v.image.width, 135);
-      ASSERT_EQ(v.image.height, 240);
-      EXPECT_NEAR(v.camera.fx, 1375.52 / 8, 1e-9);
-      EXPECT_NEAR(v.camera.fy, 1374.49 / 8, 1e-9);
-      EXPECT_NEAR(v.camera.cx, 554.558 / 8, 1e-9);
-      EXPECT_NEAR(v.camera.cy, 965.268 / 8, 1e-9);
+      ASSERT_EQ(v.image.width, W);
+      ASSERT_EQ(v.image.height, H);
+      EXPECT_NEAR(v.camera.fx, 1375.52 * sx, 1e-9);
+      EXPECT_NEAR(v.camera.fy, 1374.49 * sy, 1e-9);
+      EXPECT_NEAR(v.camera.cx, full.cx * sx, 1e-9);
+      EXPECT_NEAR(v.camera.cy, full.cy * sy, 1e-9);
       // instant-ngp centers the capture on what the cameras look at: the origin projects into
       // every image, in front of the camera (OpenGL -> OpenCV axes done right).
       const Vec3<double> p = v.camera.t;
@@ -164,11 +173,12 @@ TEST(Transforms, BadInputNamesFileAndField) {
   EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3)}, R"("fl_x": 5, "k1": "x",)")),
                   "transforms.json: k1: expected a number");
   EXPECT_MENTIONS(
-      load_msg(transforms({frame("a.png", 3)}, R"("fl_x": 5, "camera_model": "OPENCV_FISHEYE",)")),
-      "transforms.json: camera_model: 'OPENCV_FISHEYE' is not supported");
+      load_msg(transforms({frame("a.png", 3)}, R"("fl_x": 5, "camera_model": "EQUIRECTANGULAR",)")),
+      "transforms.json: camera_model: 'EQUIRECTANGULAR' is not supported");
   EXPECT_MENTIONS(load_msg(transforms({frame("b.png", 3), frame("c.png", 3)}, R"("fl_x": 5,)")),
                   "transforms.json: frames: no frame has its image (first: b.png not found)");
-  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("a.png", 4)},
+  write_rgb(dir / "b.png", 4, 4);
+  EXPECT_MENTIONS(load_msg(transforms({frame("a.png", 3), frame("b.png", 4)},
                                       R"("fl_x": 5, "aabb_scale": 0,)")),
                   "transforms.json: aabb_scale: must be > 0");
   EXPECT_MENTIONS(error_of([&] { load_transforms((dir / "nothing").string(), {}); }),
@@ -179,44 +189,6 @@ TEST(Transforms, BadInputNamesFileAndField) {
   Config cfg;
   EXPECT_MENTIONS(error_of([&] { apply_override(cfg, "data.holdout_every=1"); }),
                   "data.holdout_every");
-}
-
-// ---- lens distortion -----------------------------------------------------------------------
-
-TEST(Undistort, ZeroDistortionIsTheIdentity) {
-  Image img(7, 5, 3);
-  for (std::size_t i = 0; i < img.data.size(); ++i) img.data[i] = float(i % 11) / 10.0f;
-  EXPECT_EQ(undistort(img, 6, 6, 3.5, 2.5, {}).data, img.data);
-}
-
-TEST(Undistort, SamplesWhereTheLensMovedEachPixel) {
-  // An image whose value is its own x (and y) array coordinate: bilinear sampling of it is exact,
-  // so each output pixel must hold the coordinate the forward lens model sends it to.
-  const int W = 40, H = 30;
-  const double fx = 35, fy = 33, cx = 19.0, cy = 16.0;
-  Image ramp(W, H, 3);
-  for (int y = 0; y < H; ++y)
-    for (int x = 0; x < W; ++x) ramp.at(x, y, 0) = float(x), ramp.at(x, y, 1) = float(y);
-  const LensDistortion lens{0.08, -0.03, 0.01, 0.002, 0.004, -0.003};
-  const Image out = undistort(ramp, fx, fy, cx, cy, lens);
-  int checked = 0;
-  for (int v = 0; v < H; ++v) {
-    for (int u = 0; u < W; ++u) {
-      const double x = (u + 0.5 - cx) / fx, y = (v + 0.5 - cy) / fy, r2 = x * x + y * y;
-      const double radial =
-          1 + 0.08 * r2 - 0.03 * r2 * r2 + 0.01 * r2 * r2 * r2 + 0.002 * r2 * r2 * r2 * r2;
-      const double xd = x * radial + 2 * 0.004 * x * y - 0.003 * (r2 + 2 * x * x);
-      const double yd = y * radial + 0.004 * (r2 + 2 * y * y) + 2 * -0.003 * x * y;
-      const double sx = fx * xd + cx - 0.5, sy = fy * yd + cy - 0.5;
-      if (sx < 0 || sy < 0 || sx > W - 1 || sy > H - 1) continue;  // clamped to the edge
-      EXPECT_NEAR(out.at(u, v, 0), sx, 1e-3) << u << "," << v;
-      EXPECT_NEAR(out.at(u, v, 1), sy, 1e-3) << u << "," << v;
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, W * H / 2);
-  // The lens moved pixels: this is not the identity.
-  EXPECT_GT(std::abs(out.at(5, 5, 0) - 5.0f), 0.1f);
 }
 
 TEST(Transforms, DistortedFramesAreUndistortedBeforeDownscaling) {
@@ -235,9 +207,49 @@ TEST(Transforms, DistortedFramesAreUndistortedBeforeDownscaling) {
   EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "undistorting");
   ASSERT_EQ(d.train.size(), 1u);
   const Image decoded = read_image((dir / "images/b.png").string());
-  const Image expected = downscale(undistort(decoded, 14, 15, 8.5, 6, {0.2, 0, 0, 0, 0, 0.01}), 2);
+  Lens lens;
+  lens.k[0] = 0.2, lens.p2 = 0.01;
+  const CameraIntrinsics in{14, 15, 8.5, 6, 16, 12};
+  const CameraIntrinsics out = undistorted_camera(in, lens, true);
+  const Image expected = downscale(undistort(decoded, in, lens, out), 2);
   EXPECT_EQ(d.train[0].image.data, expected.data);
-  EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 7.0);  // the pinhole intrinsics are kept
+  EXPECT_LT(out.width, 16);  // cropped to what the lens saw
+  EXPECT_EQ(d.train[0].camera.width, out.width / 2);
+  EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 7.0);  // the focal length is kept
+}
+
+TEST(Transforms, UncroppedUndistortionKeepsTheIntrinsics) {
+  const auto dir = test::temp_dir("transforms_uncropped");
+  write_rgb(dir / "images/a.png", 16, 12);
+  write_rgb(dir / "images/b.png", 16, 12);
+  write_text(dir / "transforms.json",
+             transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
+                        R"("fl_x": 14, "fl_y": 15, "cx": 8.5, "cy": 6, "k1": 0.2,)"));
+  LoadOptions opts;
+  opts.crop_undistorted = false;
+  const Dataset d = load_transforms(dir.string(), opts);
+  EXPECT_EQ(d.train[0].camera.width, 16);
+  EXPECT_DOUBLE_EQ(d.train[0].camera.cx, 8.5);
+}
+
+TEST(Transforms, FisheyeCaptureIsResampledToAPinhole) {
+  const auto dir = test::temp_dir("transforms_fisheye");
+  write_rgb(dir / "images/a.png", 32, 24);
+  write_rgb(dir / "images/b.png", 32, 24);
+  write_text(dir / "transforms.json",
+             transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
+                        R"("camera_model": "OPENCV_FISHEYE", "fl_x": 12, "fl_y": 12, "cx": 16, "cy": 12,
+                           "k1": 0.05, "k2": -0.01,)"));
+  testing::internal::CaptureStderr();
+  const Dataset d = load_transforms(dir.string(), LoadOptions{});
+  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "fisheye");
+  Lens lens;
+  lens.model = Lens::Model::Fisheye;
+  lens.k = {0.05, -0.01, 0, 0};
+  const CameraIntrinsics out = undistorted_camera({12, 12, 16, 12, 32, 24}, lens, true);
+  EXPECT_EQ(d.train[0].camera.width, out.width);
+  EXPECT_EQ(d.train[0].camera.height, out.height);
+  EXPECT_DOUBLE_EQ(d.train[0].camera.cx, out.cx);
 }
 
 // ---- scene bounds and initialization -------------------------------------------------------

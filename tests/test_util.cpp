@@ -9,6 +9,7 @@
 #include "core/gaussians.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
+#include "train/backend_factory.h"
 #include "train/trainer.h"
 
 #include <array>

@@ -17,6 +17,7 @@
 #include "app/bench.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "io/file_util.h"
 #include "train/bench_stats.h"
 
 namespace fs = std::filesystem;
@@ -143,14 +144,16 @@ json run_one(const Arms& arms, bench::Arm arm, const std::string& data, const fs
 }
 
 void write_json(const fs::path& p, const json& j) {
-  std::ofstream f(p);
-  if (!f) throw Error(p.string() + ": cannot write");
-  f << j.dump(2) << "\n";
+  write_atomically(p.string(), [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
 }
 
+void write_markdown_to(std::ofstream& f, const json& rep);
+
 void write_markdown(const fs::path& p, const json& rep) {
-  std::ofstream f(p);
-  if (!f) throw Error(p.string() + ": cannot write");
+  write_atomically(p.string(), [&](std::ofstream& f) { write_markdown_to(f, rep); });
+}
+
+void write_markdown_to(std::ofstream& f, const json& rep) {
   f << "# splat bench ab\n\n";
   f << "**Verdict: " << rep.value("verdict", std::string("(not run)")) << "**";
   if (rep.contains("decision")) f << " -- " << rep["decision"]["reason"].get<std::string>();

@@ -13,6 +13,8 @@
 #include "app/commands.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "io/file_util.h"
+#include "train/backend_factory.h"
 #include "train/bench_stats.h"
 #include "train/densify.h"
 #include "train/schedule.h"
@@ -114,9 +116,7 @@ int run_bench_replay(const ReplayArgs& args) {
     j["step_ms"] = ms;
     for (const auto& [name, value] : report) j["backend_report"][name] = value;
     j["config"] = cfg.to_toml();
-    std::ofstream f(args.out);
-    if (!f) throw Error(args.out + ": cannot write");
-    f << j.dump(2) << "\n";
+    write_atomically(args.out, [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
   }
   return 0;
 }
@@ -244,9 +244,7 @@ int run_bench_parity(const ParityArgs& args) {
   std::printf("%s (tolerance: relative L2 %g per gradient group and on the loss)\n", ok ? "PASS" : "FAIL",
               args.tolerance);
   if (!args.out.empty()) {
-    std::ofstream f(args.out);
-    if (!f) throw Error(args.out + ": cannot write");
-    f << j.dump(2) << "\n";
+    write_atomically(args.out, [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
   }
   return ok ? 0 : 1;
 }

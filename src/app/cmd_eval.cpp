@@ -18,7 +18,7 @@ void add_eval(CLI::App& app, Action& action) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("eval", "evaluate a model on a dataset's test views");
-  cmd->add_option("MODEL", args->model, "model.ply or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
+  cmd->add_option("MODEL", args->model, "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory")->required();
   cmd->add_option("--out", args->out, "write metrics.json and renders here");
   add_config_options(*cmd, args->config);

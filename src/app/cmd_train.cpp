@@ -1,10 +1,12 @@
-// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT] [--gpus N]
+// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT | --init-from MODEL]
+// [--gpus N]
 #include "app/commands.h"
 #include "app/common.h"
 #include "dist/communicator.h"
 #include "dist/launch.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "train/backend_factory.h"
 
 namespace splat::app {
 
@@ -28,7 +30,12 @@ void add_train(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
   cmd->add_option("DATA", args->run.data, "dataset directory: NeRF-synthetic, transforms.json or COLMAP")->required();
   cmd->add_option("--out", args->run.out, "output directory (default: out/<dataset name>)");
-  cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")->check(CLI::ExistingFile);
+  CLI::Option* resume =
+      cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")->check(CLI::ExistingFile);
+  cmd->add_option("--init-from", args->run.init_from,
+                  "start from a model's splats (.ply, .compressed.ply, .splat, .spz, .ckpt) with fresh optimizer state")
+      ->check(CLI::ExistingFile)
+      ->excludes(resume);
   cmd->add_flag("--overwrite", args->run.overwrite, "replace a previous run in the output directory");
   cmd->add_flag("--timing", args->config.timing, "per-stage GPU timing table at the end (backend.timing)");
   cmd->add_option("--gpus", args->gpus, "train on N local GPUs, one process each (backend.type = cuda; N > 1 over NCCL)")

@@ -18,6 +18,7 @@ void add_view_options(CLI::App& cmd, view::ServeOptions& opts);
 void add_train(CLI::App& app, Action& action);
 void add_eval(CLI::App& app, Action& action);
 void add_render(CLI::App& app, Action& action);
+void add_export(CLI::App& app, Action& action);
 void add_demo(CLI::App& app, Action& action);
 void add_config(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, Action& action);

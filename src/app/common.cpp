@@ -7,13 +7,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.h"
+#include "core/finite.h"
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/file_util.h"
+#include "io/model_file.h"
 #include "io/ply.h"
+#include "io/read_file.h"
+#include "train/backend_factory.h"
 #include "train/history.h"
 #include "train/interrupt.h"
 #include "train/report.h"
@@ -50,14 +56,27 @@ Config resolve_config(const ConfigArgs& args, Config cfg) {
   return cfg;
 }
 
+namespace {
+// A dataset is a directory; the messages say what else `path` is.
+void require_dataset_dir(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw Error(path + ": dataset not found");
+  if (ec) throw Error(path + ": dataset cannot be read: " + ec.message());
+  if (st.type() != fs::file_type::directory)
+    throw Error(path + ": not a directory (a dataset is a directory holding transforms_train.json, transforms.json or sparse/)");
+}
+}  // namespace
+
 Dataset load_dataset(const std::string& path, const Config& cfg) {
-  if (!fs::exists(path)) throw Error(path + ": dataset not found");
+  require_dataset_dir(path);
   LoadOptions opts;
   for (int c = 0; c < 3; ++c) opts.background[c] = float(cfg.data.background[c]);
   opts.downscale = int(cfg.data.downscale);
   opts.test_every = int(cfg.data.test_every);
   opts.max_train = int(cfg.data.max_train_views);
   opts.holdout_every = int(cfg.data.holdout_every);
+  opts.crop_undistorted = cfg.data.crop_undistorted;
   const fs::path dir(path);
   std::error_code ec;
   if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);
@@ -71,14 +90,38 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
               "sparse/cameras.{bin,txt} (COLMAP, with the images in images/)");
 }
 
+namespace {
+// A model whose splats would all render as nothing is refused; one with some is taken with a
+// warning that counts them.
+void check_drawable(const std::string& path, const Gaussians& g) {
+  const Undrawable u = undrawable_splats(g);
+  if (u.count() == 0) return;
+  std::string what;
+  if (u.zero_quats > 0)
+    what += std::to_string(u.zero_quats) + " with an all-zero quaternion (first: splat " +
+            std::to_string(u.first_zero_quat) + ")";
+  if (u.huge_scales > 0)
+    what += std::string(what.empty() ? "" : ", ") + std::to_string(u.huge_scales) +
+            " with a log-scale above " + std::to_string(int(kMaxLogScale)) + " (first: splat " +
+            std::to_string(u.first_huge_scale) + ")";
+  if (u.count() == g.size())
+    throw Error(path + ": quats / log_scales: none of the " + std::to_string(g.size()) +
+                " splats can be drawn (" + what + "); renders would show the background only");
+  std::fprintf(stderr, "warning: %s: %zu of %zu splats render as nothing: %s\n", path.c_str(), u.count(),
+               g.size(), what.c_str());
+}
+}  // namespace
+
 TrainState load_model(const std::string& path) {
   TrainState st;
   if (fs::path(path).extension() == ".ckpt") {
     Checkpoint c = read_checkpoint(path);
     st.params = std::move(c.params);
   } else {
-    st.params = read_ply(path);
+    st.params = read_model(path);
   }
+  if (st.params.size() == 0) throw Error(path + ": element vertex: the model has no splats");
+  check_drawable(path, st.params);
   st.adam_m = st.params;
   st.adam_v = st.params;
   for (Gaussians* g : {&st.adam_m, &st.adam_v})
@@ -110,6 +153,7 @@ using Report = std::vector<std::pair<std::string, double>>;
 nlohmann::json write_metrics(const std::string& path, const Trainer& t, const Backend& backend,
                              const Report& report, const EvalResult& eval) {
   nlohmann::json j;
+  j["run_id"] = t.run_id();
   j["backend"] = backend.name();
   j["iterations"] = t.iteration();
   j["num_splats"] = backend.num_splats();
@@ -178,11 +222,72 @@ void print_report(const Report& report, std::int64_t iterations) {
                    iterations > 0 ? value / double(iterations) : 0.0);
 }
 
+// The header comment of model.ply that says which run wrote it, at which iteration.
+std::string ply_run_tag(const Trainer& t) {
+  return "splat_run " + t.run_id() + " iteration " + std::to_string(t.iteration());
+}
+
+struct RunStamp {
+  std::string run_id;
+  std::int64_t iteration = 0;
+};
+
+// The run an output file says it belongs to; nullopt for files that do not say (older versions,
+// damaged files: those are replaced at the end like any other).
+std::optional<RunStamp> stamp_of(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  try {
+    if (file.extension() == ".ply") {
+      for (const std::string& c : read_ply_comments(file.string())) {
+        char id[64];
+        long long it = 0;
+        if (std::sscanf(c.c_str(), "splat_run %63s iteration %lld", id, &it) == 2) return RunStamp{id, it};
+      }
+      return std::nullopt;
+    }
+    const nlohmann::json j = nlohmann::json::parse(read_input_file(file.string(), "metrics file", kMaxJsonBytes));
+    if (j.is_object() && j.contains("run_id") && j["run_id"].is_string() && j.contains("iterations") &&
+        j["iterations"].is_number_integer())
+      return RunStamp{j["run_id"].get<std::string>(), j["iterations"].get<std::int64_t>()};
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// A resumed run writes into a directory that holds earlier outputs. They must be this run's, and
+// when the run resumes from the directory's own checkpoint.ckpt, no newer than it: a model.ply
+// newer than checkpoint.ckpt means the last write stopped part way (or saved no checkpoint), and
+// training on would mix two states in one set of files.
+void check_resume_set(const TrainRun& run, const Checkpoint& ckpt) {
+  if (ckpt.run_id.empty()) return;
+  const fs::path out(run.out);
+  std::error_code ec;
+  const bool own_checkpoint = fs::equivalent(run.resume, out / "checkpoint.ckpt", ec);
+  for (const char* name : {"model.ply", "metrics.json"}) {
+    const auto stamp = stamp_of(out / name);
+    if (!stamp) continue;
+    const std::string file = (out / name).string();
+    if (stamp->run_id != ckpt.run_id)
+      throw Error(file + ": run_id: belongs to run " + stamp->run_id + ", but " + run.resume + " to run " +
+                  ckpt.run_id + "; resuming would leave files of two runs in " + run.out +
+                  " (choose another --out, or remove the other run's files)");
+    if (own_checkpoint && stamp->iteration > ckpt.iteration)
+      throw Error(file + ": iteration: written at iteration " + std::to_string(stamp->iteration) + ", after " +
+                  run.resume + " (iteration " + std::to_string(ckpt.iteration) +
+                  "): the outputs in " + run.out +
+                  " are not one set (the run's last write stopped part way). Remove model.ply and "
+                  "metrics.json there to train on from iteration " +
+                  std::to_string(ckpt.iteration) + ", or choose another --out");
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& run_output_files() {
-  static const std::vector<std::string> files = {"model.ply",     "checkpoint.ckpt", "metrics.json",
-                                                 "metrics.jsonl", "config.toml",     "report.html"};
+  static const std::vector<std::string> files = {
+      "model.ply",    "model.splat",   "model.spz",   "model.compressed.ply", "checkpoint.ckpt",
+      "metrics.json", "metrics.jsonl", "config.toml", "report.html"};
   return files;
 }
 
@@ -208,6 +313,15 @@ void prepare_out_dir(const TrainRun& run) {
     for (const fs::path& p : previous) fs::remove(p, ec);
     fs::remove_all(out / "renders", ec);
   }
+  // A process killed while writing an output leaves its FILE.tmp (file_util.h): never a valid file.
+  if (fs::is_directory(out, ec))
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() == ".tmp" &&
+          (std::ranges::find(run_output_files(), e.path().stem().string()) != run_output_files().end() ||
+           name.starts_with("checkpoint_")))
+        fs::remove(e.path(), ec);
+    }
   fs::create_directories(out, ec);
   if (ec) throw Error("--out " + run.out + ": cannot create the directory: " + ec.message());
   // Found now, not after hours of training: the directory takes files.
@@ -224,9 +338,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   // Every rank trains; rank 0 alone prints, evaluates and writes the outputs.
   dist::Communicator& comm = dist::world();
   const bool leader = comm.rank() == 0;
-  std::error_code ec;
-  if (!fs::exists(run.data, ec))
-    throw Error(run.data + ": dataset not found" + (ec ? " (" + ec.message() + ")" : ""));
+  require_dataset_dir(run.data);
   if (leader) prepare_out_dir(run);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -247,10 +359,20 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
       std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value, c.reason.c_str());
     write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
   }
-  if (run.resume.empty()) {
+  if (!run.init_from.empty()) {
+    trainer.initialize_from(load_model(run.init_from).params);
+    if (leader)
+      std::fprintf(stderr, "initialized from %s: %zu splats\n", run.init_from.c_str(), backend->num_splats());
+  } else if (run.resume.empty()) {
     trainer.initialize();
   } else {
-    trainer.resume(read_checkpoint(run.resume));
+    const Checkpoint ckpt = read_checkpoint(run.resume);
+    if (leader) check_resume_set(run, ckpt);
+    try {
+      trainer.resume(ckpt);
+    } catch (const Error& e) {
+      throw Error(run.resume + ": " + e.what());
+    }
     if (leader)
       std::fprintf(stderr, "resumed from %s at iteration %lld\n", run.resume.c_str(), (long long)trainer.iteration());
   }
@@ -272,7 +394,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   if (trainer.interrupted()) {
     const int signal = interrupt_signal();
     write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-    write_ply((out / "model.ply").string(), backend->state().params);
+    write_ply((out / "model.ply").string(), backend->state().params, ply_run_tag(trainer));
     std::fprintf(stderr,
                  "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: splat train %s --resume %s --out %s\n",
                  signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)trainer.iteration(),
@@ -281,8 +403,18 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     return {EvalResult{}, 128 + signal};
   }
   const Report report = backend->report();  // before evaluation adds renders of its own
-  write_ply((out / "model.ply").string(), backend->state().params);
+  // The checkpoint first: a kill between the writes leaves it newer than model.ply, which a
+  // resume replaces, never a model.ply newer than the state it would resume from.
   if (used.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
+  std::string written;
+  for (const ModelFormat f : used.output.formats) {
+    const std::string path = (out / model_file_name(f)).string();
+    if (f == ModelFormat::Ply)
+      write_ply(path, backend->state().params, ply_run_tag(trainer));  // stamped with the run
+    else
+      write_model(path, backend->state().params, f);
+    written += model_file_name(f) + ", ";
+  }
   const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
@@ -297,8 +429,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   else
     std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
                  eval.views.size());
-  std::fprintf(stderr, "wrote %s/{model.ply,%s metrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
-               used.output.save_checkpoint ? " checkpoint.ckpt," : "");
+  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
+               written.c_str(), used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
   if (live) live->finish_and_serve(trainer, *backend);
   return {eval, 0};
 }

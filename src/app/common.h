@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "app/live_view.h"
-#include "io/config.h"
+#include "train/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
 #include "train/trainer.h"
@@ -45,6 +46,7 @@ EvalResult evaluate_model(const std::string& model_path, const std::vector<View>
 struct TrainRun {
   std::string data, out;
   std::string resume;      // checkpoint to continue from, or empty
+  std::string init_from;   // model whose splats start a fresh run (instead of model.init), or empty
   bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
   std::optional<LiveViewOptions> view;  // serve the live viewer (rank 0)
 };

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "train/trainer.h"
 #include "view/server.h"

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 #include <exception>
+#include <new>
 #include <optional>
 
 #include "app/commands.h"
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   splat::app::add_train(app, action);
   splat::app::add_eval(app, action);
   splat::app::add_render(app, action);
+  splat::app::add_export(app, action);
   splat::app::add_demo(app, action);
   splat::app::add_config(app, action);
   splat::app::add_bench(app, action);
@@ -78,6 +80,9 @@ int main(int argc, char** argv) {
     return action();
   } catch (const splat::Error& e) {
     return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: the model, the images or a setting (model.init_points, densify.cap_max, "
+                "data.downscale) need more memory than this machine has");
   } catch (const std::exception& e) {
     return fail(e.what(), "error (internal)");
   }

@@ -1,15 +1,14 @@
 #pragma once
-// Adam (Kingma & Ba 2015) with bias correction, as torch.optim.Adam, betas (0.9, 0.999),
-// eps 1e-15 (3DGS). Every parameter group has its own learning rate; the SH DC coefficients
+// Adam (Kingma & Ba 2015) with bias correction, as torch.optim.Adam, with render/adam.h's
+// hyperparameters. Every parameter group has its own learning rate; the SH DC coefficients
 // (sh0) and the higher bands (shN) differ.
 #include <cmath>
 #include <vector>
 
+#include "render/adam.h"
 #include "render/backend.h"
 
 namespace splat::cpu {
-
-inline constexpr double kAdamBeta1 = 0.9, kAdamBeta2 = 0.999, kAdamEps = 1e-15;
 
 // Updates params in place; `step` is the 1-based step count after this update, lr(i) the
 // learning rate of element i.

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "cpu/adam.h"
 #include "cpu/adc.h"
+#include "cpu/backend.h"
 #include "cpu/loss.h"
 #include "cpu/mcmc.h"
 #include "cpu/pipeline.h"

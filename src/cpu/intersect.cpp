@@ -9,11 +9,6 @@
 
 namespace splat::cpu {
 
-TileGrid TileGrid::for_image(int image_width, int image_height) {
-  return {(image_width + config::tile_size - 1) / config::tile_size,
-          (image_height + config::tile_size - 1) / config::tile_size};
-}
-
 std::uint64_t isect_key(std::uint32_t tile, float depth) {
   return (std::uint64_t(tile) << 32) | tiles::depth_key(depth);
 }

@@ -9,11 +9,7 @@
 
 namespace splat::cpu {
 
-struct TileGrid {
-  int width, height;  // in tiles
-  int count() const { return width * height; }
-  static TileGrid for_image(int image_width, int image_height);
-};
+using TileGrid = tiles::Grid;
 
 // Tile id high, tiles::depth_key low: sorted, the keys order by tile, then by depth.
 std::uint64_t isect_key(std::uint32_t tile, float depth);

@@ -6,18 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "render/ssim.h"
+
 namespace splat::cpu {
-
-inline constexpr int kSsimRadius = 5;  // 11x11 window
-
-template <class T>
-std::array<T, 2 * kSsimRadius + 1> ssim_window() {
-  std::array<T, 2 * kSsimRadius + 1> w;
-  T sum = 0;
-  for (int i = -kSsimRadius; i <= kSsimRadius; ++i) sum += w[i + kSsimRadius] = std::exp(-T(i * i) / T(2 * 1.5 * 1.5));
-  for (T& v : w) v /= sum;
-  return w;
-}
 
 // Separable Gaussian blur of one [H, W] plane with zero padding. The window is symmetric, so this
 // is also its own adjoint (the SSIM backward uses it that way).

@@ -117,7 +117,7 @@ AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, flo
   }
   // Bias corrections in double on the host, as the reference computes them.
   const double t = double(step);
-  const double bc1 = 1.0 - std::pow(cpu::kAdamBeta1, t), bc2 = 1.0 - std::pow(cpu::kAdamBeta2, t);
+  const double bc1 = 1.0 - std::pow(kAdamBeta1, t), bc2 = 1.0 - std::pow(kAdamBeta2, t);
   S.inv_bc1 = float(1.0 / bc1);
   S.inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2));
   S.grad_scale = grad_scale;

@@ -3,15 +3,15 @@
 // update (ShAdam in project.h), so that both give the same bits.
 #include <cuda_runtime.h>
 
-#include "cpu/adam.h"
 #include "cuda/adam.h"
+#include "render/adam.h"
 
 namespace splat::cuda::detail {
 
 // Rounded once from the double constants of the reference, (1 - beta) in double first.
-inline constexpr float kBeta1 = float(cpu::kAdamBeta1), kOneMinusBeta1 = float(1.0 - cpu::kAdamBeta1);
-inline constexpr float kBeta2 = float(cpu::kAdamBeta2), kOneMinusBeta2 = float(1.0 - cpu::kAdamBeta2);
-inline constexpr float kEps = float(cpu::kAdamEps);
+inline constexpr float kBeta1 = float(kAdamBeta1), kOneMinusBeta1 = float(1.0 - kAdamBeta1);
+inline constexpr float kBeta2 = float(kAdamBeta2), kOneMinusBeta2 = float(1.0 - kAdamBeta2);
+inline constexpr float kEps = float(kAdamEps);
 
 // The bias corrections are folded into two host-computed factors:
 // m_hat / (sqrt(v_hat) + eps) = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps).

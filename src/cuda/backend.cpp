@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "cuda/backend_impl.h"
 #include "dist/communicator.h"
-#include "io/config.h"
+#include "render/backend_config.h"
 
 namespace splat::cuda {
 
@@ -40,7 +40,10 @@ CudaBackend::~CudaBackend() {
 // must issue the same collectives in the same order and finish every step it starts, so no graph
 // capture and no abandoned steps: auto modes become chained and off, explicit ones are refused.
 void CudaBackend::set_communicator(dist::Communicator& comm) {
-  if (comm.size() > 1 && !comm.reduces_device_buffers()) return Backend::set_communicator(comm);  // refuses
+  if (comm.size() > 1 && !comm.reduces_device_buffers())
+    throw Error("the cuda backend cannot train on " + std::to_string(comm.size()) +
+                " ranks: it has no gradient reduction for the " + comm.name() +
+                " communicator (backend.type = \"cpu\" reduces host gradients over MPI)");
   drain();
   comm_ = &comm;
   if (comm.size() == 1) return;

@@ -19,7 +19,7 @@
 #include "cuda/mcmc.h"
 #include "cuda/renderer.h"
 #include "dist/communicator.h"
-#include "io/config.h"
+#include "render/backend_config.h"
 
 namespace splat::cuda {
 
@@ -87,6 +87,7 @@ class CudaBackend final : public Backend {
   TrainState state() const override;
   Gaussians params() const override;
   std::uint64_t state_digest() const override;
+  std::string non_finite_group() const override;
   std::size_t num_splats() const override { return std::size_t(n_); }
 
   // Steps (backend_step.cpp).

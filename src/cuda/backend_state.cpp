@@ -88,7 +88,7 @@ Gaussians CudaBackend::params() const {
 
 // Where the state is: the ranks compare digests every train.digest_every steps, and hashing a
 // download of a 400k-splat state (3 x 94 MB) on the host left two GPUs no faster than one on Lego
-// (docs/benchmarks.md, "Several GPUs").
+// (docs/perf-log.md, "Several GPUs").
 std::uint64_t CudaBackend::state_digest() const {
   auto* self = const_cast<CudaBackend*>(this);
   self->drain();
@@ -102,6 +102,23 @@ std::uint64_t CudaBackend::state_digest() const {
     }
   self->syncs_.stream(stream_, "digest");
   return digest_finish(sum.download()[0], words, sh_degree_, adam_step_);
+}
+
+// One pass over the parameters on the device and one 40-byte download, every check period.
+std::string CudaBackend::non_finite_group() const {
+  auto* self = const_cast<CudaBackend*>(this);
+  self->drain();
+  DeviceBuffer<unsigned long long> counts(params_.g.size());
+  counts.zero(stream_);
+  for (std::size_t i = 0; i < params_.g.size(); ++i)
+    count_non_finite(params_.g[i].data(), params_.g[i].size(), counts.data() + i, stream_);
+  self->syncs_.stream(stream_, "finite check");
+  const std::vector<unsigned long long> found = counts.download();
+  std::vector<std::string> names;
+  Gaussians{}.for_each_group([&](const char* name, const std::vector<float>&) { names.push_back(name); });
+  for (std::size_t i = 0; i < found.size(); ++i)
+    if (found[i] != 0) return names[i];
+  return "";
 }
 
 // Test hooks (adc_stats / set_adc_stats in cuda/backend.h).

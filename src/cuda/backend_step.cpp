@@ -43,7 +43,7 @@ void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) 
     throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
                 std::to_string(kMaxViews) + " per GPU");
   if (views.size() > 1 && submission_ == Submission::Graph && auto_submission_) {
-    drain();  // auto means chained for batches (io/config.h); nothing queued may see the switch
+    drain();  // auto means chained for batches (render/backend_config.h); nothing queued may see the switch
     submission_ = Submission::Chained;
   }
   if (views.size() > 1 && submission_ == Submission::Graph)

@@ -1,5 +1,6 @@
 #pragma once
-// The state digest (render/state_digest.h) on the device: the terms of a group's words.
+// Reductions over the state on the device: the terms of a group's words for the state digest
+// (render/state_digest.h), and the count of non-finite values.
 #include <cstddef>
 #include <cstdint>
 
@@ -13,6 +14,12 @@ void add_digest_terms(const float* data,  // [n]
                       std::size_t n,
                       std::uint64_t first_word,
                       unsigned long long* sum,  // [1], device
+                      cudaStream_t stream);
+
+// *count += the number of values of data[0, n) that are NaN or infinite.
+void count_non_finite(const float* data,  // [n]
+                      std::size_t n,
+                      unsigned long long* count,  // [1], device
                       cudaStream_t stream);
 
 }  // namespace splat::cuda

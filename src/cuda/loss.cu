@@ -14,9 +14,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "cpu/loss.h"
 #include "cuda/check.h"
 #include "cuda/loss.h"
+#include "render/ssim.h"
 
 namespace splat::config {
 // Output tile of both loss kernels. 16x16 keeps the halo overhead at (26 * 26) / 256 = 2.6 loads
@@ -28,7 +28,7 @@ inline constexpr int loss_tile_h = 16;
 namespace splat::cuda {
 namespace {
 
-constexpr int kR = cpu::kSsimRadius;  // window radius, 5
+constexpr int kR = kSsimRadius;  // window radius, 5
 constexpr int kTaps = 2 * kR + 1;
 constexpr int kTileW = config::loss_tile_w, kTileH = config::loss_tile_h;
 constexpr int kThreads = kTileW * kTileH;
@@ -51,7 +51,7 @@ struct Window {
 };
 
 Window make_window() {
-  const auto wd = cpu::ssim_window<double>();
+  const auto wd = ssim_window<double>();
   Window win{};
   for (int k = 0; k < kTaps; ++k) win.w[k] = float(wd[k]);
   return win;

@@ -5,9 +5,10 @@
 // transmittance before each splat is recovered by division from the T behind the segment (the
 // final T = 1 - alpha_out, as gsplat does, or the forward's record at the boundary).
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
-// warp and value: a splat usually covers many pixels of a warp (a per-lane path for single-pixel
-// visits lost, session 7), and the kernel is bound by instruction issue, not by its atomics
-// (session 3, gate 9).
+// warp and value: a splat usually covers many pixels of a warp (a branch that let a lone blending
+// lane add its own values made the pass slower on Lego, 0.585 -> 0.602 ms), and the kernel is
+// bound by instruction issue, not by its atomics (summing each batch in shared memory first, one
+// global atomic per splat and tile, took it from 1.217 to 1.326 ms).
 #include <cstdint>
 #include <string>
 

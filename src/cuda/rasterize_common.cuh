@@ -28,9 +28,10 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
 // Asks for `kb` of shared memory per SM for a rasterizer pass (of the 228 KB an H200 SM can give;
 // the rest of its 256 KB stays L1 cache), which caps its resident blocks. Every warp stages its
 // own copy of its tile's chunks, so the copies of a block's other warps come from L1, and fewer
-// resident blocks with more L1 won on the H200 (session 6, docs/benchmarks.md): the forward at 64
-// KB (two blocks of 26 KB) against 32, 100, 132 and the default, the backward at 132 (four)
-// against 100 and 164 (sessions 6 and 7).
+// resident blocks with more L1 are faster on the H200 (replays of the final Lego state): the
+// forward at 64 KB (two blocks of 26 KB) took 0.384 ms against 0.398 at 100 KB and 0.422 at 132,
+// and at 32 KB (one block) it was slower again; the backward at 132 KB (four blocks) took 0.688
+// ms against 0.762 at 100, and at 164 it gained 0.003 ms while the other stages slowed by 1-3%.
 template <class Kernel>
 bool limit_shared_memory(Kernel* kernel, int kb) {
   SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (kb * 100 + 227) / 228));

@@ -19,7 +19,10 @@ namespace splat::cuda {
 namespace {
 
 constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
-constexpr int kVisits = 4;  // visited entries whose alphas one step of the loop computes together
+// Visited entries whose alphas one step of the loop computes together. On Lego's final state the
+// pass took 0.322 ms with one, 0.289 with two, 0.270 with four; eight were slower (0.282: more
+// registers, and more exponents computed past the last set bit).
+constexpr int kVisits = 4;
 
 __global__ void __launch_bounds__(kBlock)
     rasterize_fwd_kernel(RasterParams p,

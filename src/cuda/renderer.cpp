@@ -1,8 +1,8 @@
 #include "cuda/renderer.h"
 
-#include "cpu/intersect.h"
 #include "cuda/intersect.h"
 #include "cuda/loss.h"
+#include "render/tiles.h"
 
 namespace splat::cuda {
 
@@ -60,7 +60,7 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
                        const CameraParams* device_cam) {
   n_ = n;
   PerSplat& sp = splats_.ensure(n);
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(cam.width, cam.height);
+  const tiles::Grid grid = tiles::Grid::for_image(cam.width, cam.height);
   const TileGridParams tg{grid.width, grid.height};
   project_params_ = {n, K, rs.sh_degree, rs.antialiased, CameraParams::from(cam), device_cam};
 

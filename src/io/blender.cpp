@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "io/dataset.h"
 #include "io/loader_util.h"
+#include "io/read_file.h"
 #include "io/undistort.h"
 
 namespace splat {
@@ -57,6 +59,7 @@ struct FrameRef {
   std::string path;       // the image file it resolved to
   std::array<double, 16> c2w{};
   Intrinsics in;  // the top-level fields, overridden by the frame's own
+  Lens::Model lens_model = Lens::Model::RadialTangential;  // the file's camera_model
 };
 
 std::string frame_field(int index) {
@@ -64,15 +67,14 @@ std::string frame_field(int index) {
 }
 
 json parse_json(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw input_error(file, "file", "cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_input_file(file, "JSON file", kMaxJsonBytes);
   try {
-    return json::parse(ss.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     throw input_error(file, "JSON",
                       "malformed at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // a number too large for a double: out_of_range
+    throw input_error(file, "JSON", e.what());
   }
 }
 
@@ -120,16 +122,13 @@ void require_focal(const std::string& file, const std::string& prefix, const Int
   }
 }
 
-struct Pinhole {
-  double fx, fy, cx, cy;
-};
-
 // Intrinsics for the image as found on disk: fl_x, cx, ... are in the pixel units of w/h when
 // those are given, and the file may have another size.
-Pinhole pinhole_for(const Intrinsics& in, int width, int height) {
+CameraIntrinsics pinhole_for(const Intrinsics& in, int width, int height) {
   const double W = width, H = height;
   const double sx = in.w ? W / *in.w : 1.0, sy = in.h ? H / *in.h : sx;
-  Pinhole p;
+  CameraIntrinsics p;
+  p.width = width, p.height = height;
   p.fx = in.fl_x ? *in.fl_x * sx : 0.5 * W / std::tan(0.5 * *in.angle_x);
   p.fy = in.fl_y ? *in.fl_y * sy : (in.fl_x ? *in.fl_x * sy : p.fx);
   p.cx = in.cx ? *in.cx * sx : 0.5 * W;
@@ -137,9 +136,12 @@ Pinhole pinhole_for(const Intrinsics& in, int width, int height) {
   return p;
 }
 
-LensDistortion lens_of(const Intrinsics& in) {
-  return {in.k1.value_or(0), in.k2.value_or(0), in.k3.value_or(0),
-          in.k4.value_or(0), in.p1.value_or(0), in.p2.value_or(0)};
+Lens lens_of(const FrameRef& f) {
+  Lens lens;
+  lens.model = f.lens_model;
+  lens.k = {f.in.k1.value_or(0), f.in.k2.value_or(0), f.in.k3.value_or(0), f.in.k4.value_or(0)};
+  lens.p1 = f.in.p1.value_or(0), lens.p2 = f.in.p2.value_or(0);
+  return lens;
 }
 
 std::array<double, 16> parse_matrix(const std::string& file,
@@ -167,7 +169,26 @@ std::array<double, 16> parse_matrix(const std::string& file,
       }
     }
   }
+  // A reflection (determinant -1) is orthonormal too, but no camera mirrors the world.
+  const auto& m3 = out;
+  const double det = m3[0] * (m3[5] * m3[10] - m3[6] * m3[9]) -
+                     m3[1] * (m3[4] * m3[10] - m3[6] * m3[8]) +
+                     m3[2] * (m3[4] * m3[9] - m3[5] * m3[8]);
+  if (det < 0)
+    throw bad("the upper-left 3x3 block is a reflection (determinant -1), not a rotation");
   return out;
+}
+
+// The same image twice would be trained on twice, or leak from the training into the test split.
+void reject_duplicate_frames(const std::string& file, const std::vector<FrameRef>& frames) {
+  std::map<std::string, int> first;
+  for (const FrameRef& f : frames) {
+    const auto [it, fresh] = first.emplace(f.path, f.index);
+    if (!fresh)
+      throw input_error(file, frame_field(f.index) + ".file_path",
+                        "'" + f.file_path + "' is the image of " + frame_field(it->second) +
+                            " too; every frame needs its own image");
+  }
 }
 
 // The image a `file_path` names; nullopt with the candidates in `tried` when none exists.
@@ -229,19 +250,22 @@ std::vector<View> make_views(const std::string& file,
                              std::vector<std::array<int, 2>>* full_sizes = nullptr) {
   std::vector<ImageJob> jobs;
   for (const FrameRef& f : frames) jobs.push_back({f.path, file, frame_field(f.index)});
+  // The intrinsics are checked against the size found on disk, before undistortion uses them.
+  std::vector<CameraIntrinsics> pinholes(frames.size());  // of each image as resampled
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
-    const LensDistortion lens = lens_of(frames[i].in);
-    if (lens.is_zero()) return full;
-    const Pinhole p = pinhole_for(frames[i].in, full.width, full.height);
-    return undistort(full, p.fx, p.fy, p.cx, p.cy, lens);
+    const CameraIntrinsics in = pinhole_for(frames[i].in, full.width, full.height);
+    if (const auto problem = pinhole_problem(in.fx, in.fy, in.cx, in.cy, full.width, full.height))
+      throw Error("fl_x fl_y cx cy (or camera_angle_x): " + *problem);
+    const Lens lens = lens_of(frames[i]);
+    pinholes[i] = undistorted_camera(in, lens, opts.crop_undistorted);
+    return lens.is_pinhole() ? full : undistort(full, in, lens, pinholes[i]);
   });
   std::vector<View> views(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    const auto [W, H] = decoded.full_sizes[i];
-    const Pinhole p = pinhole_for(frames[i].in, W, H);
+    const CameraIntrinsics& p = pinholes[i];
     views[i].name = frames[i].name;
     views[i].path = frames[i].path;
-    views[i].camera = Camera::from_c2w_opengl(frames[i].c2w, W, H, p.fx, p.fy, p.cx, p.cy)
+    views[i].camera = Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy)
                           .downscaled(opts.downscale);
     views[i].image = std::move(decoded.images[i]);
   }
@@ -283,6 +307,7 @@ std::vector<View> load_split(const fs::path& file_path,
     }
     f.path = *path;
   }
+  reject_duplicate_frames(file, kept);
   std::vector<std::array<int, 2>> sizes;
   std::vector<View> views = make_views(file, kept, opts, &sizes);
   const auto size_str = [](const std::array<int, 2>& s) {
@@ -301,23 +326,28 @@ std::vector<View> load_split(const fs::path& file_path,
 
 // ---- instant-ngp / nerfstudio --------------------------------------------------------------
 
-// The renderer is a pinhole camera; these projections cannot be resampled into one here.
-void reject_non_pinhole(const std::string& file, const json& j) {
+// The lens of the file's cameras: nerfstudio's camera_model (OPENCV, OPENCV_FISHEYE, PINHOLE)
+// or instant-ngp's is_fisheye, with the k1..k4, p1, p2 of each frame.
+Lens::Model lens_model_of(const std::string& file, const json& j) {
+  Lens::Model m = Lens::Model::RadialTangential;
   const auto model = j.find("camera_model");
   if (model != j.end()) {
     if (!model->is_string()) throw input_error(file, "camera_model", "expected a string");
-    const std::string m = model->get<std::string>();
-    if (m != "OPENCV" && m != "PINHOLE" && m != "SIMPLE_PINHOLE") {
+    const std::string name = model->get<std::string>();
+    if (name == "OPENCV_FISHEYE") {
+      m = Lens::Model::Fisheye;
+    } else if (name != "OPENCV" && name != "PINHOLE" && name != "SIMPLE_PINHOLE") {
       throw input_error(file, "camera_model",
-                        "'" + m + "' is not supported (only pinhole cameras, with optional " +
-                            "OPENCV distortion); undistort the images first");
+                        "'" + name + "' is not supported (PINHOLE, SIMPLE_PINHOLE, OPENCV and " +
+                            "OPENCV_FISHEYE are); undistort the images first");
     }
   }
   const auto fisheye = j.find("is_fisheye");
-  if (fisheye != j.end() && fisheye->is_boolean() && fisheye->get<bool>()) {
-    throw input_error(file, "is_fisheye",
-                      "fisheye captures are not supported; undistort the images first");
+  if (fisheye != j.end()) {
+    if (!fisheye->is_boolean()) throw input_error(file, "is_fisheye", "expected true or false");
+    if (fisheye->get<bool>()) m = Lens::Model::Fisheye;
   }
+  return m;
 }
 
 // instant-ngp maps world p to p * scale + offset and models the cube [0.5 - a/2, 0.5 + a/2]^3,
@@ -380,7 +410,7 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
     throw input_error(file, "file", "not found (an instant-ngp dataset needs transforms.json)");
   }
   const json j = parse_object(file_path);
-  reject_non_pinhole(file, j);
+  const Lens::Model lens_model = lens_model_of(file, j);
   const Intrinsics top = parse_intrinsics(file, j, "");
   std::vector<FrameRef> frames;
   std::size_t total = 0, missing = 0;
@@ -392,6 +422,7 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
     std::string tried;
     if (const auto path = resolve_image(dir, f.file_path, tried)) {
       f.path = *path;
+      f.lens_model = lens_model;
       frames.push_back(std::move(f));
     } else if (missing++ == 0) {
       first_missing = finder.describe_missing(f.file_path);
@@ -408,11 +439,14 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
         file, "frames",
         total == 0 ? "no frames" : "no frame has its image (first: " + first_missing + ")");
   }
+  reject_duplicate_frames(file, frames);
   std::stable_sort(frames.begin(), frames.end(),
                    [](const FrameRef& a, const FrameRef& b) { return a.file_path < b.file_path; });
   if (std::any_of(frames.begin(), frames.end(),
-                  [](const FrameRef& f) { return !lens_of(f.in).is_zero(); })) {
-    std::fprintf(stderr, "%s: undistorting the images (nonzero k1 k2 k3 k4 p1 p2)\n", file.c_str());
+                  [](const FrameRef& f) { return !lens_of(f).is_pinhole(); })) {
+    std::fprintf(stderr, "%s: undistorting the images (%s lens%s)\n", file.c_str(),
+                 lens_model == Lens::Model::Fisheye ? "fisheye" : "k1 k2 k3 k4 p1 p2",
+                 opts.crop_undistorted ? ", cropped to the valid region" : "");
   }
 
   const SplitIndices split = holdout_split(frames.size(), opts);

@@ -6,7 +6,8 @@
 //     u32 name_length, name bytes, u32 element type, u64 count, u64 byte_size, byte_size bytes
 //   iteration; params.*, adam_m.*, adam_v.* (sh_degree, then each Gaussians group);
 //   rng_state; view_order; view_pos; config_toml; adc_grad2d, adc_count (version 2 on; empty
-//   when the run gathers no ADC statistics). Nothing follows the last section.
+//   when the run gathers no ADC statistics); run_id (version 3 on). Nothing follows the last
+//   section.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets.
 
@@ -21,7 +22,9 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/finite.h"
 #include "io/file_util.h"
+#include "io/read_file.h"
 
 namespace splat {
 namespace {
@@ -30,7 +33,8 @@ static_assert(std::endian::native == std::endian::little,
               "sections are copied byte for byte, so the host must be little-endian");
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
-constexpr std::uint32_t kVersion = 2;  // version 1 lacks the ADC statistics; still read
+// Version 1 lacks the ADC statistics, version 2 the run id; both are still read.
+constexpr std::uint32_t kVersion = 3;
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 
@@ -73,6 +77,10 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
     throw input_error(path, section_field("iteration"),
                       std::to_string(c.iteration) + " is negative");
   check_model(path, "params.", c.params);
+  // A NaN or inf parameter poisons every later step and render. (Adam moments are not checked:
+  // they only scale steps, and a checkpoint keeps whatever bits they hold.)
+  if (const auto bad = find_non_finite(c.params))
+    throw input_error(path, section_field("params." + bad->group), bad->describe());
   for (const auto& [prefix, g] : {std::pair{"adam_m", &c.adam_m}, std::pair{"adam_v", &c.adam_v}}) {
     check_model(path, std::string(prefix) + ".", *g);
     if (g->size() != c.params.size() || g->sh_degree != c.params.sh_degree)
@@ -128,7 +136,8 @@ void put_model(std::ostream& out, const std::string& prefix, const Gaussians& g)
 // as truncation instead of becoming a huge allocation.
 class SectionReader {
  public:
-  explicit SectionReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+  explicit SectionReader(const std::string& path)
+      : path_((require_regular_file(path, "checkpoint"), path)), in_(path, std::ios::binary) {
     if (!in_) throw input_error(path, "file", std::string("cannot open: ") + std::strerror(errno));
     std::error_code ec;
     left_ = std::filesystem::file_size(path, ec);
@@ -246,6 +255,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "config_toml", ckpt.config_toml.data(), ckpt.config_toml.size());
     put_section(out, "adc_grad2d", ckpt.adc_grad2d.data(), ckpt.adc_grad2d.size());
     put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
+    put_section(out, "run_id", ckpt.run_id.data(), ckpt.run_id.size());
   });
 }
 
@@ -265,6 +275,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (version >= 2) {
     c.adc_grad2d = r.section<float>("adc_grad2d");
     c.adc_count = r.section<std::int32_t>("adc_count");
+  }
+  if (version >= 3) {
+    const std::vector<char> id = r.section<char>("run_id");
+    c.run_id.assign(id.begin(), id.end());
   }
   r.expect_end();
   check_shapes(path, c);

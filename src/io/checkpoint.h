@@ -21,10 +21,15 @@ struct Checkpoint {
   // empty for MCMC runs and in version-1 files, which resume with fresh statistics.
   std::vector<float> adc_grad2d;
   std::vector<std::int32_t> adc_count;
+  // The run this state belongs to (train.h: every output of a run carries it); empty in files
+  // before version 3.
+  std::string run_id;
 };
 
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);
-// Throws splat::Error naming the file and the section on a bad magic, version, size or truncation.
+// Throws splat::Error naming the file and the section on a bad magic, version, size or truncation,
+// or a non-finite parameter (the writer refuses those too: a diverged state is no place to resume
+// from).
 Checkpoint read_checkpoint(const std::string& path);
 
 }  // namespace splat

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/loader_util.h"
+#include "io/read_file.h"
 
 namespace splat {
 
@@ -41,15 +44,6 @@ constexpr ColmapCameraModel kModels[] = {
 };
 // clang-format on
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path, "file", "cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw input_error(path, "file", "read failed");
-  return ss.str();
-}
-
 std::string unknown_model_id(std::uint64_t id) {
   return "unknown camera model id " + std::to_string(id) + " (this reader knows ids 0 to " +
          std::to_string(std::size(kModels) - 1) + "; a newer COLMAP may have written it)";
@@ -66,6 +60,22 @@ void check_finite(const std::string& file,
   }
 }
 
+// Points become float splat centres whose squared distances must stay finite.
+constexpr double kMaxCoordinate = 1e15;
+
+void check_point(const std::string& file, const std::string& record, const ColmapPoint& p) {
+  check_finite(file, record, "xyz", p.xyz.data(), 3);
+  for (double v : p.xyz) {
+    if (std::abs(v) > kMaxCoordinate) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", v);
+      throw input_error(file, record,
+                        std::string("xyz coordinate ") + text +
+                            " is beyond what a float model can hold (|x| <= 1e15)");
+    }
+  }
+}
+
 void check_camera(const std::string& file, const std::string& record, const ColmapCamera& c) {
   if (c.width == 0 || c.height == 0 || c.width > (1u << 20) || c.height > (1u << 20)) {
     throw input_error(
@@ -73,6 +83,11 @@ void check_camera(const std::string& file, const std::string& record, const Colm
         "implausible size " + std::to_string(c.width) + "x" + std::to_string(c.height));
   }
   check_finite(file, record, "a parameter", c.params.data(), c.params.size());
+  const ColmapCameraModel& m = *colmap_camera_model(c.model_id);
+  const std::vector<double>& p = c.params;  // the focal length(s), then the principal point
+  if (const auto problem = pinhole_problem(p[0], p[m.num_focal - 1], p[m.num_focal],
+                                           p[m.num_focal + 1], double(c.width), double(c.height)))
+    throw input_error(file, record, *problem);
 }
 
 void check_image(const std::string& file, const std::string& record, const ColmapImage& im) {
@@ -92,7 +107,8 @@ void check_image(const std::string& file, const std::string& record, const Colma
 
 class BinaryReader {
  public:
-  explicit BinaryReader(std::string file) : file_(std::move(file)), bytes_(read_file(file_)) {}
+  explicit BinaryReader(std::string file)
+      : file_(std::move(file)), bytes_(read_input_file(file_, "COLMAP model file")) {}
 
   template <class T>
   T get(const std::string& record) {
@@ -207,7 +223,7 @@ std::vector<ColmapPoint> read_points_bin(const std::string& path) {
     p.error = r.get<double>(rec);
     const auto track_length = r.get<std::uint64_t>(rec);
     r.skip(track_length, 8, rec);  // image_id, point2D_idx (uint32 each)
-    check_finite(path, rec, "xyz", p.xyz.data(), 3);
+    check_point(path, rec, p);
     out.push_back(p);
   }
   r.expect_end();
@@ -241,7 +257,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
 // empty line can be data (an image with no 2D points).
 class TextReader {
  public:
-  explicit TextReader(std::string file) : file_(std::move(file)), text_(read_file(file_)) {}
+  explicit TextReader(std::string file)
+      : file_(std::move(file)), text_(read_input_file(file_, "COLMAP model file")) {}
   // The next line (without '\r'); false at the end.
   bool next(std::string_view& line) {
     if (pos_ >= text_.size()) return false;
@@ -369,7 +386,7 @@ std::vector<ColmapPoint> read_points_txt(const std::string& path) {
       p.rgb[i] = std::uint8_t(c);
     }
     p.error = r.number<double>(f[7], "ERROR", rec);
-    check_finite(path, rec, "xyz", p.xyz.data(), 3);
+    check_point(path, rec, p);
     out.push_back(p);
   }
   return out;

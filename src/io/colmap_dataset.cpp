@@ -2,6 +2,7 @@
 // it) and the images in DIR/images.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "io/colmap.h"
 #include "io/dataset.h"
 #include "io/loader_util.h"
+#include "io/undistort.h"
 
 namespace splat {
 namespace {
@@ -29,29 +31,40 @@ fs::path find_sparse_dir(const fs::path& dir) {
                     "sparse/cameras.{bin,txt})");
 }
 
-struct Pinhole {
-  double fx, fy, cx, cy;
-};
-
-// The pinhole intrinsics of a camera; nullopt when its model distorts. The perspective models
-// with every distortion parameter zero (SIMPLE_RADIAL with k = 0, ...) are pinholes.
-std::optional<Pinhole> pinhole_of(const ColmapCamera& c) {
+// The intrinsics and lens of a camera: COLMAP's parameters are the focal length(s), the
+// principal point, then the model's distortion terms (colmap/sensor/models.h). nullopt for the
+// models io/undistort.h does not have (FOV, the thin-prism fisheyes).
+std::optional<std::pair<CameraIntrinsics, Lens>> lens_camera_of(const ColmapCamera& c) {
   const ColmapCameraModel& m = *colmap_camera_model(c.model_id);
   const std::vector<double>& p = c.params;
   const int pp = m.num_focal;  // the principal point follows the focal length(s)
-  if (m.fisheye || std::any_of(p.begin() + pp + 2, p.end(), [](double v) { return v != 0.0; })) {
+  CameraIntrinsics in{p[0], p[m.num_focal - 1], p[pp], p[pp + 1], int(c.width), int(c.height)};
+  Lens lens;
+  const std::string name(m.name);
+  const double* e = p.data() + pp + 2;  // the extra parameters
+  if (name == "SIMPLE_PINHOLE" || name == "PINHOLE") {
+  } else if (name == "SIMPLE_RADIAL") {
+    lens.k[0] = e[0];
+  } else if (name == "RADIAL") {
+    lens.k[0] = e[0], lens.k[1] = e[1];
+  } else if (name == "OPENCV") {  // k1 k2 p1 p2
+    lens.k[0] = e[0], lens.k[1] = e[1], lens.p1 = e[2], lens.p2 = e[3];
+  } else if (name == "FULL_OPENCV") {  // k1 k2 p1 p2 k3 k4 k5 k6
+    lens.k[0] = e[0], lens.k[1] = e[1], lens.p1 = e[2], lens.p2 = e[3], lens.k[2] = e[4];
+    lens.d = {e[5], e[6], e[7]};
+  } else if (name == "OPENCV_FISHEYE") {  // k1 k2 k3 k4
+    lens.model = Lens::Model::Fisheye;
+    lens.k = {e[0], e[1], e[2], e[3]};
+  } else if (name == "SIMPLE_RADIAL_FISHEYE") {
+    lens.model = Lens::Model::Fisheye;
+    lens.k[0] = e[0];
+  } else if (name == "RADIAL_FISHEYE") {
+    lens.model = Lens::Model::Fisheye;
+    lens.k[0] = e[0], lens.k[1] = e[1];
+  } else {
     return std::nullopt;
   }
-  return Pinhole{p[0], p[m.num_focal - 1], p[pp], p[pp + 1]};
-}
-
-std::string distortion_text(const ColmapCamera& c) {
-  const ColmapCameraModel& m = *colmap_camera_model(c.model_id);
-  std::string s;
-  for (std::size_t i = std::size_t(m.num_focal) + 2; i < c.params.size(); ++i) {
-    s += (s.empty() ? "" : ", ") + std::to_string(c.params[i]);
-  }
-  return m.fisheye ? "a fisheye projection" : "lens distortion (" + s + ")";
+  return std::pair{in, lens};
 }
 
 std::string undistort_advice(const fs::path& dir, const fs::path& sparse) {
@@ -65,7 +78,7 @@ std::string undistort_advice(const fs::path& dir, const fs::path& sparse) {
 }
 
 // COLMAP's world-to-camera pose (unit quaternion w, x, y, z and translation), OpenCV axes.
-Camera camera_of(const ColmapImage& im, const ColmapCamera& c, const Pinhole& p) {
+Camera camera_of(const ColmapImage& im, const CameraIntrinsics& p) {
   double n = 0;
   for (double q : im.qvec) n += q * q;
   n = std::sqrt(n);
@@ -77,7 +90,7 @@ Camera camera_of(const ColmapImage& im, const ColmapCamera& c, const Pinhole& p)
       2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y), im.tvec[2],
       0,                       0,                       0,                       1};
   // clang-format on
-  return Camera::from_w2c(w2c, int(c.width), int(c.height), p.fx, p.fy, p.cx, p.cy);
+  return Camera::from_w2c(w2c, p.width, p.height, p.fx, p.fy, p.cx, p.cy);
 }
 
 // "sub/DSC_1.JPG" -> "sub_DSC_1": usable as an output file name.
@@ -100,27 +113,38 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   const ColmapModel model = read_colmap_model(sparse.string());
   if (model.images.empty()) throw input_error(model.images_file, "images", "no images");
 
-  // Intrinsics of the cameras in use; a distorted one stops the load before any image is read.
+  // The cameras in use, as the pinholes their images are resampled to; a model without a lens
+  // here stops the load before any image is read.
   std::set<std::uint32_t> used;
   for (const ColmapImage& im : model.images) used.insert(im.camera_id);
-  std::map<std::uint32_t, std::pair<const ColmapCamera*, Pinhole>> cameras;
-  const ColmapCamera* first_distorted = nullptr;
+  struct UsedCamera {
+    const ColmapCamera* colmap;
+    CameraIntrinsics in, out;
+    Lens lens;
+  };
+  std::map<std::uint32_t, UsedCamera> cameras;
   std::size_t distorted = 0;
   for (const ColmapCamera& c : model.cameras) {
     if (!used.count(c.id)) continue;
-    if (const auto p = pinhole_of(c)) {
-      cameras[c.id] = {&c, *p};
-    } else if (distorted++ == 0) {
-      first_distorted = &c;
+    const std::string record = "camera " + std::to_string(c.id);
+    const auto lc = lens_camera_of(c);
+    if (!lc) {
+      throw input_error(model.cameras_file, record,
+                        "model " + std::string(colmap_camera_model(c.model_id)->name) +
+                            " is not supported (the pinhole, radial, OpenCV and fisheye models are). " +
+                            undistort_advice(dir, sparse));
     }
+    try {
+      cameras[c.id] = {&c, lc->first, undistorted_camera(lc->first, lc->second, opts.crop_undistorted),
+                       lc->second};
+    } catch (const Error& e) {
+      throw input_error(model.cameras_file, record, e.what());
+    }
+    distorted += !lc->second.is_pinhole();
   }
-  if (first_distorted) {
-    const ColmapCamera& c = *first_distorted;
-    throw input_error(model.cameras_file, "camera " + std::to_string(c.id),
-                      "model " + std::string(colmap_camera_model(c.model_id)->name) + " has " +
-                          distortion_text(c) + ", but splat renders ideal pinhole cameras only (" +
-                          std::to_string(distorted) + " of " + std::to_string(used.size()) +
-                          " cameras in use are distorted). " + undistort_advice(dir, sparse));
+  if (distorted > 0) {
+    std::fprintf(stderr, "%s: undistorting the images of %zu of %zu cameras%s\n", model.cameras_file.c_str(),
+                 distorted, used.size(), opts.crop_undistorted ? ", cropped to the valid region" : "");
   }
 
   std::vector<const ColmapImage*> sorted;
@@ -163,21 +187,22 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   }
 
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
-    const ColmapCamera& c = *cameras.at(ordered[i]->camera_id).first;
+    const UsedCamera& used_camera = cameras.at(ordered[i]->camera_id);
+    const ColmapCamera& c = *used_camera.colmap;
     if (std::uint64_t(full.width) != c.width || std::uint64_t(full.height) != c.height) {
       throw Error(jobs[i].path + " is " + std::to_string(full.width) + "x" +
                   std::to_string(full.height) + " but camera " + std::to_string(c.id) + " in " +
                   model.cameras_file + " is " + std::to_string(c.width) + "x" +
                   std::to_string(c.height));
     }
-    return full;
+    if (used_camera.lens.is_pinhole()) return full;
+    return undistort(full, used_camera.in, used_camera.lens, used_camera.out);
   });
   std::vector<View> views(ordered.size());
   for (std::size_t i = 0; i < ordered.size(); ++i) {
-    const auto& [camera, pinhole] = cameras.at(ordered[i]->camera_id);
     views[i].name = view_name(ordered[i]->name);
     views[i].path = jobs[i].path;
-    views[i].camera = camera_of(*ordered[i], *camera, pinhole).downscaled(opts.downscale);
+    views[i].camera = camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out).downscaled(opts.downscale);
     views[i].image = std::move(decoded.images[i]);
   }
   Dataset data;

@@ -44,6 +44,9 @@ struct LoadOptions {
   int test_every = 1;     // keep every n-th test view (1 = all)
   int max_train = 0;      // 0 = all training views
   int holdout_every = 8;  // single-collection formats: images 0, n, 2n, ... (by name) are tests
+  // Lens cameras (distortion, fisheye) become pinholes: cropped to the largest image that sees only
+  // what the lens saw, or (false) with the input's intrinsics and size (io/undistort.h).
+  bool crop_undistorted = true;
 };
 
 // NeRF-synthetic layout: transforms_{train,val,test}.json beside the image folders. `file_path`
@@ -53,15 +56,18 @@ Dataset load_blender(const std::string& dir, const LoadOptions& opts);
 
 // instant-ngp / nerfstudio layout: one DIR/transforms.json. Intrinsics (fl_x, fl_y, cx, cy, w, h
 // or camera_angle_x) shared at the top level or per frame; c2w in OpenGL axes. Images with
-// nonzero distortion (k1 k2 k3 k4 p1 p2) are undistorted to the pinhole of the same intrinsics;
-// fisheye and equirectangular captures are rejected. Frames whose image is missing are skipped
+// nonzero distortion (k1 k2 k3 k4 p1 p2; camera_model OPENCV) or a fisheye lens (camera_model
+// OPENCV_FISHEYE or is_fisheye) are resampled to a pinhole (io/undistort.h); other projections
+// are rejected. Frames whose image is missing are skipped
 // with one warning. Split: LoadOptions::holdout_every over the frames sorted by file path.
 // aabb_scale (with instant-ngp's scale and offset) sets Dataset::bounds.
 Dataset load_transforms(const std::string& dir, const LoadOptions& opts);
 
 // COLMAP layout: DIR/sparse/0/{cameras,images,points3D}.{bin,txt} and DIR/images/ (io/colmap.h
-// reads the model files). Pinhole cameras only: a model with lens distortion is rejected with
-// the command that undistorts it. Split as load_transforms, over the images sorted by name.
+// reads the model files). Cameras with lens distortion (SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV)
+// or a fisheye lens (OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE) are resampled to
+// pinholes as in load_transforms; FOV and the thin-prism models are rejected with the command that
+// undistorts them. Split as load_transforms, over the images sorted by name.
 Dataset load_colmap(const std::string& dir, const LoadOptions& opts);
 
 // Scene extent for learning-rate scaling: 1.1 x the largest distance of a training camera

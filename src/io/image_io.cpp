@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/read_file.h"
 
 namespace splat {
 namespace {
@@ -29,6 +30,7 @@ constexpr std::uint64_t kMaxPixels = std::uint64_t(1) << 28;
 using Bytes = std::vector<std::uint8_t>;
 
 Bytes read_file(const std::string& path) {
+  require_regular_file(path, "image");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw input_error(path, "file", std::string("cannot open: ") + std::strerror(errno));
   Bytes bytes;

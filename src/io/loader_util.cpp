@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <exception>
+#include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "io/image_io.h"
@@ -22,6 +25,31 @@ void check_load_options(const std::string& dir, const LoadOptions& opts) {
   at_least("test_every", opts.test_every, 1);
   at_least("max_train", opts.max_train, 0);
   at_least("holdout_every", opts.holdout_every, 2);
+}
+
+std::optional<std::string> pinhole_problem(
+    double fx, double fy, double cx, double cy, double width, double height) {
+  const double side = std::max(width, height);
+  const double lo = 1e-2 * side, hi = 1e4 * side;
+  const std::string size = std::to_string(int(width)) + "x" + std::to_string(int(height));
+  const auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  for (const auto& [name, f] : {std::pair{"fx", fx}, std::pair{"fy", fy}}) {
+    if (!(f >= lo && f <= hi))
+      return std::string("focal length ") + name + " = " + num(f) +
+             " pixels is implausible for a " + size + " image (expected " + num(lo) + " to " +
+             num(hi) + ")";
+  }
+  for (const auto& [name, c, extent] :
+       {std::tuple{"cx", cx, width}, std::tuple{"cy", cy, height}}) {
+    if (!(c >= -extent && c <= 2 * extent))
+      return std::string("principal point ") + name + " = " + num(c) + " lies far outside the " +
+             size + " image";
+  }
+  return std::nullopt;
 }
 
 SplitIndices holdout_split(std::size_t n, const LoadOptions& opts) {

@@ -18,6 +18,13 @@ namespace splat {
 // Rejects out-of-range options, naming the dataset and the option.
 void check_load_options(const std::string& dir, const LoadOptions& opts);
 
+// What is wrong with intrinsics no camera has, or nullopt: a focal length that is not finite or
+// lies outside [1e-2, 1e4] times the larger image side (fields of view of 178 degrees down to
+// 0.006), or a principal point that is not finite or lies farther than one image size outside
+// the image. Such values (a zero or 1e-300 focal length) make every projection overflow.
+std::optional<std::string> pinhole_problem(
+    double fx, double fy, double cx, double cy, double width, double height);
+
 // For formats with one image collection: positions 0..n-1 of the collection sorted by name. Every
 // holdout_every-th (0, k, 2k, ...) is a test view, thinned by test_every; the rest are training
 // views, at most max_train of them.

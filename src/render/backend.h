@@ -125,6 +125,10 @@ class Backend {
   virtual Gaussians params() const { return state().params; }
   // render/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
+  // The first parameter group (for_each_group order) holding a NaN or inf, or "" when every
+  // parameter is finite: the trainer's periodic divergence check. A GPU backend counts on the
+  // device, so that the check costs one pass over the parameters and no download.
+  virtual std::string non_finite_group() const;
   virtual std::size_t num_splats() const = 0;
 
   // One optimization step on this rank's views of the batch (settings.batch_size views over all
@@ -138,8 +142,8 @@ class Backend {
     step(std::span(&view, 1), settings);
   }
   // The ranks this backend's steps reduce gradients, losses and densification statistics over
-  // (size 1 until set). The default accepts only size 1.
-  virtual void set_communicator(dist::Communicator& comm);
+  // (size 1 until set). A backend that cannot reduce over `comm` throws splat::Error saying why.
+  virtual void set_communicator(dist::Communicator& comm) = 0;
   // Appends the losses of finished steps, one per step (the mean over its batch, all ranks), in
   // step order. With wait, blocks until every step submitted so far has finished.
   virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
@@ -169,12 +173,5 @@ class Backend {
   // display order. Empty when the backend has none.
   virtual std::vector<std::pair<std::string, double>> report() const { return {}; }
 };
-
-struct BackendConfig;
-// The backend the config asks for; auto is cuda where a GPU is present, else cpu. Throws
-// splat::Error if the kind is unavailable in this build or on this machine.
-std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
-// Whether make_backend(cfg) makes the cuda backend (or fails trying).
-bool uses_cuda(const BackendConfig& cfg);
 
 }  // namespace splat

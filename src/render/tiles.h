@@ -15,6 +15,16 @@
 
 namespace splat::tiles {
 
+// The tiles that cover an image, the last row and column partly outside it.
+struct Grid {
+  int width, height;  // in tiles
+  int count() const { return width * height; }
+  static Grid for_image(int image_width, int image_height) {
+    return {(image_width + config::tile_size - 1) / config::tile_size,
+            (image_height + config::tile_size - 1) / config::tile_size};
+  }
+};
+
 struct Box {
   int x0, y0, x1, y1;  // tiles [x0, x1) x [y0, y1)
 };

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 
 namespace splat {

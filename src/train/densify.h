@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/config.h"
+#include "train/config.h"
 #include "render/backend.h"
 
 namespace splat {

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "core/gaussians.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 
 namespace splat {

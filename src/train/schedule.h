@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "io/config.h"
+#include "train/config.h"
 #include "render/backend.h"
 
 namespace splat {

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <random>
 
 #include "core/error.h"
 #include "dist/sync.h"
 #include "io/image_io.h"
+#include "io/model_file.h"
 #include "train/history.h"
 #include "train/init.h"
 #include "train/interrupt.h"
@@ -18,6 +20,22 @@
 namespace splat {
 
 namespace {
+std::string new_run_id() {
+  std::random_device device;
+  const std::uint64_t bits = (std::uint64_t(device()) << 32 | device()) ^
+                             std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", (unsigned long long)bits);
+  return id;
+}
+
+// The learning rate to lower when a group diverges.
+std::string lr_key_of(const std::string& group) {
+  if (group == "raw_opacity") return "train.lr_opacity";
+  if (group == "sh") return "train.lr_sh0 / train.lr_shN";
+  return "train.lr_" + group;
+}
+
 Gaussians zeros_like(const Gaussians& g) {
   Gaussians z = g;
   z.for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
@@ -58,17 +76,26 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
 }
 
 void Trainer::initialize() {
-  TrainState st;
-  st.params = initialize_model(cfg_.model, data_, cfg_.train.seed);
+  const Gaussians params = initialize_model(cfg_.model, data_, cfg_.train.seed);
   // model.init = auto decides the count only now (validate() checks explicit random inits).
-  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && st.params.size() > std::size_t(cfg_.densify.cap_max))
+  start_fresh(params, "model.init = \"" + std::string(to_string(cfg_.model.init)) + "\"");
+}
+
+void Trainer::initialize_from(Gaussians params) {
+  start_fresh(with_sh_degree(params, int(cfg_.model.sh_degree)), "the model to initialize from");
+}
+
+void Trainer::start_fresh(Gaussians params, const std::string& source) {
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && params.size() > std::size_t(cfg_.densify.cap_max))
     throw Error("densify.cap_max = " + std::to_string(cfg_.densify.cap_max) + " is below the " +
-                std::to_string(st.params.size()) + " initial splats of model.init = \"" +
-                std::string(to_string(cfg_.model.init)) + "\" (MCMC never removes splats)");
+                std::to_string(params.size()) + " initial splats of " + source + " (MCMC never removes splats)");
+  TrainState st;
+  st.params = std::move(params);
   st.adam_m = zeros_like(st.params);
   st.adam_v = zeros_like(st.params);
   start_from(std::move(st));
   iteration_ = 0;
+  run_id_ = new_run_id();
 }
 
 void Trainer::start_from(TrainState st) {
@@ -93,6 +120,19 @@ void Trainer::resume(const Checkpoint& ckpt) {
   if (ckpt.params.sh_degree != cfg_.model.sh_degree)
     throw Error("checkpoint has SH degree " + std::to_string(ckpt.params.sh_degree) +
                 " but model.sh_degree = " + std::to_string(cfg_.model.sh_degree));
+  if (ckpt.iteration > cfg_.train.iterations)
+    throw Error("the checkpoint is at iteration " + std::to_string(ckpt.iteration) + ", past train.iterations = " +
+                std::to_string(cfg_.train.iterations) + "; set train.iterations above " +
+                std::to_string(ckpt.iteration) + " to train on");
+  const std::size_t views = data_.train.size();
+  const bool order_fits =
+      (ckpt.view_order.empty() || ckpt.view_order.size() == views) &&
+      std::all_of(ckpt.view_order.begin(), ckpt.view_order.end(),
+                  [&](std::int32_t v) { return v >= 0 && std::size_t(v) < views; });
+  if (!order_fits)
+    throw Error("the checkpoint was trained on " + std::to_string(ckpt.view_order.size()) +
+                " training views, this dataset has " + std::to_string(views) +
+                " (another dataset, or other data.holdout_every / data.max_train_views)");
   TrainState st;
   st.params = ckpt.params;
   st.adam_m = ckpt.adam_m;
@@ -108,9 +148,19 @@ void Trainer::resume(const Checkpoint& ckpt) {
   rng_.restore(ckpt.rng_state);
   view_order_ = ckpt.view_order;
   view_pos_ = ckpt.view_pos;
+  run_id_ = ckpt.run_id.empty() ? new_run_id() : ckpt.run_id;  // files before run ids start one
+}
+
+void Trainer::check_finite() const {
+  const std::string group = backend_.non_finite_group();
+  if (!group.empty())
+    throw Error("training diverged: " + group + " holds NaN or inf at iteration " + std::to_string(iteration_) +
+                " (the check runs every " + std::to_string(kFiniteCheckEvery) + " steps). Lower " + lr_key_of(group) +
+                ", or resume from an earlier checkpoint");
 }
 
 Checkpoint Trainer::checkpoint() const {
+  check_finite();
   const TrainState st = backend_.state();
   Checkpoint c;
   c.iteration = iteration_;
@@ -121,6 +171,7 @@ Checkpoint Trainer::checkpoint() const {
   c.view_order = view_order_;
   c.view_pos = view_pos_;
   c.config_toml = cfg_.to_toml();
+  c.run_id = run_id_;
   // ADC's statistics since the last tick make a resume between ticks exact. With several ranks
   // each holds its own partial sums (the tick all-reduces them) and only rank 0 writes, so those
   // runs resume with fresh statistics, as before.
@@ -242,6 +293,7 @@ void Trainer::train(const std::string& out_dir) {
     if (leader)
       progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
                       [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
+    if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);
       snapshot_take_(iteration_, backend_.params());

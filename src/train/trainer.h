@@ -8,7 +8,7 @@
 #include "core/rng.h"
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
-#include "io/config.h"
+#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
 #include "train/auto_config.h"
@@ -35,6 +35,8 @@ class Trainer {
   Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm = dist::single_process());
 
   void initialize();                  // a fresh model from model.init
+  // A fresh run from a model's splats, its SH padded with zeros or cut to model.sh_degree.
+  void initialize_from(Gaussians params);
   void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into out_dir, if not empty (rank 0 only; rank 0
@@ -55,7 +57,12 @@ class Trainer {
   }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  // The state to resume from; throws splat::Error when a parameter is not finite.
   Checkpoint checkpoint() const;
+  // Names this run in every output it writes (checkpoint, model.ply, metrics.json), so that a
+  // directory holding files of two runs, or of one interrupted final write, is recognised. Fresh
+  // for a new run; a resumed run keeps its checkpoint's.
+  const std::string& run_id() const { return run_id_; }
 
   std::int64_t iteration() const { return iteration_; }
   double train_seconds() const { return train_seconds_; }
@@ -66,11 +73,16 @@ class Trainer {
   int next_view();
   StepSettings settings_at(std::int64_t step) const;
   void start_from(TrainState state);  // the same on every rank: rank 0's
+  void start_fresh(Gaussians params, const std::string& source);  // zero moments, iteration 0
   void check_ranks_identical(const std::string& when);
   bool stop_requested();
   EvalResult evaluate_now();
+  void check_finite() const;
 
   static constexpr std::int64_t kStopCheckEvery = 50;
+  // Parameters are checked for NaN and inf this often (and before every checkpoint): a diverged
+  // run stops within this many steps of going wrong, not at the end. One pass over the model.
+  static constexpr std::int64_t kFiniteCheckEvery = 100;
 
   Config cfg_;
   std::vector<AutoChoice> auto_choices_;
@@ -86,6 +98,7 @@ class Trainer {
   std::vector<double> loss_history_;
   double train_seconds_ = 0;
   bool interrupted_ = false;
+  std::string run_id_;
   SnapshotDue snapshot_due_;
   SnapshotTake snapshot_take_;
 };

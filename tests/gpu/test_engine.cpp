@@ -14,7 +14,8 @@
 
 #include "cuda/backend.h"
 #include "io/dataset.h"
-#include "io/config.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
 #include "render/state_digest.h"

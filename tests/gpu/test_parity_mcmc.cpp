@@ -19,7 +19,8 @@
 #include "cpu/mcmc.h"
 #include "cuda/backend.h"
 #include "cuda/mcmc.h"
-#include "io/config.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "parity_util.h"
 #include "render/backend.h"
 

@@ -1,6 +1,7 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
 // the parameters, the Adam moments and the loss agree.
-#include "io/config.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "parity_util.h"
 #include "render/backend.h"
 

@@ -11,6 +11,7 @@
 #include "io/demo_scene.h"
 #include "render/backend.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
 #include "train/interrupt.h"
 #include "train/trainer.h"
 

@@ -7,36 +7,22 @@
 #include <string_view>
 #include <vector>
 
+#include "render/backend_config.h"
+
 namespace splat {
 
-enum class BackendKind { Auto, Cpu, Cuda };
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
-// How the CUDA backend hands a step to the GPU (DESIGN.md section 4):
-//   per_kernel: a host wait after every stage (exact per-stage times; slowest);
-//   chained: the step's kernels queued on one stream, one host wait per step;
-//   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
-//   auto: graph, the fastest on the H200 by the A/B gate in docs/benchmarks.md; per_kernel when
-//     backend.timing is on; chained for batches (a graph replays one view per step).
-//     (The cpu backend runs every step to its end: auto only.)
-enum class Submission { Auto, PerKernel, Chained, Graph };
-// off: step i+1 is queued once step i has passed its wait; depth2: the host queues step i+1 while
-// the GPU still runs step i (at most two steps in flight); auto: depth2, or off with timing or
-// per_kernel.
-enum class Pipelining { Auto, Off, Depth2 };
-// The modes auto stands for (see above).
-Submission resolved(Submission s, bool timing, std::int64_t batch_size = 1);
-Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing);
 enum class LrBatchScaling { None, Sqrt, Linear };
+// Model file formats (io/model_file.h): the float 3DGS .ply and the compact published ones.
+enum class ModelFormat { Ply, Splat, Spz, CompressedPly };
 
-std::string_view to_string(BackendKind k);
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
-std::string_view to_string(Submission k);
-std::string_view to_string(Pipelining k);
 std::string_view to_string(LrBatchScaling k);
+std::string_view to_string(ModelFormat k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
-// valid names. Defined for the enums above (config.cpp).
+// valid names. Defined for the enums above and render/backend_config.h's (config.cpp).
 template <class E>
 E from_string(std::string_view name);
 
@@ -46,6 +32,7 @@ struct DataConfig {
   std::int64_t test_every = 1;                      // evaluate every n-th test view
   std::int64_t max_train_views = 0;                 // 0 = all
   std::int64_t holdout_every = 8;  // COLMAP, transforms.json: every n-th image is a test view
+  bool crop_undistorted = true;    // lens cameras: resample to the largest valid pinhole image
 };
 
 struct ModelConfig {
@@ -84,17 +71,6 @@ struct TrainConfig {
   double collective_timeout = 300;  // several ranks: seconds before a stalled collective ends the job
 };
 
-struct BackendConfig {
-  BackendKind type = BackendKind::Auto;
-  std::int64_t threads = 0;  // CPU backend: 0 = all cores
-  bool timing = false;       // per-stage GPU timing table at the end of training
-  Submission submission = Submission::Auto;
-  Pipelining pipelining = Pipelining::Auto;
-  // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: the
-  // A/B gate measured it faster than float atomics on the H200 (docs/benchmarks.md).
-  bool deterministic = true;
-};
-
 struct DensifyConfig {
   DensifyStrategy strategy = DensifyStrategy::Mcmc;
   // Refine ticks every refine_every steps in (refine_start, refine_stop). refine_stop is MCMC's
@@ -120,6 +96,10 @@ struct DensifyConfig {
 
 struct OutputConfig {
   bool save_renders = true;  // test renders as PNG
+  // The model files written at the end (model.ply, model.splat, model.spz, model.compressed.ply).
+  std::vector<ModelFormat> formats{ModelFormat::Ply};
+  // The final checkpoint.ckpt (what --resume continues from); a run that needs no resuming can
+  // skip it.
   bool save_checkpoint = true;
   std::int64_t checkpoint_every = 0;  // 0 = only at the end
   // checkpoint.ckpt rewritten every n minutes of training, so a crash or kill loses at most that.

@@ -1,9 +1,10 @@
 #pragma once
-// The value layer of the configuration system (io/config.cpp's only include of it): the names of
+// The value layer of the configuration system (train/config.cpp's only include of it): the names of
 // each enum, and how every value type is decoded from TOML, encoded back and range-checked.
-// Internal: the public API is io/config.h.
+// Internal: the public API is train/config.h.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -16,9 +17,10 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
-#include "io/config.h"
+#include "train/config.h"
 
 namespace splat::config_detail {
 
@@ -30,8 +32,6 @@ struct EnumInfo {
   std::span<const std::pair<E, std::string_view>> names;
 };
 
-constexpr std::pair<BackendKind, std::string_view> kBackendKinds[] = {
-    {BackendKind::Auto, "auto"}, {BackendKind::Cpu, "cpu"}, {BackendKind::Cuda, "cuda"}};
 constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
     {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
@@ -40,21 +40,23 @@ constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
 
-constexpr std::pair<Submission, std::string_view> kSubmissions[] = {{Submission::Auto, "auto"},
-                                                                    {Submission::PerKernel, "per_kernel"},
-                                                                    {Submission::Chained, "chained"},
-                                                                    {Submission::Graph, "graph"}};
-constexpr std::pair<Pipelining, std::string_view> kPipelinings[] = {
-    {Pipelining::Auto, "auto"}, {Pipelining::Off, "off"}, {Pipelining::Depth2, "depth2"}};
+constexpr std::pair<ModelFormat, std::string_view> kModelFormats[] = {{ModelFormat::Ply, "ply"},
+                                                                      {ModelFormat::Splat, "splat"},
+                                                                      {ModelFormat::Spz, "spz"},
+                                                                      {ModelFormat::CompressedPly, "compressed-ply"}};
 
+
+inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
+  return {"model format", kModelFormats};
+}
 inline EnumInfo<Submission> enum_info(Submission) {
-  return {"submission mode", kSubmissions};
+  return {"submission mode", kSubmissionNames};
 }
 inline EnumInfo<Pipelining> enum_info(Pipelining) {
-  return {"pipelining mode", kPipelinings};
+  return {"pipelining mode", kPipeliningNames};
 }
 inline EnumInfo<BackendKind> enum_info(BackendKind) {
-  return {"backend type", kBackendKinds};
+  return {"backend type", kBackendKindNames};
 }
 inline EnumInfo<InitKind> enum_info(InitKind) {
   return {"init kind", kInitKinds};
@@ -83,9 +85,7 @@ std::optional<E> lookup(std::string_view s) {
 
 template <class E>
 std::string_view name_of(E e) {
-  for (const auto& [value, name] : enum_info(E{}).names)
-    if (value == e) return name;
-  return "?";  // only reachable through a cast of an out-of-range integer
+  return name_in(enum_info(E{}).names, e);
 }
 
 template <class E>
@@ -164,8 +164,38 @@ inline std::string quote(std::string_view s) {
 }
 
 template <class T>
+struct IsEnumList : std::false_type {};
+template <class E>
+struct IsEnumList<std::vector<E>> : std::is_enum<E> {};
+
+template <class T>
+T decode(const toml::node& n);
+
+// An array of enum names, each at most once.
+template <class L>
+L decode_list(const toml::node& n) {
+  using E = typename L::value_type;
+  if (n.is_string()) return L{decode<E>(n)};  // one name stands for a list of one
+  const auto* a = n.as_array();
+  if (!a) throw mismatch("an array of strings (each one of " + valid_names<E>() + ")", n);
+  L out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    try {
+      const E e = decode<E>(*a->get(i));
+      if (std::find(out.begin(), out.end(), e) != out.end()) throw Bad{quote(name_of(e)) + " is listed twice"};
+      out.push_back(e);
+    } catch (const Bad& b) {
+      throw Bad{"element " + std::to_string(i) + ": " + b.what};
+    }
+  }
+  return out;
+}
+
+template <class T>
 T decode(const toml::node& n) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (IsEnumList<T>::value) {
+    return decode_list<T>(n);
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (const auto* v = n.as_boolean()) return v->get();
     throw mismatch("a boolean", n);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
@@ -216,7 +246,11 @@ T decode(const toml::node& n) {
 
 template <class T>
 std::string encode(const T& v) {
-  if constexpr (std::is_same_v<T, bool>)
+  if constexpr (IsEnumList<T>::value) {
+    std::string out;
+    for (const auto& e : v) out += (out.empty() ? "" : ", ") + quote(name_of(e));
+    return "[" + out + "]";
+  } else if constexpr (std::is_same_v<T, bool>)
     return v ? "true" : "false";
   else if constexpr (std::is_integral_v<T>)
     return std::to_string(v);

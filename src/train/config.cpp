@@ -1,7 +1,7 @@
 // The configuration system. One field table (fields() below) drives everything that touches a
 // key: reading a config file, --set overrides, range checks in validate() and to_toml(). Defaults
 // are not in the table: they are Config{}'s member initializers, so they live in one place.
-#include "io/config.h"
+#include "train/config.h"
 
 #include <toml++/toml.h>
 
@@ -23,7 +23,9 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
-#include "io/config_values.h"
+#include "train/config_values.h"
+#include "io/read_file.h"
+#include "train/config_values.h"
 
 namespace splat {
 namespace {
@@ -51,6 +53,7 @@ Field make_field(std::string_view section,
   const std::string name = std::string(section) + "." + std::string(key);
   std::string allowed = range ? range_text(*range) : "";
   if constexpr (std::is_enum_v<T>) allowed = "one of " + valid_names<T>();
+  if constexpr (IsEnumList<T>::value) allowed = "each one of " + valid_names<typename T::value_type>();
   Field f{section, key, doc, allowed};
   f.read = [=](Config& c, const toml::node& n) -> std::optional<std::string> {
     T v;
@@ -88,10 +91,16 @@ struct Section {
     return make_field<S, T>(name, key, sec, member, std::nullopt, doc);
   }
 };
+// Spelled out for compilers without C++20's deduction for aggregates (clang before 17, which
+// the sanitizer and fuzz build uses).
+template <class S>
+Section(std::string_view, S Config::*) -> Section<S>;
 
 const std::vector<Field>& fields() {
   // TOML integers are signed 64-bit, so a larger seed could not be written back by to_toml().
   constexpr auto kMaxSeed = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  // 1e8 splats with their Adam moments and gradients fill the memory of the largest GPU.
+  constexpr std::int64_t kMaxSplats = 100'000'000;
   const Section data{"data", &Config::data};
   const Section model{"model", &Config::model};
   const Section train{"train", &Config::train};
@@ -109,9 +118,10 @@ const std::vector<Field>& fields() {
       data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
+      data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
-      model("init_points", &M::init_points, {1}, "random init: number of splats"),
+      model("init_points", &M::init_points, {1, kMaxSplats}, "random init: number of splats"),
       model("init_extent", &M::init_extent, {0}, "random init: cube of e scene half-sizes ([-e, e]^3 on NeRF-synthetic)"),
       // Stored as a logit, so 0 and 1 themselves would be infinite.
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
@@ -148,7 +158,7 @@ const std::vector<Field>& fields() {
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
       densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
       densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
-      densify("cap_max", &DensifyConfig::cap_max, {0}, "mcmc: most splats (0 = auto: from the training pixels)"),
+      densify("cap_max", &DensifyConfig::cap_max, {0, kMaxSplats}, "mcmc: most splats (0 = auto: from the training pixels)"),
       densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
@@ -159,9 +169,10 @@ const std::vector<Field>& fields() {
       densify("prune_scale3d", &DensifyConfig::prune_scale3d, {0}, "adc: after the first opacity reset, larger splats (x scene extent) are pruned"),
       densify("reset_every", &DensifyConfig::reset_every, {0}, "adc: opacities reset to 2 * prune_opacity every n steps (0 = never)"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
-      output("save_checkpoint", &O::save_checkpoint, "write a checkpoint at the end"),
+      output("save_checkpoint", &O::save_checkpoint, "write checkpoint.ckpt at the end (false: a run that needs no resuming)"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
       output("checkpoint_minutes", &O::checkpoint_minutes, {0}, "rewrite checkpoint.ckpt every m minutes of training (0 = never)"),
+      output("formats", &O::formats, "model files written at the end: model.ply, .splat, .spz, .compressed.ply"),
   };
   // clang-format on
   return table;
@@ -285,22 +296,16 @@ bool is_bare_word(std::string_view s) {
 
 // ---- Public API ---------------------------------------------------------------------------------
 
-std::string_view to_string(BackendKind k) {
-  return name_of(k);
-}
 std::string_view to_string(InitKind k) {
   return name_of(k);
 }
 std::string_view to_string(DensifyStrategy k) {
   return name_of(k);
 }
-std::string_view to_string(Submission k) {
-  return name_of(k);
-}
-std::string_view to_string(Pipelining k) {
-  return name_of(k);
-}
 std::string_view to_string(LrBatchScaling k) {
+  return name_of(k);
+}
+std::string_view to_string(ModelFormat k) {
   return name_of(k);
 }
 
@@ -314,6 +319,7 @@ template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
+template ModelFormat from_string(std::string_view);
 
 void Config::validate() const {
   for (const Field& f : fields())
@@ -335,15 +341,6 @@ void Config::validate() const {
   if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
-}
-
-Submission resolved(Submission s, bool timing, std::int64_t batch_size) {
-  if (s != Submission::Auto) return s;
-  return timing ? Submission::PerKernel : batch_size > 1 ? Submission::Chained : Submission::Graph;
-}
-Pipelining resolved(Pipelining p, Submission resolved_submission, bool timing) {
-  if (p != Pipelining::Auto) return p;
-  return timing || resolved_submission == Submission::PerKernel ? Pipelining::Off : Pipelining::Depth2;
 }
 
 // Execution modes that cannot work together are rejected, naming both keys; none is overridden.
@@ -380,12 +377,7 @@ std::string config_reference() {
 }
 
 void apply_config_file(Config& cfg, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open config file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read config file");
-  apply_config_text(cfg, text.str(), path);
+  apply_config_text(cfg, read_input_file(path, "config file", kMaxConfigBytes), path);
 }
 
 void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin) {

@@ -1,0 +1,64 @@
+// splat export MODEL --out FILE: a model in another file format (the compact published ones).
+#include <cstdio>
+#include <filesystem>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "core/error.h"
+#include "train/config.h"
+#include "io/model_file.h"
+
+namespace splat::app {
+
+void add_export(CLI::App& app, Action& action) {
+  struct Args {
+    std::string model, out, format;
+    int sh_degree = -1;  // -1: the model's own (0 for .splat)
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd =
+      app.add_subcommand("export", "write a model as .ply, .splat, .spz or compressed .ply");
+  cmd->add_option("MODEL", args->model,
+                  "model (.ply, .compressed.ply, .splat, .spz or checkpoint .ckpt)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "output file")->required();
+  cmd->add_option("--format", args->format,
+                  "ply, splat, spz or compressed-ply (default: from the --out name)")
+      ->check(CLI::IsMember({"ply", "splat", "spz", "compressed-ply"}));
+  cmd->add_option("--sh-degree", args->sh_degree,
+                  "keep SH up to this degree (default: the model's; splat: 0)")
+      ->check(CLI::Range(0, 3));
+  cmd->callback([args, &action] {
+    action = [args] {
+      ModelFormat format;
+      if (!args->format.empty()) {
+        format = from_string<ModelFormat>(args->format);
+      } else if (const auto f = format_from_name(args->out)) {
+        format = *f;
+      } else {
+        throw Error("--out " + args->out +
+                    ": cannot tell the format from the name (.ply, .compressed.ply, .splat, .spz); "
+                    "give --format");
+      }
+      const Gaussians model = load_model(args->model).params;
+      int degree = args->sh_degree >= 0 ? args->sh_degree : model.sh_degree;
+      if (format == ModelFormat::Splat) {
+        if (args->sh_degree > 0)
+          throw Error("--sh-degree " + std::to_string(args->sh_degree) +
+                      ": the .splat format holds SH degree 0 only");
+        degree = 0;
+      }
+      if (degree > model.sh_degree)
+        throw Error("--sh-degree " + std::to_string(degree) + ": " + args->model +
+                    " has SH degree " + std::to_string(model.sh_degree));
+      write_model(args->out, with_sh_degree(model, degree), format);
+      std::printf("wrote %s (%s): %zu splats, SH degree %d, %ju bytes\n", args->out.c_str(),
+                  std::string(to_string(format)).c_str(), model.size(), degree,
+                  std::uintmax_t(std::filesystem::file_size(args->out)));
+      return 0;
+    };
+  });
+}
+
+}  // namespace splat::app
