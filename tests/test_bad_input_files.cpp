@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "train/config.h"
 #include "io/file_util.h"
+#include "io/image_io.h"
 #include "io/ply.h"
 #include "test_util.h"
 
@@ -393,6 +394,55 @@ INSTANTIATE_TEST_SUITE_P(Cases,
                          [](const ::testing::TestParamInfo<SetCase>& info) {
                            return info.param.name;
                          });
+
+// ---- images ---------------------------------------------------------------------------------
+
+std::function<std::string(const fs::path&)> image_bytes(const std::string& bytes) {
+  return [bytes](const fs::path& dir) {
+    test::write_text(dir / "i.img", bytes);
+    return (dir / "i.img").string();
+  };
+}
+
+// A PNG signature and an IHDR chunk declaring w x h (the CRC is not checked before the size).
+std::string png_header(std::uint32_t w, std::uint32_t h) {
+  std::string s = "\x89PNG\r\n\x1a\n";
+  const auto be32 = [&](std::uint32_t v) {
+    for (int k = 3; k >= 0; --k) s += char((v >> (8 * k)) & 0xff);
+  };
+  be32(13);
+  s += "IHDR";
+  be32(w);
+  be32(h);
+  s += std::string("\x08\x02\x00\x00\x00", 5);
+  be32(0);
+  return s;
+}
+
+const std::vector<FileCase> kImageCases = {
+    {"Garbage", image_bytes("hello, world"), {"{path}", "not a PNG, JPEG or WebP"}},
+    {"Empty", image_bytes(""), {"{path}"}},
+    {"PngSignatureOnly", image_bytes("\x89PNG\r\n\x1a\n"), {"{path}"}},
+    {"PngHugeDimensions", image_bytes(png_header(1u << 20, 1u << 20)), {"{path}"}},
+    {"PngZeroWidth", image_bytes(png_header(0, 16)), {"{path}"}},
+    {"JpegHeaderOnly", image_bytes("\xff\xd8\xff\xe0\x00\x10JFIF"), {"{path}"}},
+    {"WebpHeaderOnly", image_bytes("RIFF\x10\x00\x00\x00WEBPVP8 "), {"{path}"}},
+    {"DevZero", dev_zero, {"/dev/zero", "not a regular file"}},
+    {"Directory", a_directory, {"{path}", "a directory"}},
+    {"Fifo", a_fifo, {"{path}", "not a regular file"}},
+    {"SymlinkLoop", a_symlink_loop, {"{path}", "symbolic links"}},
+    {"Missing", nothing, {"{path}", "cannot open"}},
+};
+
+class BadInputImage : public ::testing::TestWithParam<FileCase> {};
+
+TEST_P(BadInputImage, NamesTheFile) {
+  const auto dir = test::temp_dir("bad_image_" + GetParam().name);
+  const std::string path = GetParam().make(dir);
+  expect_error(test::error_of([&] { read_image(path); }), path, GetParam().expect);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BadInputImage, ::testing::ValuesIn(kImageCases), name_of);
 
 // ---- outputs ----------------------------------------------------------------------------------
 

@@ -16,6 +16,12 @@
 
 namespace splat {
 
+std::string_view to_string(ModelFormat f) {
+  for (const auto& [value, name] : kModelFormatNames)
+    if (value == f) return name;
+  return "?";  // only reachable through a cast of an out-of-range integer
+}
+
 std::string model_file_name(ModelFormat f) {
   switch (f) {
     case ModelFormat::Ply:

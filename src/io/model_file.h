@@ -3,11 +3,22 @@
 // compact formats users publish (.splat, .spz, PlayCanvas compressed .ply).
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/gaussians.h"
-#include "train/config.h"
 
 namespace splat {
+
+// Model file formats: the float 3DGS .ply and the compact published ones.
+enum class ModelFormat { Ply, Splat, Spz, CompressedPly };
+// Their names in output.formats and on the command line.
+inline constexpr std::pair<ModelFormat, std::string_view> kModelFormatNames[] = {
+    {ModelFormat::Ply, "ply"},
+    {ModelFormat::Splat, "splat"},
+    {ModelFormat::Spz, "spz"},
+    {ModelFormat::CompressedPly, "compressed-ply"}};
+std::string_view to_string(ModelFormat f);
 
 // The file a training run writes for a format: model.ply, model.splat, model.spz,
 // model.compressed.ply.

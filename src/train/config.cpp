@@ -305,9 +305,7 @@ std::string_view to_string(DensifyStrategy k) {
 std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
-std::string_view to_string(ModelFormat k) {
-  return name_of(k);
-}
+
 
 template <class E>
 E from_string(std::string_view name) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/model_file.h"
 #include "render/backend_config.h"
 
 namespace splat {
@@ -14,13 +15,10 @@ namespace splat {
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
 enum class LrBatchScaling { None, Sqrt, Linear };
-// Model file formats (io/model_file.h): the float 3DGS .ply and the compact published ones.
-enum class ModelFormat { Ply, Splat, Spz, CompressedPly };
 
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
-std::string_view to_string(ModelFormat k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names. Defined for the enums above and render/backend_config.h's (config.cpp).
 template <class E>

@@ -40,14 +40,9 @@ constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
 
-constexpr std::pair<ModelFormat, std::string_view> kModelFormats[] = {{ModelFormat::Ply, "ply"},
-                                                                      {ModelFormat::Splat, "splat"},
-                                                                      {ModelFormat::Spz, "spz"},
-                                                                      {ModelFormat::CompressedPly, "compressed-ply"}};
-
 
 inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
-  return {"model format", kModelFormats};
+  return {"model format", kModelFormatNames};
 }
 inline EnumInfo<Submission> enum_info(Submission) {
   return {"submission mode", kSubmissionNames};
