@@ -35,7 +35,8 @@ Dataset ring(int n, double odd_height = 1) {
   for (int i = 0; i < n; ++i) {
     const double a = 2 * std::numbers::pi * i / n;
     View v;
-    v.name = "c" + std::to_string(i);
+    v.name = "c";
+    v.name += std::to_string(i);  // (not "c" + ...: a false -Wrestrict in GCC 12)
     v.camera = look_at(intrinsics(), {4 * std::cos(a), 4 * std::sin(a), i % 2 ? odd_height : 1},
                        {0, 0, 0}, {0, 0, 1});
     d.train.push_back(v);

@@ -210,7 +210,7 @@ std::string browser_script(const std::string& name) {
 }
 
 // A model trained for a few steps on the CPU, rendered by the CPU backend at the test cameras: the
-// page must draw the same pictures at those cameras (measured: 55-58 dB; the bound leaves room for
+// page must draw the same pictures at those cameras (measured: 54-58 dB; the bound leaves room for
 // SwiftShader's float arithmetic and the 16-bit depth sort's order of near-equal depths) and follow
 // input (tests/browser/view_page.py).
 TEST(ViewBrowser, PageMatchesTheCpuRenderAndFollowsInput) {

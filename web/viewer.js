@@ -203,8 +203,8 @@ function frame(now) {
 function showStatus() {
   if (state.error) return;
   const m = state.model;
-  statusText.textContent = m ? `${m.count.toLocaleString()} splats · snapshot ${m.version} · ${state.fps.toFixed(0)} fps`
-                             : 'loading…';
+  const rate = state.fps > 0 ? `${state.fps.toFixed(state.fps < 10 ? 1 : 0)} fps` : 'idle';  // draws only on change
+  statusText.textContent = m ? `${m.count.toLocaleString()} splats · snapshot ${m.version} · ${rate}` : 'loading…';
 }
 
 // ---- input --------------------------------------------------------------------------------------

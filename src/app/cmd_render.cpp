@@ -77,7 +77,8 @@ void add_render(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "render", "render a model from a dataset's cameras, or along a camera path");
-  cmd->add_option("MODEL", args->model, "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
+  cmd->add_option("MODEL", args->model,
+                  "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory (for the cameras)")->required();

@@ -25,7 +25,8 @@ void add_view(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd =
       app.add_subcommand("view", "serve a web page that renders a model (open it in a browser)");
-  cmd->add_option("MODEL", args->model, "model.ply or checkpoint.ckpt")
+  cmd->add_option("MODEL", args->model,
+                  "model: .ply (standard or compressed), .splat, .spz or checkpoint.ckpt")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory: its cameras become frusta to jump to");

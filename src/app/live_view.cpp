@@ -31,7 +31,7 @@ void LiveView::progress(std::int64_t step, std::size_t splats, bool done) {
 }
 
 void LiveView::attach(Trainer& trainer, const Backend& backend) {
-  server_.publish(backend.state().params);
+  server_.publish(backend.params());
   progress(trainer.iteration(), backend.num_splats(), false);
   last_snapshot_ = Clock::now();
   const auto period = std::chrono::duration<double>(opts_.every);
@@ -50,7 +50,7 @@ void LiveView::attach(Trainer& trainer, const Backend& backend) {
 }
 
 void LiveView::finish_and_serve(const Trainer& trainer, const Backend& backend) {
-  server_.publish(backend.state().params);
+  server_.publish(backend.params());
   progress(trainer.iteration(), backend.num_splats(), true);
   std::fprintf(stderr, "serving the final model at %s until Ctrl-C\n", server_.url().c_str());
   while (interrupt_signal() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "train/config.h"
 #include "io/dataset.h"
+#include "train/config.h"
 #include "train/trainer.h"
 #include "view/server.h"
 

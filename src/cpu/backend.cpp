@@ -54,6 +54,7 @@ class CpuBackend final : public Backend {
     s.adc = stats_;
     return s;
   }
+  Gaussians params() const override { return state_.params; }
   std::size_t num_splats() const override { return state_.params.size(); }
 
   void set_communicator(dist::Communicator& comm) override { comm_ = &comm; }

@@ -85,6 +85,7 @@ class CudaBackend final : public Backend {
   // not overtake it.
   void uploaded() { syncs_.device("upload"); }
   TrainState state() const override;
+  Gaussians params() const override;
   std::uint64_t state_digest() const override;
   std::string non_finite_group() const override;
   std::size_t num_splats() const override { return std::size_t(n_); }

@@ -78,6 +78,14 @@ TrainState CudaBackend::state() const {
   return s;
 }
 
+Gaussians CudaBackend::params() const {
+  const_cast<CudaBackend*>(this)->drain();
+  Gaussians g;
+  g.sh_degree = sh_degree_;
+  params_.download(g);
+  return g;
+}
+
 // Where the state is: the ranks compare digests every train.digest_every steps, and hashing a
 // download of a 400k-splat state (3 x 94 MB) on the host left two GPUs no faster than one on Lego
 // (docs/perf-log.md, "Several GPUs").

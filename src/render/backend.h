@@ -121,6 +121,8 @@ class Backend {
   virtual void set_images(const std::vector<const Image*>& images) = 0;
   virtual void set_state(const TrainState& state) = 0;
   virtual TrainState state() const = 0;
+  // The parameters alone (state().params without the optimizer's moments): a viewer's snapshot.
+  virtual Gaussians params() const { return state().params; }
   // render/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
   // The first parameter group (for_each_group order) holding a NaN or inf, or "" when every

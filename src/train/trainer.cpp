@@ -296,7 +296,7 @@ void Trainer::train(const std::string& out_dir) {
     if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);
-      snapshot_take_(iteration_, backend_.state().params);
+      snapshot_take_(iteration_, backend_.params());
     }
     if (digest_every > 0 && iteration_ % digest_every == 0)
       check_ranks_identical("at iteration " + std::to_string(iteration_));

@@ -26,7 +26,7 @@ def main():
     ap.add_argument('--splat', required=True)
     ap.add_argument('--data', required=True)
     ap.add_argument('--out', required=True)
-    ap.add_argument('--iterations', type=int, default=150)
+    ap.add_argument('--iterations', type=int, default=300)
     ap.add_argument('--browser', action='store_true', help='also watch the page in headless Chromium')
     args = ap.parse_args()
     train = subprocess.Popen([args.splat, 'train', args.data, '--out', args.out, '--overwrite', '--view', '0',
@@ -66,11 +66,16 @@ def main():
         seen['metrics_records'] = len(records)
         seen['evals'] = sum(1 for r in records if 'eval' in r)
         if page:
+            # The page polls each second: it ends on the final snapshot, having shown an earlier one.
+            deadline = time.time() + 60
+            while page.js('splatView.version') != version and time.time() < deadline:
+                time.sleep(0.2)
             page.settled()
             page_versions.append(page.js('splatView.version'))
-            seen['page_versions'] = sorted(set(page_versions))
-            if len(seen['page_versions']) < 3:
-                failures.append(f'the page showed only snapshots {seen["page_versions"]}')
+            seen['page_versions'] = sorted(set(v for v in page_versions if v > 0))
+            if page_versions[-1] != version or len(seen['page_versions']) < 2:
+                failures.append(f'the page showed snapshots {seen["page_versions"]}, not earlier ones and the '
+                                f'final {version}')
         if not info.get('progress', {}).get('done'):
             failures.append('training did not finish')
         if info['progress']['step'] != args.iterations:
