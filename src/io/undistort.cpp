@@ -110,12 +110,12 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
     at(u, 0, x, y), y_lo = std::max(y_lo, y);
     at(u, in.height, x, y), y_hi = std::min(y_hi, y);
   }
-  double scale = 1;  // of the focal lengths: a wide fisheye's rectangle would be huge
   const double w = (x_hi - x_lo) * in.fx, h = (y_hi - y_lo) * in.fy;
   if (!(w >= 1 && h >= 1))
     throw Error("the lens leaves no valid image: undistorted, the " + std::to_string(in.width) +
                 "x" + std::to_string(in.height) + " image has no inner rectangle");
-  scale = std::min({1.0, 2.0 * in.width / w, 2.0 * in.height / h});
+  // Of the focal lengths: a wide fisheye's rectangle would be huge at the input's.
+  const double scale = std::min({1.0, 2.0 * in.width / w, 2.0 * in.height / h});
   CameraIntrinsics out;
   out.fx = in.fx * scale, out.fy = in.fy * scale;
   out.width = int(std::floor(w * scale)), out.height = int(std::floor(h * scale));
