@@ -37,9 +37,11 @@ if [ "$archs" = 90 ]; then
   # JSON compresses about 3x; device_run.sh unpacks it.
   tar -C "$shared" -cJf .carry/golden.tar.xz golden
 fi
-rm -rf "$bin" && mkdir -p "$bin"
+rm -rf "$bin" "$bin.tar.xz" && mkdir -p "$bin"
 cp "$build/splat" "$build/splat_gpu_tests" "$build/splat_gpu_arch_tests" "$bin/"
 strip "$bin"/*
+# Binaries compress about 4x; scripts/device_env.sh unpacks them on the GPU machine.
+tar -C .carry -cJf "$bin.tar.xz" "${bin#.carry/}" && rm -r "$bin"
 if [ "$lego" = 1 ]; then
   lego=.carry/shared/data/lego
   mkdir -p "$lego/test"

@@ -4,11 +4,7 @@
 # Logs and metrics go to $OUT when it is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export SPLAT_SHARED="$PWD/.carry/shared"
-[ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
+. scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 echo "== GPU tests"
