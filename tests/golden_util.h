@@ -16,8 +16,9 @@
 
 namespace splat::test {
 
-inline const std::vector<std::string> kGoldenCases = {"single_deg0", "random50_deg0", "random200_deg3_odd",
-                                                      "random200_deg3_antialiased", "random2000_deg3"};
+inline const std::vector<std::string> kGoldenCases = {
+    "single_deg0", "random50_deg0", "random200_deg3_odd", "random200_deg3_antialiased",
+    "random2000_deg3"};
 
 struct GoldenCase {
   nlohmann::json j;
@@ -75,8 +76,11 @@ Diff compare(const std::vector<A>& got, const std::vector<B>& want) {
 
 // Fails naming the case, the quantity and the worst element.
 template <class A, class B>
-void expect_close(const std::string& where, const std::vector<A>& got, const std::vector<B>& want,
-                  double rel_l2_tol, double max_abs_tol) {
+void expect_close(const std::string& where,
+                  const std::vector<A>& got,
+                  const std::vector<B>& want,
+                  double rel_l2_tol,
+                  double max_abs_tol) {
   ASSERT_EQ(got.size(), want.size()) << where;
   const Diff d = compare(got, want);
   EXPECT_TRUE(d.rel_l2 <= rel_l2_tol && d.max_abs <= max_abs_tol)
@@ -90,7 +94,8 @@ void expect_close(const std::string& where, const std::vector<A>& got, const std
 // within rounding of the 1/255 skip threshold may be kept by one implementation and skipped by the
 // other: a few pixels (at most 0.1%) may differ by up to that one contribution, 1/255.
 template <class A>
-void expect_pixels_close(const std::string& where, const std::vector<A>& got,
+void expect_pixels_close(const std::string& where,
+                         const std::vector<A>& got,
                          const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size()) << where;
   const Diff d = compare(got, want);
@@ -110,7 +115,9 @@ struct GoldenResult {
   GaussiansT<double> grads;  // d (sum image * v_image + sum alpha * v_alpha) / d params
 };
 
-inline void check_against_golden(const std::string& tag, const GoldenCase& c, const GoldenResult& r) {
+inline void check_against_golden(const std::string& tag,
+                                 const GoldenCase& c,
+                                 const GoldenResult& r) {
   const auto& out = c.j["outputs"];
   expect_pixels_close(tag + " image", r.image, out["image"].get<std::vector<double>>());
   expect_pixels_close(tag + " alpha", r.alpha, out["alpha"].get<std::vector<double>>());

@@ -12,11 +12,11 @@
 
 #include "bad_input_util.h"
 #include "io/checkpoint.h"
-#include "train/config.h"
 #include "io/file_util.h"
 #include "io/image_io.h"
 #include "io/ply.h"
 #include "test_util.h"
+#include "train/config.h"
 
 namespace splat {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
-#include "train/bench_stats.h"
 #include "test_util.h"
+#include "train/bench_stats.h"
 
 namespace splat {
 namespace {
@@ -65,7 +65,9 @@ TEST(Bench, Summary) {
   EXPECT_DOUBLE_EQ(s.mean, 50);
 }
 
-std::vector<bench::PairResult> pairs(const std::vector<double>& a, const std::vector<double>& b, double psnr_a,
+std::vector<bench::PairResult> pairs(const std::vector<double>& a,
+                                     const std::vector<double>& b,
+                                     double psnr_a,
                                      double psnr_b) {
   std::vector<bench::PairResult> out;
   for (std::size_t i = 0; i < a.size(); ++i) out.push_back({a[i], b[i], psnr_a, psnr_b});
@@ -109,8 +111,8 @@ TEST(Bench, RulePsnrGuardAndSlower) {
 
 fs::path write_config(const fs::path& dir, const std::string& name, const std::string& extra) {
   const fs::path p = dir / name;
-  std::ofstream(p) << "[model]\ninit_points = 300\n[train]\niterations = 20\n" << extra
-                   << "[backend]\ntype = \"cpu\"\n[output]\nsave_renders = false\n";
+  std::ofstream(p) << "[model]\ninit_points = 300\n[train]\niterations = 20\n"
+                   << extra << "[backend]\ntype = \"cpu\"\n[output]\nsave_renders = false\n";
   return p;
 }
 
@@ -119,8 +121,9 @@ TEST(Bench, AbEndToEnd) {
   const auto a = write_config(dir, "a.toml", "");
   const auto b = write_config(dir, "b.toml", "ssim_lambda = 0.0\n");
   const auto out = dir / "ab";
-  const auto r = test::run_splat("bench ab --a " + a.string() + " --b " + b.string() + " " + test::small_demo_scene() +
-                                 " --pairs 2 --load-factor 1000 --out " + out.string());
+  const auto r = test::run_splat("bench ab --a " + a.string() + " --b " + b.string() + " " +
+                                 test::small_demo_scene() + " --pairs 2 --load-factor 1000 --out " +
+                                 out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(fs::exists(out / "report.md"));
   const auto j = nlohmann::json::parse(std::ifstream(out / "report.json"));
@@ -143,7 +146,8 @@ TEST(Bench, AbEndToEnd) {
   EXPECT_EQ(pv["a"]["binary_sha256"].get<std::string>().size(), 64u);
   EXPECT_EQ(pv["a"]["binary_sha256"], pv["b"]["binary_sha256"]);
   EXPECT_NE(pv["a"]["config_sha256"], pv["b"]["config_sha256"]);
-  EXPECT_NE(j["resolved_configs"]["B"].get<std::string>().find("ssim_lambda = 0"), std::string::npos);
+  EXPECT_NE(j["resolved_configs"]["B"].get<std::string>().find("ssim_lambda = 0"),
+            std::string::npos);
   EXPECT_FALSE(j["rule"]["text"].get<std::string>().empty());
   const std::string v = j["verdict"];
   EXPECT_TRUE(v == "adopt B" || v == "keep A" || v == "inconclusive") << v;
@@ -151,13 +155,15 @@ TEST(Bench, AbEndToEnd) {
 
 TEST(Bench, ReplayEndToEnd) {
   const auto dir = test::temp_dir("bench_replay");
-  const auto t = test::run_splat("train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
-                                 " --set train.iterations=10 --set model.init_points=300 --set backend.type=cpu"
-                                 " --set output.save_renders=false");
+  const auto t = test::run_splat(
+      "train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
+      " --set train.iterations=10 --set model.init_points=300 --set backend.type=cpu"
+      " --set output.save_renders=false");
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const auto json_path = dir / "replay.json";
-  const auto r = test::run_splat("bench replay --checkpoint " + (dir / "run" / "checkpoint.ckpt").string() + " " +
-                                 test::small_demo_scene() + " --iters 8 --warmup 2 --out " + json_path.string());
+  const auto r = test::run_splat(
+      "bench replay --checkpoint " + (dir / "run" / "checkpoint.ckpt").string() + " " +
+      test::small_demo_scene() + " --iters 8 --warmup 2 --out " + json_path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("median"), std::string::npos) << r.output;
   const auto j = nlohmann::json::parse(std::ifstream(json_path));
@@ -173,15 +179,18 @@ TEST(Bench, ReplayEndToEnd) {
 // before any backend starts. (On the H200 it runs for real; docs/benchmarks.md has its output.)
 TEST(Bench, ParityErrors) {
   const auto dir = test::temp_dir("bench_parity");
-  const auto t = test::run_splat("train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
-                                 " --set train.iterations=2 --set model.init_points=100 --set backend.type=cpu"
-                                 " --set output.save_renders=false");
+  const auto t =
+      test::run_splat("train " + test::small_demo_scene() + " --out " + (dir / "run").string() +
+                      " --set train.iterations=2 --set model.init_points=100 --set backend.type=cpu"
+                      " --set output.save_renders=false");
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const std::string ckpt = (dir / "run" / "checkpoint.ckpt").string();
-  const auto bad_view = test::run_splat("bench parity --checkpoint " + ckpt + " " + test::small_demo_scene() + " --view 99");
+  const auto bad_view = test::run_splat("bench parity --checkpoint " + ckpt + " " +
+                                        test::small_demo_scene() + " --view 99");
   EXPECT_NE(bad_view.exit_code, 0);
   test::expect_contains(bad_view.output, {"--view 99", "24 training views"});
-  const auto r = test::run_splat("bench parity --checkpoint " + ckpt + " " + test::small_demo_scene());
+  const auto r =
+      test::run_splat("bench parity --checkpoint " + ckpt + " " + test::small_demo_scene());
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: parity ran\n" << r.output;
   test::expect_contains(r.output, {"backend.type = \"cuda\""});
 }

@@ -19,12 +19,13 @@ TEST(Cli, DemoWritesEveryOutput) {
   const auto r = test::run_splat("demo --out " + out.string() +
                                  " --set train.iterations=30 --set model.init_points=1000");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* f : {"model.ply", "checkpoint.ckpt", "metrics.json", "metrics.jsonl", "config.toml", "report.html",
-                        "renders/test/r_0.png"})
+  for (const char* f : {"model.ply", "checkpoint.ckpt", "metrics.json", "metrics.jsonl",
+                        "config.toml", "report.html", "renders/test/r_0.png"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
   // The report is one page with its pictures inline: nothing it shows lives outside it.
   std::ifstream report(out / "report.html");
-  const std::string html((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  const std::string html((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
@@ -39,11 +40,12 @@ TEST(Cli, DemoWritesEveryOutput) {
   EXPECT_EQ(read_ply((out / "model.ply").string()).size(), 1000u);
 
   // eval and render read the model back.
-  const auto e = test::run_splat("eval " + (out / "model.ply").string() + " " + (out / "scene").string());
+  const auto e =
+      test::run_splat("eval " + (out / "model.ply").string() + " " + (out / "scene").string());
   EXPECT_EQ(e.exit_code, 0) << e.output;
   EXPECT_NE(e.output.find("mean over 12 views"), std::string::npos) << e.output;
-  const auto rr = test::run_splat("render " + (out / "checkpoint.ckpt").string() + " " + (out / "scene").string() +
-                                  " --out " + (out / "r").string());
+  const auto rr = test::run_splat("render " + (out / "checkpoint.ckpt").string() + " " +
+                                  (out / "scene").string() + " --out " + (out / "r").string());
   EXPECT_EQ(rr.exit_code, 0) << rr.output;
   EXPECT_TRUE(fs::exists(out / "r" / "r_3.png"));
 }
@@ -52,7 +54,8 @@ TEST(Cli, DemoWritesEveryOutput) {
 void expect_failure(const std::string& args, const std::vector<std::string>& needles) {
   const auto r = test::run_splat(args);
   EXPECT_NE(r.exit_code, 0) << args << "\n" << r.output;
-  for (const auto& n : needles) EXPECT_NE(r.output.find(n), std::string::npos) << "missing '" << n << "' in:\n" << r.output;
+  for (const auto& n : needles)
+    EXPECT_NE(r.output.find(n), std::string::npos) << "missing '" << n << "' in:\n" << r.output;
 }
 
 TEST(Cli, MissingDataset) {
@@ -64,13 +67,15 @@ TEST(Cli, UnknownConfigKeyNamesFileLineAndKey) {
   std::ofstream(dir / "bad.toml") << "[train]\niterations = 10\niteratons = 5\n";
   expect_failure("demo --out " + (dir / "o").string() + " --config " + (dir / "bad.toml").string(),
                  {"bad.toml", ":3", "iteratons"});
-  expect_failure("demo --out " + (dir / "o").string() + " --set train.ssim_lambda=2", {"train.ssim_lambda"});
+  expect_failure("demo --out " + (dir / "o").string() + " --set train.ssim_lambda=2",
+                 {"train.ssim_lambda"});
 }
 
 TEST(Cli, MalformedTransformsJson) {
   const auto dir = test::temp_dir("cli_json");
   std::ofstream(dir / "transforms_train.json") << "{\"camera_angle_x\": 0.7, \"frames\": [ {";
-  expect_failure("train " + dir.string() + " --out " + (dir / "o").string(), {"transforms_train.json"});
+  expect_failure("train " + dir.string() + " --out " + (dir / "o").string(),
+                 {"transforms_train.json"});
 }
 
 TEST(Cli, WrongImageSize) {
@@ -82,19 +87,22 @@ TEST(Cli, WrongImageSize) {
   write_demo_scene((dir / "a").string(), o);
   o.width = 40;
   write_demo_scene((dir / "b").string(), o);
-  fs::copy_file(dir / "b" / "train" / "r_1.png", dir / "a" / "train" / "r_1.png", fs::copy_options::overwrite_existing);
-  expect_failure("train " + (dir / "a").string() + " --out " + (dir / "o").string(), {"r_1.png", "40"});
+  fs::copy_file(dir / "b" / "train" / "r_1.png", dir / "a" / "train" / "r_1.png",
+                fs::copy_options::overwrite_existing);
+  expect_failure("train " + (dir / "a").string() + " --out " + (dir / "o").string(),
+                 {"r_1.png", "40"});
 }
 
 TEST(Cli, NanInPly) {
   const auto dir = test::temp_dir("cli_nan");
-  std::ofstream(dir / "nan.ply") << "ply\nformat ascii 1.0\nelement vertex 1\n"
-                                    "property float x\nproperty float y\nproperty float z\n"
-                                    "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n"
-                                    "property float opacity\nproperty float scale_0\nproperty float scale_1\n"
-                                    "property float scale_2\nproperty float rot_0\nproperty float rot_1\n"
-                                    "property float rot_2\nproperty float rot_3\nend_header\n"
-                                    "0 0 0 0 0 0 0 nan 0 0 1 0 0 0\n";
+  std::ofstream(dir / "nan.ply")
+      << "ply\nformat ascii 1.0\nelement vertex 1\n"
+         "property float x\nproperty float y\nproperty float z\n"
+         "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n"
+         "property float opacity\nproperty float scale_0\nproperty float scale_1\n"
+         "property float scale_2\nproperty float rot_0\nproperty float rot_1\n"
+         "property float rot_2\nproperty float rot_3\nend_header\n"
+         "0 0 0 0 0 0 0 nan 0 0 1 0 0 0\n";
   DemoSceneOptions o;
   o.width = o.height = 32;
   o.train_views = 2;

@@ -235,12 +235,13 @@ TEST(Colmap, FoxWithLensDistortionLoadsUndistortedAndCropped) {
   ASSERT_EQ(std::string(colmap_camera_model(m.cameras[0].model_id)->name), "OPENCV");
   testing::internal::CaptureStderr();
   const Dataset d = load_colmap(fox.string(), downscaled(8));
-  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "undistorting the images of 1 of 1 cameras");
+  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(),
+                  "undistorting the images of 1 of 1 cameras");
   EXPECT_EQ(d.train.size() + d.test.size(), m.images.size());
   const Camera& cam = d.train[0].camera;
   EXPECT_EQ(d.train[0].image.width, cam.width);
   EXPECT_EQ(d.train[0].image.height, cam.height);
-  EXPECT_LT(cam.width, int(m.cameras[0].width / 8));  // the crop removed the border the lens
+  EXPECT_LT(cam.width, int(m.cameras[0].width / 8));    // the crop removed the border the lens
   EXPECT_LE(cam.height, int(m.cameras[0].height / 8));  // did not see
   EXPECT_NEAR(cam.fx, m.cameras[0].params[0] / 8, 0.1 * m.cameras[0].params[0] / 8);
 }

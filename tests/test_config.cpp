@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "train/config.h"
 #include "test_util.h"
+#include "train/config.h"
 
 namespace splat {
 namespace {
@@ -167,7 +167,8 @@ TEST(Config, ToTomlRoundTripsEveryField) {
   // Every field must move, or this test would not cover it.
   for (std::size_t i = 0; i < changed.size(); ++i) {
     const std::string key = changed[i].substr(0, changed[i].find(" = "));
-    EXPECT_NE(changed[i], defaults[i]) << "changed_everywhere() leaves " << key << " at its default";
+    EXPECT_NE(changed[i], defaults[i])
+        << "changed_everywhere() leaves " << key << " at its default";
   }
 
   Config back;
@@ -434,20 +435,26 @@ namespace {
 // Execution modes: every combination that cannot work is rejected naming both keys; every other
 // one is accepted as written (no silent override), and auto resolves by the documented rule.
 TEST(Config, BackendModeCombinations) {
-  const std::string sub[] = {"auto", "per_kernel", "chained", "graph"}, pipe[] = {"auto", "off", "depth2"};
+  const std::string sub[] = {"auto", "per_kernel", "chained", "graph"},
+                    pipe[] = {"auto", "off", "depth2"};
   for (const std::string& s : sub)
     for (const std::string& p : pipe)
       for (const bool timing : {false, true}) {
         Config c;
         c.backend.type = BackendKind::Cuda;
-        apply_config_text(c, "[backend]\nsubmission = \"" + s + "\"\npipelining = \"" + p +
-                                 "\"\ntiming = " + (timing ? "true" : "false") + "\n", "test");
+        apply_config_text(c,
+                          "[backend]\nsubmission = \"" + s + "\"\npipelining = \"" + p +
+                              "\"\ntiming = " + (timing ? "true" : "false") + "\n",
+                          "test");
         SCOPED_TRACE(s + " " + p + (timing ? " timing" : ""));
         const std::string rs = s != "auto" ? s : timing ? "per_kernel" : "graph";
         const std::string rp = p != "auto" ? p : timing || rs == "per_kernel" ? "off" : "depth2";
         EXPECT_EQ(to_string(resolved(c.backend.submission, timing)), rs);
-        EXPECT_EQ(to_string(resolved(c.backend.pipelining, resolved(c.backend.submission, timing), timing)), rp);
-        const bool bad = (rs == "per_kernel" && rp == "depth2") || (timing && (rs == "graph" || rp == "depth2"));
+        EXPECT_EQ(to_string(resolved(c.backend.pipelining, resolved(c.backend.submission, timing),
+                                     timing)),
+                  rp);
+        const bool bad =
+            (rs == "per_kernel" && rp == "depth2") || (timing && (rs == "graph" || rp == "depth2"));
         if (!bad) {
           EXPECT_NO_THROW(c.validate());
           EXPECT_EQ(to_string(c.backend.submission), s);  // kept as written
@@ -460,7 +467,8 @@ TEST(Config, BackendModeCombinations) {
           EXPECT_HAS(e, "backend.pipelining = \"depth2\"");
         } else {
           EXPECT_HAS(e, "backend.timing = true");
-          EXPECT_HAS(e, rs == "graph" ? "backend.submission = \"graph\"" : "backend.pipelining = \"depth2\"");
+          EXPECT_HAS(e, rs == "graph" ? "backend.submission = \"graph\""
+                                      : "backend.pipelining = \"depth2\"");
         }
       }
   // A graph replays one view per step: batches need chained, which auto picks for them.

@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <deque>
 #include <cstdlib>
+#include <deque>
 #include <future>
 
 #include "core/error.h"
@@ -26,7 +26,8 @@ namespace {
 // ranks; a broadcast's root puts its bytes on `wire`, and the other ranks take them off it.
 class FakeRanks final : public dist::Communicator {
  public:
-  explicit FakeRanks(std::vector<std::uint64_t> others, int rank = 0,
+  explicit FakeRanks(std::vector<std::uint64_t> others,
+                     int rank = 0,
                      std::deque<std::vector<std::byte>>* wire = nullptr)
       : others_(std::move(others)), rank_(rank), wire_(wire) {}
   std::string name() const override { return "fake"; }
@@ -119,9 +120,11 @@ TEST(Dist, SingleProcessIsTheIdentity) {
 
 TEST(Dist, HostCommunicatorsRejectDeviceBuffers) {
   FakeRanks two({1});
-  test::expect_contains(
-      test::error_of([&] { two.allreduce_sum_device(static_cast<float*>(nullptr), 4, nullptr, "gradient all-reduce"); }),
-      {"gradient all-reduce", "fake", "host buffers only"});
+  test::expect_contains(test::error_of([&] {
+                          two.allreduce_sum_device(static_cast<float*>(nullptr), 4, nullptr,
+                                                   "gradient all-reduce");
+                        }),
+                        {"gradient all-reduce", "fake", "host buffers only"});
 }
 
 TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
@@ -139,7 +142,8 @@ TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {
 // communicator, and every rank takes the GPU of its local rank on its host (the launcher's; the
 // rank itself where the launcher does not say).
 TEST(Dist, MpiRankTakesTheGpuOfItsLocalRankAndRankZerosNcclId) {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) unsetenv(var);
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    unsetenv(var);
   std::deque<std::vector<std::byte>> wire;
   int made = 0;
   const auto make_id = [&] {
@@ -162,8 +166,9 @@ TEST(Dist, MpiRankTakesTheGpuOfItsLocalRankAndRankZerosNcclId) {
 
   setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);  // a third rank on a host with two GPUs
   FakeRanks alone({1, 1, 1});
-  test::expect_contains(test::error_of([&] { dist::place_on_gpu(alone, make_id, 2); }),
-                        {"rank 0 of 4 is rank 2 on its host", "2 CUDA device(s)", "one rank per GPU"});
+  test::expect_contains(
+      test::error_of([&] { dist::place_on_gpu(alone, make_id, 2); }),
+      {"rank 0 of 4 is rank 2 on its host", "2 CUDA device(s)", "one rank per GPU"});
   unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
   FakeRanks silent({1, 1, 1}, 0, &wire);
   EXPECT_EQ(dist::place_on_gpu(silent, make_id, 2).device, 0);  // the rank itself
@@ -204,11 +209,14 @@ TEST(Dist, PeerWatchReportsAFailedRankWithoutReapingIt) {
   std::promise<std::string> failure;
   std::future<std::string> reported = failure.get_future();
   {
-    dist::PeerWatch watch({clean, failing}, [&](const std::string& m) { failure.set_value(m); },
-                          std::chrono::milliseconds(5));
-    ASSERT_EQ(reported.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "no failure reported";
+    dist::PeerWatch watch(
+        {clean, failing}, [&](const std::string& m) { failure.set_value(m); },
+        std::chrono::milliseconds(5));
+    ASSERT_EQ(reported.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+        << "no failure reported";
   }
-  test::expect_contains(reported.get(), {"process " + std::to_string(failing), "exited with status 3"});
+  test::expect_contains(reported.get(),
+                        {"process " + std::to_string(failing), "exited with status 3"});
   // The statuses are still there for finish_gpus.
   int status = 0;
   ASSERT_EQ(waitpid(failing, &status, 0), failing);
@@ -224,7 +232,8 @@ TEST(Dist, FailedPeerNamesTheSignalAndPassesCleanExits) {
   EXPECT_EQ(dist::failed_peer({killed}), "");  // still running
   ASSERT_EQ(kill(killed, SIGKILL), 0);
   siginfo_t info{};
-  for (const pid_t pid : {clean, killed}) ASSERT_EQ(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
+  for (const pid_t pid : {clean, killed})
+    ASSERT_EQ(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT), 0);
   EXPECT_EQ(dist::failed_peer({clean}), "");
   EXPECT_EQ(dist::failed_peer({clean, killed}),
             "the rank in process " + std::to_string(killed) + " was killed by signal 9");
@@ -341,10 +350,11 @@ TEST(DistMpi, CudaBackendUnderMpirunJoinsNcclOrSaysWhyNot) {
   EXPECT_NE(r.exit_code, 0) << r.output;
 #if SPLAT_HAVE_NCCL
   // Either rank may be the first to report and abort the job; each names its own rank.
-  const bool named = r.output.find("rank 0 of 2 is rank 0 on its host, which has 0 CUDA device(s)") !=
-                         std::string::npos ||
-                     r.output.find("rank 1 of 2 is rank 1 on its host, which has 0 CUDA device(s)") !=
-                         std::string::npos;
+  const bool named =
+      r.output.find("rank 0 of 2 is rank 0 on its host, which has 0 CUDA device(s)") !=
+          std::string::npos ||
+      r.output.find("rank 1 of 2 is rank 1 on its host, which has 0 CUDA device(s)") !=
+          std::string::npos;
   EXPECT_TRUE(named) << r.output;
 #else
   test::expect_contains(r.output, {"MPI job of 2 ranks on the cuda backend", "no NCCL"});

@@ -12,8 +12,6 @@
 
 #include "core/gaussians.h"
 #include "io/compressed_ply.h"
-#include "train/backend_factory.h"
-#include "train/config.h"
 #include "io/dataset.h"
 #include "io/model_file.h"
 #include "io/quantize.h"
@@ -21,6 +19,8 @@
 #include "io/spz.h"
 #include "render/backend.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "train/metrics.h"
 #include "train/trainer.h"
 
@@ -611,10 +611,12 @@ TEST(ExportBadFile, CompressedPlyWrongMagic) {
 TEST(ExportBadFile, CompressedPlyUnexpectedElements) {
   const fs::path path = test::temp_dir("bad_cply_elements") / "m.compressed.ply";
   const std::string text =
-      "ply\nformat binary_little_endian 1.0\nelement chunk 0\nproperty float min_x\nelement face 0\n"
+      "ply\nformat binary_little_endian 1.0\nelement chunk 0\nproperty float min_x\nelement face "
+      "0\n"
       "property float a\nend_header\n";
   write_bytes(path, Bytes(text.begin(), text.end()));
-  expect_contains(error_of([&] { read_model(path.string()); }), {path.string(), "elements", "chunk, face"});
+  expect_contains(error_of([&] { read_model(path.string()); }),
+                  {path.string(), "elements", "chunk, face"});
 }
 
 TEST(ExportBadFile, NonFiniteModelIsNotWritten) {

@@ -33,13 +33,13 @@ TEST(Intersect, KeyPacksTileHighAndDepthKeyLow) {
 TEST(Intersect, DepthKeyOrdersDepthsToItsMantissaBits) {
   const unsigned top = (1u << tiles::kDepthKeyBits) - 1u;
   const float step = std::ldexp(1.0f, -(tiles::kDepthKeyBits - 5));  // 32 binades take 5 bits
-  EXPECT_EQ(tiles::depth_key(0.0f), 0u);  // culled splats
+  EXPECT_EQ(tiles::depth_key(0.0f), 0u);                             // culled splats
   EXPECT_EQ(tiles::depth_key(1e-3f), 0u);
   EXPECT_EQ(tiles::depth_key(0x1p-7f), 0u);
   EXPECT_EQ(tiles::depth_key(0x1p-7f * (1.0f + step)), 1u);  // the first step up
   EXPECT_EQ(tiles::depth_key(0x1p25f * (1.0f - step)), top - 1u);
   EXPECT_EQ(tiles::depth_key(0x1p25f * (1.0f - 0x1p-24f)), top);  // the last step below 2^25 ...
-  EXPECT_EQ(tiles::depth_key(0x1p25f), top);                       // ... and everything above
+  EXPECT_EQ(tiles::depth_key(0x1p25f), top);                      // ... and everything above
   EXPECT_EQ(tiles::depth_key(1e30f), top);
   EXPECT_EQ(tiles::depth_key(std::numeric_limits<float>::infinity()), top);
   EXPECT_EQ(tiles::depth_key(std::numeric_limits<float>::quiet_NaN()), top);
@@ -58,13 +58,9 @@ TEST(Intersect, KeysOrderByTileThenDepth) {
   const float step = std::ldexp(1.0f, -(tiles::kDepthKeyBits - 5));
   // Listed in the expected order; a nearer splat in a later tile still sorts after.
   const std::vector<std::uint64_t> want = {
-      isect_key(0, 0.01f),
-      isect_key(0, 7.0f),
-      isect_key(1, 0.5f),
-      isect_key(1, 1.0f),
-      isect_key(1, 1.0f + step),  // one key step deeper sorts after
-      isect_key(1, 1e30f),
-      isect_key(2, 1e-3f),
+      isect_key(0, 0.01f), isect_key(0, 7.0f),        isect_key(1, 0.5f),
+      isect_key(1, 1.0f),  isect_key(1, 1.0f + step),  // one key step deeper sorts after
+      isect_key(1, 1e30f), isect_key(2, 1e-3f),
   };
   std::vector<std::uint64_t> keys = want;
   std::reverse(keys.begin(), keys.end());
@@ -128,7 +124,8 @@ TEST(Intersect, IntersectTilesHandMade) {
   const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
   const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
   const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
-  const Intersections is = intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(40, 28));
+  const Intersections is =
+      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(40, 28));
   const std::vector<std::uint64_t> want_keys = {
       isect_key(0, 1.0f), isect_key(0, 2.0f),  // tile 0: splat 0 in front of splat 2
       isect_key(1, 0.5f), isect_key(1, 1.0f),  // tile 1: splat 3 in front of splat 0
@@ -146,7 +143,8 @@ TEST(Intersect, SameTileAndDepthKeepGaussianOrder) {
   const std::vector<float> means2d = {8, 8, 8, 8, 8, 8};
   const std::vector<int> radii = {2, 2, 2, 2, 2, 2};
   const std::vector<float> depths = {3.0f, 1.0f, 3.0f};
-  const Intersections is = intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(16, 16));
+  const Intersections is =
+      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(16, 16));
   EXPECT_EQ(is.gaussian_from_isect, (std::vector<std::uint32_t>{1, 0, 2}));
 }
 

@@ -97,9 +97,11 @@ TEST(Mcmc, RelocationPreservesTheRenderedImage) {
       }
       const auto after = cpu::render_fwd(copies, cam, rs).raster.image;
       double worst = 0;
-      for (std::size_t i = 0; i < before.size(); ++i) worst = std::max(worst, double(std::abs(before[i] - after[i])));
+      for (std::size_t i = 0; i < before.size(); ++i)
+        worst = std::max(worst, double(std::abs(before[i] - after[i])));
       EXPECT_LT(worst, 0.05) << "opacity " << o << ", " << n << " copies";
-      std::printf("[ info ] relocation, opacity %.1f, %d copies: max pixel difference %.4f\n", o, n, worst);
+      std::printf("[ info ] relocation, opacity %.1f, %d copies: max pixel difference %.4f\n", o, n,
+                  worst);
     }
   }
 }
@@ -181,7 +183,8 @@ TEST(Mcmc, NoiseMovesTransparentSplatsOnly) {
   double moved_transparent = 0, moved_opaque = 0;
   for (std::size_t i = 0; i < 200; ++i)
     for (int k = 0; k < 3; ++k)
-      (i < 100 ? moved_transparent : moved_opaque) += std::abs(p.means[i * 3 + k] - st.params.means[i * 3 + k]);
+      (i < 100 ? moved_transparent : moved_opaque) +=
+          std::abs(p.means[i * 3 + k] - st.params.means[i * 3 + k]);
   EXPECT_GT(moved_transparent, 1e-3);
   EXPECT_LT(moved_opaque, 1e-6 * moved_transparent + 1e-12);
 }
@@ -196,7 +199,8 @@ TEST(Mcmc, RegularizerGradientsMatchFiniteDifferences) {
     return oreg * o / double(g.size()) + sreg * s / double(3 * g.size());
   };
   Gaussians grads = st.params;
-  grads.for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  grads.for_each_group(
+      [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
   cpu::add_regularizer_grads(st.params, grads, oreg, sreg);
   for (std::size_t i : {0u, 7u, 39u}) {
     Gaussians a = st.params, b = st.params;

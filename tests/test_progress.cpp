@@ -54,7 +54,8 @@ TEST(Progress, McmcProjectionMatchesTraining) {
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   const auto projected = make_densifier(cfg, 1.0)->projected_counts(0, 60, 500);
   // Ticks after steps 20, 30, 40, 50 (refine_start is exclusive): 600, 720, 864, 1000 (cap).
-  const std::vector<std::pair<std::int64_t, std::size_t>> expected{{20, 600}, {30, 720}, {40, 864}, {50, 1000}};
+  const std::vector<std::pair<std::int64_t, std::size_t>> expected{
+      {20, 600}, {30, 720}, {40, 864}, {50, 1000}};
   EXPECT_EQ(projected, expected);
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
@@ -71,10 +72,10 @@ TEST(AutoConfig, IterationsFromViews) {
 }
 
 TEST(AutoConfig, CapFromPixels) {
-  EXPECT_EQ(auto_cap_max(64.0, 100000), 320000);     // Lego: 100 views of 800 x 800
-  EXPECT_EQ(auto_cap_max(1.0, 1443), 100000);        // a small capture: the floor
-  EXPECT_EQ(auto_cap_max(1.0, 100000), 200000);      // room to grow from the initial splats
-  EXPECT_EQ(auto_cap_max(5000.0, 1000), 3000000);    // the ceiling
+  EXPECT_EQ(auto_cap_max(64.0, 100000), 320000);   // Lego: 100 views of 800 x 800
+  EXPECT_EQ(auto_cap_max(1.0, 1443), 100000);      // a small capture: the floor
+  EXPECT_EQ(auto_cap_max(1.0, 100000), 200000);    // room to grow from the initial splats
+  EXPECT_EQ(auto_cap_max(5000.0, 1000), 3000000);  // the ceiling
 }
 
 TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {

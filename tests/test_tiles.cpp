@@ -22,7 +22,7 @@ TEST(Tiles, MaxQuadFollowsTheAlphaThreshold) {
 TEST(Tiles, ReachesHandMade) {
   // Isotropic, sigma = 2 px (conic 1/4), opacity 1: blends out to sqrt(11.09) * 2 = 6.66 px.
   const float a = 0.25f, b = 0.0f, c = 0.25f, q = tiles::max_quad(1.0f);
-  EXPECT_TRUE(tiles::reaches(a, b, c, 8, 8, q, 0, 0));     // mean inside the tile
+  EXPECT_TRUE(tiles::reaches(a, b, c, 8, 8, q, 0, 0));      // mean inside the tile
   EXPECT_TRUE(tiles::reaches(a, b, c, 10.5f, 8, q, 1, 0));  // nearest center of tile 1: 6 px away
   EXPECT_FALSE(tiles::reaches(a, b, c, 9.5f, 8, q, 1, 0));  // 7 px away
   EXPECT_FALSE(tiles::reaches(a, b, c, 8, 8, tiles::max_quad(0.001f), 0, 0));  // too transparent
@@ -41,7 +41,9 @@ TEST(Tiles, ReachesHandMade) {
 template <class T>
 GaussiansT<T> random_splats(std::uint32_t seed, int n, const Camera& cam) {
   std::mt19937 rng(seed);
-  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<>(lo, hi)(rng); };
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<>(lo, hi)(rng);
+  };
   std::normal_distribution<> normal(0.0, 1.0);
   GaussiansT<T> g;
   g.sh_degree = 0;
@@ -72,7 +74,8 @@ void expect_culling_changes_nothing(bool antialiased) {
   const GaussiansT<T> g = random_splats<T>(antialiased ? 5 : 3, 300, cam);
   const cpu::Projected<T> p = cpu::project_fwd(g, cam, rs);
   const cpu::TileGrid grid = cpu::TileGrid::for_image(cam.width, cam.height);
-  const cpu::Intersections culled = cpu::intersect_tiles(p.means2d, p.radii, p.depths, p.conics, p.opacities, grid);
+  const cpu::Intersections culled =
+      cpu::intersect_tiles(p.means2d, p.radii, p.depths, p.conics, p.opacities, grid);
   const cpu::Intersections boxes = cpu::intersect_tiles(p.means2d, p.radii, p.depths, {}, {}, grid);
   // Culling must remove something here, or this test shows nothing.
   EXPECT_LT(culled.keys.size(), boxes.keys.size() * 9 / 10) << "box " << boxes.keys.size();
@@ -86,8 +89,10 @@ void expect_culling_changes_nothing(bool antialiased) {
   std::vector<T> v_image(a.image.size()), v_alpha(a.alpha.size());
   for (T& v : v_image) v = T(u(rng));
   for (T& v : v_alpha) v = T(u(rng));
-  const cpu::ProjectedGrad<T> va = cpu::rasterize_bwd(p, culled, cam.width, cam.height, rs, v_image, v_alpha);
-  const cpu::ProjectedGrad<T> vb = cpu::rasterize_bwd(p, boxes, cam.width, cam.height, rs, v_image, v_alpha);
+  const cpu::ProjectedGrad<T> va =
+      cpu::rasterize_bwd(p, culled, cam.width, cam.height, rs, v_image, v_alpha);
+  const cpu::ProjectedGrad<T> vb =
+      cpu::rasterize_bwd(p, boxes, cam.width, cam.height, rs, v_image, v_alpha);
   EXPECT_EQ(va.means2d, vb.means2d);
   EXPECT_EQ(va.conics, vb.conics);
   EXPECT_EQ(va.colors, vb.colors);
@@ -108,7 +113,8 @@ TEST(Tiles, ReachesPixelsIsConservativeOnAnyBox) {
   std::uniform_int_distribution<int> ux(-20, 80), uy(-20, 60);
   const int boxes[][2] = {{15, 1}, {7, 3}, {0, 0}, {15, 15}, {3, 7}};
   auto skipped = [](float power, float opacity) {
-    return power > 0.0f || power < float(cpu::kMinPower) || opacity * std::exp(power) < config::alpha_min;
+    return power > 0.0f || power < float(cpu::kMinPower) ||
+           opacity * std::exp(power) < config::alpha_min;
   };
   int tested = 0, culled = 0;
   for (std::size_t g = 0; g < p.opacities.size(); ++g) {
@@ -128,7 +134,8 @@ TEST(Tiles, ReachesPixelsIsConservativeOnAnyBox) {
           const float qx = -0.5f * a, qy = -b, qz = -0.5f * c;
           const float gpu_power = std::fma(dx, std::fma(qy, dy, qx * dx), (qz * dy) * dy);
           ASSERT_TRUE(skipped(cpu_power, o) && skipped(gpu_power, o))
-              << "splat " << g << " at pixel " << x << "," << y << " of box " << x0 << "," << y0 << " +" << w << "x" << h;
+              << "splat " << g << " at pixel " << x << "," << y << " of box " << x0 << "," << y0
+              << " +" << w << "x" << h;
         }
     }
   }
@@ -136,9 +143,15 @@ TEST(Tiles, ReachesPixelsIsConservativeOnAnyBox) {
   EXPECT_GT(culled, tested / 2) << culled << " of " << tested;
 }
 
-TEST(Tiles, CullingChangesNoImageOrGradientFloat) { expect_culling_changes_nothing<float>(false); }
-TEST(Tiles, CullingChangesNoImageOrGradientDouble) { expect_culling_changes_nothing<double>(false); }
-TEST(Tiles, CullingChangesNoImageOrGradientAntialiased) { expect_culling_changes_nothing<float>(true); }
+TEST(Tiles, CullingChangesNoImageOrGradientFloat) {
+  expect_culling_changes_nothing<float>(false);
+}
+TEST(Tiles, CullingChangesNoImageOrGradientDouble) {
+  expect_culling_changes_nothing<double>(false);
+}
+TEST(Tiles, CullingChangesNoImageOrGradientAntialiased) {
+  expect_culling_changes_nothing<float>(true);
+}
 
 }  // namespace
 }  // namespace splat

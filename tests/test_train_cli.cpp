@@ -23,8 +23,9 @@ std::string train_args(const fs::path& out, const std::string& extra = "") {
 
 TEST(TrainCli, SetTakesOneValueSoDataMayFollow) {
   const auto dir = test::temp_dir("cli_set_order");
-  const auto r = test::run_splat("train --set train.iterations=5 --set backend.type=cpu --set model.init_points=300 --out " +
-                                 (dir / "o").string() + " " + test::small_demo_scene());
+  const auto r = test::run_splat(
+      "train --set train.iterations=5 --set backend.type=cpu --set model.init_points=300 --out " +
+      (dir / "o").string() + " " + test::small_demo_scene());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(dir / "o" / "model.ply"));
 }
@@ -44,7 +45,8 @@ TEST(TrainCli, DownscaleOutOfRangeSaysTheRange) {
 
 TEST(TrainCli, MissingDataFailsBeforeAnyOutput) {
   const auto dir = test::temp_dir("cli_missing");
-  const auto r = test::run_splat("train " + (dir / "no_such_scene").string() + " --out " + (dir / "o").string());
+  const auto r = test::run_splat("train " + (dir / "no_such_scene").string() + " --out " +
+                                 (dir / "o").string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_MENTIONS(r.output, "no_such_scene");
   EXPECT_EQ(r.output.find("resolved config"), std::string::npos) << r.output;
@@ -70,7 +72,8 @@ TEST(TrainCli, PreviousRunIsKeptUnlessOverwritten) {
   auto r = test::run_splat(train_args(out));
   EXPECT_NE(r.exit_code, 0);
   test::expect_contains(r.output, {"previous run", "--overwrite", "--resume"});
-  EXPECT_EQ(r.output.find("loaded"), std::string::npos) << "refused only after loading:\n" << r.output;
+  EXPECT_EQ(r.output.find("loaded"), std::string::npos) << "refused only after loading:\n"
+                                                        << r.output;
   EXPECT_EQ(fs::last_write_time(out / "model.ply"), first);
   // --overwrite replaces it, leaving no file of the old run behind.
   std::ofstream(out / "checkpoint_10.ckpt") << "old";
@@ -78,7 +81,8 @@ TEST(TrainCli, PreviousRunIsKeptUnlessOverwritten) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(out / "checkpoint_10.ckpt"));
   EXPECT_FALSE(fs::exists(out / "checkpoint.ckpt"));
-  for (const auto& e : fs::directory_iterator(out)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
 TEST(TrainCli, UnusableOutDirFailsBeforeLoading) {
@@ -98,22 +102,24 @@ TEST(TrainCli, InterruptSavesCheckpointAndModelThenResumes) {
   const auto out = dir / "o";
   // Starts a long run, waits for its first history record (training has begun), sends SIGINT.
   const std::string run = std::string(SPLAT_BINARY) + " " +
-                          train_args(out, "--set train.iterations=100000 --set train.log_every=1") + " > " +
-                          (dir / "log").string() + " 2>&1 & pid=$!; " + "for i in $(seq 600); do [ -s " +
-                          (out / "metrics.jsonl").string() + " ] && break; sleep 0.1; done; kill -INT $pid; wait $pid";
+                          train_args(out, "--set train.iterations=100000 --set train.log_every=1") +
+                          " > " + (dir / "log").string() + " 2>&1 & pid=$!; " +
+                          "for i in $(seq 600); do [ -s " + (out / "metrics.jsonl").string() +
+                          " ] && break; sleep 0.1; done; kill -INT $pid; wait $pid";
   const auto r = test::run_command(run);
   std::ifstream log_file(dir / "log");
   const std::string log((std::istreambuf_iterator<char>(log_file)), {});
   EXPECT_EQ(r.exit_code, 130) << log;
-  test::expect_contains(log, {"stopped by SIGINT", "resume with:", "--resume " + (out / "checkpoint.ckpt").string()});
+  test::expect_contains(
+      log, {"stopped by SIGINT", "resume with:", "--resume " + (out / "checkpoint.ckpt").string()});
   ASSERT_TRUE(fs::exists(out / "model.ply"));
   const Checkpoint c = read_checkpoint((out / "checkpoint.ckpt").string());
   EXPECT_GT(c.iteration, 0);
   EXPECT_LT(c.iteration, 100000);
   // The resume command it printed continues the run (to a shorter end here).
-  const auto resumed = test::run_splat("train " + test::small_demo_scene() + " --resume " +
-                                       (out / "checkpoint.ckpt").string() + " --out " + out.string() +
-                                       " --set train.iterations=" + std::to_string(c.iteration + 5));
+  const auto resumed = test::run_splat(
+      "train " + test::small_demo_scene() + " --resume " + (out / "checkpoint.ckpt").string() +
+      " --out " + out.string() + " --set train.iterations=" + std::to_string(c.iteration + 5));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   nlohmann::json m = nlohmann::json::parse(std::ifstream(out / "metrics.json"));
   EXPECT_EQ(m["iterations"], c.iteration + 5);
@@ -122,7 +128,8 @@ TEST(TrainCli, InterruptSavesCheckpointAndModelThenResumes) {
 TEST(TrainCli, HistoryRecordsLossesAndEvaluations) {
   const auto dir = test::temp_dir("cli_history");
   const auto out = dir / "o";
-  const auto r = test::run_splat(train_args(out, "--set train.log_every=5 --set train.eval_every=10"));
+  const auto r =
+      test::run_splat(train_args(out, "--set train.log_every=5 --set train.eval_every=10"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_MENTIONS(r.output, "eval at 10: PSNR");
   const auto h = read_history((out / "metrics.jsonl").string());
@@ -134,7 +141,8 @@ TEST(TrainCli, HistoryRecordsLossesAndEvaluations) {
       EXPECT_EQ(j["eval"]["views"], 4);
     } else {
       loss_steps.push_back(j["step"]);
-      for (const char* k : {"elapsed", "loss", "loss_smoothed", "splats", "its_per_s"}) EXPECT_TRUE(j.contains(k)) << k;
+      for (const char* k : {"elapsed", "loss", "loss_smoothed", "splats", "its_per_s"})
+        EXPECT_TRUE(j.contains(k)) << k;
     }
   }
   EXPECT_EQ(loss_steps, (std::vector<std::int64_t>{5, 10, 15, 20}));
@@ -163,8 +171,9 @@ TEST(TrainCli, EvalOfCheckpointUsesItsDownscale) {
   const auto dir = test::temp_dir("cli_eval_downscale");
   const auto out = dir / "o";
   ASSERT_EQ(test::run_splat(train_args(out, "--downscale 2")).exit_code, 0);
-  const auto e = test::run_splat("eval " + (out / "checkpoint.ckpt").string() + " " + test::small_demo_scene() +
-                                 " --set backend.type=cpu --out " + (dir / "e").string());
+  const auto e = test::run_splat("eval " + (out / "checkpoint.ckpt").string() + " " +
+                                 test::small_demo_scene() + " --set backend.type=cpu --out " +
+                                 (dir / "e").string());
   ASSERT_EQ(e.exit_code, 0) << e.output;
   const auto trained = nlohmann::json::parse(std::ifstream(out / "metrics.json"));
   const auto evaluated = nlohmann::json::parse(std::ifstream(dir / "e" / "metrics.json"));

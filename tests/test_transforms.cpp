@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "train/config.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/undistort.h"
 #include "test_util.h"
+#include "train/config.h"
 #include "train/init.h"
 
 namespace splat {
@@ -49,7 +49,8 @@ TEST(Transforms, FoxLoadsWithHoldoutEveryEighth) {
   Lens lens;
   lens.k = {0.0578421, -0.0805099, 0, 0};
   lens.p1 = -0.000980296, lens.p2 = 0.00015575;
-  const CameraIntrinsics full = undistorted_camera({1375.52, 1374.49, 554.558, 965.268, 1080, 1920}, lens, true);
+  const CameraIntrinsics full =
+      undistorted_camera({1375.52, 1374.49, 554.558, 965.268, 1080, 1920}, lens, true);
   EXPECT_LT(full.width, 1080);
   const int W = full.width / 8, H = full.height / 8;
   const double sx = double(W) / full.width, sy = double(H) / full.height;
@@ -236,9 +237,10 @@ TEST(Transforms, FisheyeCaptureIsResampledToAPinhole) {
   const auto dir = test::temp_dir("transforms_fisheye");
   write_rgb(dir / "images/a.png", 32, 24);
   write_rgb(dir / "images/b.png", 32, 24);
-  write_text(dir / "transforms.json",
-             transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
-                        R"("camera_model": "OPENCV_FISHEYE", "fl_x": 12, "fl_y": 12, "cx": 16, "cy": 12,
+  write_text(
+      dir / "transforms.json",
+      transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
+                 R"("camera_model": "OPENCV_FISHEYE", "fl_x": 12, "fl_y": 12, "cx": 16, "cy": 12,
                            "k1": 0.05, "k2": -0.01,)"));
   testing::internal::CaptureStderr();
   const Dataset d = load_transforms(dir.string(), LoadOptions{});

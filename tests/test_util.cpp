@@ -1,9 +1,13 @@
 #include "test_util.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "core/gaussians.h"
@@ -11,11 +15,6 @@
 #include "io/demo_scene.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"
-
-#include <array>
-#include <cstdio>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace splat::test {
 
@@ -84,7 +83,8 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
 
   auto b2 = make_backend(cfg.backend);
   Trainer resumed(cfg, data, *b2);
-  const Checkpoint saved = read_checkpoint((dir / ("checkpoint_" + std::to_string(at) + ".ckpt")).string());
+  const Checkpoint saved =
+      read_checkpoint((dir / ("checkpoint_" + std::to_string(at) + ".ckpt")).string());
   resumed.resume(saved);
   EXPECT_EQ(resumed.iteration(), at);
   resumed.train("");
@@ -98,7 +98,8 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
   const std::size_t rest = std::size_t(cfg.train.iterations - at);
   EXPECT_EQ(resumed.loss_history().size(), rest);
   if (resumed.loss_history().size() != rest) return saved;
-  for (std::size_t i = 0; i < rest; ++i) EXPECT_EQ(full.loss_history()[std::size_t(at) + i], resumed.loss_history()[i]);
+  for (std::size_t i = 0; i < rest; ++i)
+    EXPECT_EQ(full.loss_history()[std::size_t(at) + i], resumed.loss_history()[i]);
   return saved;
 }
 

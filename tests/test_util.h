@@ -1,11 +1,11 @@
 #pragma once
 // Helpers shared by the tests: where the real data is, and running the CLI.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/error.h"
 
@@ -45,7 +45,8 @@ std::string error_of(F&& f) {
 
 // EXPECTs msg to contain every part.
 inline void expect_contains(const std::string& msg, std::initializer_list<std::string> parts) {
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
+  for (const auto& p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in: " << msg;
 }
 
 // EXPECTs msg to contain text, printing both otherwise.
@@ -68,7 +69,9 @@ namespace test {
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference
 // between two runs against how far training moved.
-double relative_difference(const GaussiansT<float>& a, const GaussiansT<float>& b, const GaussiansT<float>* init);
+double relative_difference(const GaussiansT<float>& a,
+                           const GaussiansT<float>& b,
+                           const GaussiansT<float>* init);
 // Trains cfg (whose output.checkpoint_every is `at`) from scratch, resumes a second run from its
 // checkpoint at step `at`, and EXPECTs the two to end bit-identical: parameters, Adam state and
 // the losses after `at`. Returns the checkpoint it resumed from.
@@ -76,14 +79,12 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
 }  // namespace test
 }  // namespace splat
 
-namespace splat::test {
-
-}  // namespace splat::test
+namespace splat::test {}  // namespace splat::test
 
 // Skip (with a message) when ../shared/data/<what> is absent.
-#define SPLAT_REQUIRE_SHARED(rel)                                                     \
-  do {                                                                                \
-    if (!std::filesystem::exists(::splat::test::shared_dir() / (rel)))                \
-      GTEST_SKIP() << "skipped: " << (::splat::test::shared_dir() / (rel)).string()   \
+#define SPLAT_REQUIRE_SHARED(rel)                                                      \
+  do {                                                                                 \
+    if (!std::filesystem::exists(::splat::test::shared_dir() / (rel)))                 \
+      GTEST_SKIP() << "skipped: " << (::splat::test::shared_dir() / (rel)).string()    \
                    << " is absent (the real data lives in ../shared beside the repo)"; \
   } while (0)

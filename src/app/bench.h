@@ -25,7 +25,8 @@ int run_bench_parity(const ParityArgs& args);
 struct AbArgs {
   std::string config_a, config_b, data, binary_a, binary_b, out = "bench_ab";
   int pairs = 3;
-  double load_factor = 1.5;  // a run whose sampled load max exceeds load_factor x cores is retried once
+  double load_factor =
+      1.5;  // a run whose sampled load max exceeds load_factor x cores is retried once
 };
 int run_bench_ab(const AbArgs& args);
 

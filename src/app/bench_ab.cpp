@@ -108,20 +108,29 @@ struct Arms {
 };
 
 // One child training run; throws splat::Error naming its log if it fails.
-json run_one(const Arms& arms, bench::Arm arm, const std::string& data, const fs::path& dir, int index, int pair) {
+json run_one(const Arms& arms,
+             bench::Arm arm,
+             const std::string& data,
+             const fs::path& dir,
+             int index,
+             int pair) {
   const int a = arm == bench::Arm::A ? 0 : 1;
   fs::remove_all(dir);
   const fs::path log = dir.string() + ".log";
-  const std::string cmd = quote(arms.binary[a]) + " train " + quote(data) + " --config " + quote(arms.config[a]) +
-                          " --out " + quote(dir.string()) + " > " + quote(log.string()) + " 2>&1";
-  std::fprintf(stderr, "run %d (pair %d, %c): %s\n", index, pair, bench::arm_char(arm), dir.string().c_str());
+  const std::string cmd = quote(arms.binary[a]) + " train " + quote(data) + " --config " +
+                          quote(arms.config[a]) + " --out " + quote(dir.string()) + " > " +
+                          quote(log.string()) + " 2>&1";
+  std::fprintf(stderr, "run %d (pair %d, %c): %s\n", index, pair, bench::arm_char(arm),
+               dir.string().c_str());
   LoadSampler sampler;
   const auto t0 = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::size_t samples = sampler.count();
   const auto [load_mean, load_max] = sampler.stop();
-  if (status != 0) throw Error("bench ab: run " + dir.string() + " failed (exit status " + std::to_string(status) + "); see " + log.string());
+  if (status != 0)
+    throw Error("bench ab: run " + dir.string() + " failed (exit status " + std::to_string(status) +
+                "); see " + log.string());
   const fs::path metrics = dir / "metrics.json";
   if (!fs::exists(metrics)) throw Error(metrics.string() + ": missing after the run");
   const json m = json::parse(read_text(metrics));
@@ -138,8 +147,8 @@ json run_one(const Arms& arms, bench::Arm arm, const std::string& data, const fs
   r["load_samples"] = std::max<std::size_t>(samples, 1);
   const fs::path resolved = dir / "config.toml";
   r["config_toml_sha256"] = fs::exists(resolved) ? sha256_file(resolved.string()) : "missing";
-  std::fprintf(stderr, "  train %.3f s, PSNR %.3f dB, load mean %.2f max %.2f\n", r["train_seconds"].get<double>(),
-               r["psnr"].get<double>(), load_mean, load_max);
+  std::fprintf(stderr, "  train %.3f s, PSNR %.3f dB, load mean %.2f max %.2f\n",
+               r["train_seconds"].get<double>(), r["psnr"].get<double>(), load_mean, load_max);
   return r;
 }
 
@@ -157,23 +166,27 @@ void write_markdown_to(std::ofstream& f, const json& rep) {
   f << "# splat bench ab\n\n";
   f << "**Verdict: " << rep.value("verdict", std::string("(not run)")) << "**";
   if (rep.contains("decision")) f << " -- " << rep["decision"]["reason"].get<std::string>();
-  f << "\n\n## Rule (written " << rep["rule"]["written_at"].get<std::string>() << ", before the runs)\n\n"
+  f << "\n\n## Rule (written " << rep["rule"]["written_at"].get<std::string>()
+    << ", before the runs)\n\n"
     << rep["rule"]["text"].get<std::string>() << "\n\n## Provenance\n\n";
   const json& pv = rep["provenance"];
   f << "- working directory's git commit: `" << pv["git_commit"].get<std::string>() << "`\n"
     << "- host: " << pv["host"].get<std::string>() << ", " << pv["cores"].get<int>() << " cores\n"
     << "- data: `" << pv["data"].get<std::string>() << "`\n";
   for (const char* arm : {"a", "b"})
-    f << "- " << char(std::toupper(arm[0])) << ": binary `" << pv[arm]["binary"].get<std::string>() << "` sha256 `"
-      << pv[arm]["binary_sha256"].get<std::string>() << "` (`" << pv[arm]["version"].get<std::string>()
-      << "`), config `" << pv[arm]["config"].get<std::string>()
-      << "` sha256 `" << pv[arm]["config_sha256"].get<std::string>() << "`\n";
-  f << "\n## Runs (ABBA order)\n\n| # | pair | arm | train s | PSNR dB | load mean | load max | dir |\n|---|---|---|---|---|---|---|---|\n";
+    f << "- " << char(std::toupper(arm[0])) << ": binary `" << pv[arm]["binary"].get<std::string>()
+      << "` sha256 `" << pv[arm]["binary_sha256"].get<std::string>() << "` (`"
+      << pv[arm]["version"].get<std::string>() << "`), config `"
+      << pv[arm]["config"].get<std::string>() << "` sha256 `"
+      << pv[arm]["config_sha256"].get<std::string>() << "`\n";
+  f << "\n## Runs (ABBA order)\n\n| # | pair | arm | train s | PSNR dB | load mean | load max | "
+       "dir |\n|---|---|---|---|---|---|---|---|\n";
   char buf[512];
   for (const json& r : rep.value("runs", json::array())) {
-    std::snprintf(buf, sizeof buf, "| %d | %d | %s | %.3f | %.3f | %.2f | %.2f | %s |\n", r["index"].get<int>(),
-                  r["pair"].get<int>(), r["arm"].get<std::string>().c_str(), r["train_seconds"].get<double>(),
-                  r["psnr"].get<double>(), r["load_mean"].get<double>(), r["load_max"].get<double>(),
+    std::snprintf(buf, sizeof buf, "| %d | %d | %s | %.3f | %.3f | %.2f | %.2f | %s |\n",
+                  r["index"].get<int>(), r["pair"].get<int>(), r["arm"].get<std::string>().c_str(),
+                  r["train_seconds"].get<double>(), r["psnr"].get<double>(),
+                  r["load_mean"].get<double>(), r["load_max"].get<double>(),
                   r["dir"].get<std::string>().c_str());
     f << buf;
   }
@@ -184,10 +197,12 @@ void write_markdown_to(std::ofstream& f, const json& rep) {
   if (rep.contains("decision")) {
     const json& d = rep["decision"];
     std::snprintf(buf, sizeof buf,
-                  "\n## Decision\n\n- median delta (B - A): %+.4f s (%+.2f%%)\n- sigma of paired deltas: %.4f s\n"
+                  "\n## Decision\n\n- median delta (B - A): %+.4f s (%+.2f%%)\n- sigma of paired "
+                  "deltas: %.4f s\n"
                   "- threshold: %.4f s\n- median PSNR: A %.3f dB, B %.3f dB\n",
-                  d["median_delta"].get<double>(), 100.0 * d["relative_delta"].get<double>(), d["sigma"].get<double>(),
-                  d["threshold"].get<double>(), d["psnr_a"].get<double>(), d["psnr_b"].get<double>());
+                  d["median_delta"].get<double>(), 100.0 * d["relative_delta"].get<double>(),
+                  d["sigma"].get<double>(), d["threshold"].get<double>(), d["psnr_a"].get<double>(),
+                  d["psnr_b"].get<double>());
     f << buf;
   }
 }
@@ -253,8 +268,11 @@ int run_bench_ab(const AbArgs& args) {
       for (const json& r : pair_runs) worst = std::max(worst, r["load_max"].get<double>());
       if (attempt == 1 || worst <= load_limit) break;
       char ev[256];
-      std::snprintf(ev, sizeof ev, "pair %d: load max %.2f > %.2f (%.2f x %d cores); runs %s, %s discarded and the pair rerun once",
-                    p, worst, load_limit, args.load_factor, cores, pair_runs[0]["dir"].get<std::string>().c_str(),
+      std::snprintf(ev, sizeof ev,
+                    "pair %d: load max %.2f > %.2f (%.2f x %d cores); runs %s, %s discarded and "
+                    "the pair rerun once",
+                    p, worst, load_limit, args.load_factor, cores,
+                    pair_runs[0]["dir"].get<std::string>().c_str(),
                     pair_runs[1]["dir"].get<std::string>().c_str());
       std::fprintf(stderr, "%s\n", ev);
       retries.push_back({{"pair", p}, {"evidence", ev}, {"discarded_runs", pair_runs}});
@@ -275,19 +293,26 @@ int run_bench_ab(const AbArgs& args) {
   json resolved;
   for (const json& r : runs) {
     const std::string arm = r["arm"];
-    if (!resolved.contains(arm)) resolved[arm] = read_text(fs::path(r["dir"].get<std::string>()) / "config.toml");
+    if (!resolved.contains(arm))
+      resolved[arm] = read_text(fs::path(r["dir"].get<std::string>()) / "config.toml");
   }
   rep["resolved_configs"] = resolved;
-  rep["decision"] = {{"median_delta", d.median_delta}, {"relative_delta", d.relative_delta}, {"sigma", d.sigma},
-                     {"threshold", d.threshold},       {"psnr_a", d.psnr_a},                 {"psnr_b", d.psnr_b},
-                     {"faster", d.faster},             {"psnr_ok", d.psnr_ok},               {"reason", d.reason}};
+  rep["decision"] = {{"median_delta", d.median_delta},
+                     {"relative_delta", d.relative_delta},
+                     {"sigma", d.sigma},
+                     {"threshold", d.threshold},
+                     {"psnr_a", d.psnr_a},
+                     {"psnr_b", d.psnr_b},
+                     {"faster", d.faster},
+                     {"psnr_ok", d.psnr_ok},
+                     {"reason", d.reason}};
   rep["verdict"] = bench::to_string(d.verdict);
   rep["status"] = "done";
   rep["finished_at"] = now_utc();
   write_json(out / "report.json", rep);
   write_markdown(out / "report.md", rep);
-  std::printf("verdict: %s -- %s\nwrote %s/{report.json, report.md}\n", bench::to_string(d.verdict).c_str(),
-              d.reason.c_str(), out.string().c_str());
+  std::printf("verdict: %s -- %s\nwrote %s/{report.json, report.md}\n",
+              bench::to_string(d.verdict).c_str(), d.reason.c_str(), out.string().c_str());
   return 0;
 }
 

@@ -25,7 +25,8 @@ namespace splat::app {
 // Views cycle through the checkpoint's saved epoch permutation from its saved position (the
 // trainer's order until the epoch ends), then round-robin 0..n-1 if it has none.
 int run_bench_replay(const ReplayArgs& args) {
-  if (args.iters < 1 || args.warmup < 0) throw Error("bench replay: --iters must be >= 1 and --warmup >= 0");
+  if (args.iters < 1 || args.warmup < 0)
+    throw Error("bench replay: --iters must be >= 1 and --warmup >= 0");
   const Checkpoint ckpt = read_checkpoint(args.checkpoint);
   const Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
@@ -59,8 +60,9 @@ int run_bench_replay(const ReplayArgs& args) {
   std::int64_t step = ckpt.iteration;
   const int total = args.warmup + args.iters;
   auto last = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps\n",
-               backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters);
+  std::fprintf(
+      stderr, "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps\n",
+      backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters);
   std::vector<BatchView> batch(std::size_t(cfg.train.batch_size));  // train.batch_size views a step
   for (int i = 0; i < total; ++i, ++step) {
     for (BatchView& v : batch) {
@@ -69,24 +71,30 @@ int run_bench_replay(const ReplayArgs& args) {
     }
     StepSettings s;
     s.raster = final_raster_settings(cfg);
-    s.raster.sh_degree = active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+    s.raster.sh_degree =
+        active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
     s.ssim_lambda = cfg.train.ssim_lambda;
     s.lr = learning_rates(cfg.train, extent, step);
     s.batch_size = int(batch.size());
     densifier->step_settings(step, s);
     backend->step(batch, s);
     losses.clear();
-    backend->collect_losses(losses, i + 1 == args.warmup || i + 1 == total);  // drained: warm-up done, window done
+    backend->collect_losses(
+        losses, i + 1 == args.warmup || i + 1 == total);  // drained: warm-up done, window done
     const auto now = std::chrono::steady_clock::now();
     for (const StepResult& r : losses)
-      if (!std::isfinite(r.loss)) throw Error("bench replay: loss is " + std::to_string(r.loss) + " near step " + std::to_string(step));
-    if (i >= args.warmup) ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      if (!std::isfinite(r.loss))
+        throw Error("bench replay: loss is " + std::to_string(r.loss) + " near step " +
+                    std::to_string(step));
+    if (i >= args.warmup)
+      ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
     last = now;
   }
   const bench::Summary s = bench::summarize(ms);
   const auto report = backend->report();
-  std::printf("ms/iter over %zu steps: median %.3f  p5 %.3f  p95 %.3f  mean %.3f  (%s, %zu splats)\n", s.n,
-              s.median, s.p5, s.p95, s.mean, backend->name().c_str(), backend->num_splats());
+  std::printf(
+      "ms/iter over %zu steps: median %.3f  p5 %.3f  p95 %.3f  mean %.3f  (%s, %zu splats)\n", s.n,
+      s.median, s.p5, s.p95, s.mean, backend->name().c_str(), backend->num_splats());
   double stage_total = 0;
   for (const auto& [name, value] : report)
     if (name.rfind("ms.", 0) == 0) stage_total += value;
@@ -136,7 +144,8 @@ int run_bench_parity(const ParityArgs& args) {
   for (const View& v : data.train) images.push_back(&v.image);
   StepSettings s;
   s.raster = final_raster_settings(cfg);
-  s.raster.sh_degree = active_sh_degree(ckpt.iteration, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+  s.raster.sh_degree =
+      active_sh_degree(ckpt.iteration, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
   s.ssim_lambda = cfg.train.ssim_lambda;  // s.lr stays zero
 
   struct Side {
@@ -158,7 +167,8 @@ int run_bench_parity(const ParityArgs& args) {
     backend->set_images(images);
     TrainState st{ckpt.params, ckpt.params, ckpt.params, 0};
     for (Gaussians* g : {&st.adam_m, &st.adam_v})
-      g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+      g->for_each_group(
+          [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
     backend->set_state(st);
     const auto t0 = std::chrono::steady_clock::now();
     backend->step(data.train[args.view].camera, args.view, s);
@@ -180,15 +190,17 @@ int run_bench_parity(const ParityArgs& args) {
   j["num_splats"] = ckpt.params.size();
   j["tolerance_rel_l2"] = args.tolerance;
   std::printf("parity on view %s, %zu splats, SH degree %d: cpu %.2f s, cuda %.3f s for the step\n",
-              data.train[args.view].name.c_str(), ckpt.params.size(), s.raster.sh_degree, sides[0].seconds,
-              sides[1].seconds);
+              data.train[args.view].name.c_str(), ckpt.params.size(), s.raster.sh_degree,
+              sides[0].seconds, sides[1].seconds);
   // got against want, group by group; prints a row per group and returns whether all pass.
-  auto compare = [&](const Gaussians& got_g, const Gaussians& want_g, const char* what, nlohmann::json& out,
-                     double tolerance) {
-    std::printf("%s\n%-12s %12s %12s %12s %12s\n", what, "gradient", "rel L2", "1 - cos", "max abs diff", "max abs");
+  auto compare = [&](const Gaussians& got_g, const Gaussians& want_g, const char* what,
+                     nlohmann::json& out, double tolerance) {
+    std::printf("%s\n%-12s %12s %12s %12s %12s\n", what, "gradient", "rel L2", "1 - cos",
+                "max abs diff", "max abs");
     bool pass_all = true;
     std::vector<const std::vector<float>*> want_groups;
-    want_g.for_each_group([&](const char*, const std::vector<float>& v) { want_groups.push_back(&v); });
+    want_g.for_each_group(
+        [&](const char*, const std::vector<float>& v) { want_groups.push_back(&v); });
     int g = 0;
     got_g.for_each_group([&](const char* name, const std::vector<float>& got) {
       const std::vector<float>& want = *want_groups[g++];
@@ -203,14 +215,18 @@ int run_bench_parity(const ParityArgs& args) {
       const double one_minus_cos = w2 > 0 && g2 > 0 ? 1 - dot / std::sqrt(w2 * g2) : 0;
       const bool pass = rel <= tolerance || w2 == 0;
       pass_all = pass_all && pass;
-      std::printf("%-12s %12.3g %12.3g %12.3g %12.3g%s\n", name, rel, one_minus_cos, max_diff, max_abs,
-                  pass ? "" : "  over tolerance");
-      out[name] = {{"rel_l2", rel}, {"one_minus_cos", one_minus_cos}, {"max_abs_diff", max_diff},
-                   {"max_abs", max_abs}, {"pass", pass}};
+      std::printf("%-12s %12.3g %12.3g %12.3g %12.3g%s\n", name, rel, one_minus_cos, max_diff,
+                  max_abs, pass ? "" : "  over tolerance");
+      out[name] = {{"rel_l2", rel},
+                   {"one_minus_cos", one_minus_cos},
+                   {"max_abs_diff", max_diff},
+                   {"max_abs", max_abs},
+                   {"pass", pass}};
     });
     return pass_all;
   };
-  bool ok = compare(sides[1].grads, sides[0].grads, "cuda against cpu", j["gradients"], args.tolerance);
+  bool ok =
+      compare(sides[1].grads, sides[0].grads, "cuda against cpu", j["gradients"], args.tolerance);
   compare(sides[1].grads, sides[2].grads,
           cfg.backend.deterministic ? "noise floor: cuda against cuda with float atomics"
                                     : "noise floor: cuda against cuda with fixed-point sums",
@@ -227,22 +243,30 @@ int run_bench_parity(const ParityArgs& args) {
     if (d > max_px) max_px = d, worst = i;
   }
   const std::size_t wp = worst / 3;
-  std::printf("%-12s mean |diff| %.3g, max %.3g at pixel (%zu, %zu), %zu values differ by more than 1/255\n", "render",
-              sum_px / double(rc.data.size()), max_px, wp % std::size_t(rc.width), wp / std::size_t(rc.width), visible);
-  j["render"] = {{"mean_abs_diff", sum_px / double(rc.data.size())}, {"max_abs_diff", max_px},
+  std::printf(
+      "%-12s mean |diff| %.3g, max %.3g at pixel (%zu, %zu), %zu values differ by more than "
+      "1/255\n",
+      "render", sum_px / double(rc.data.size()), max_px, wp % std::size_t(rc.width),
+      wp / std::size_t(rc.width), visible);
+  j["render"] = {{"mean_abs_diff", sum_px / double(rc.data.size())},
+                 {"max_abs_diff", max_px},
                  {"worst_pixel", {wp % std::size_t(rc.width), wp / std::size_t(rc.width)}},
                  {"values_over_1_255", visible}};
-  std::printf("%-12s cpu %.9g / %.9g  cuda %.9g / %.9g\n", "l1 / ssim", sides[0].loss.l1, sides[0].loss.ssim,
-              sides[1].loss.l1, sides[1].loss.ssim);
-  const double loss_rel = std::abs(sides[1].loss.loss - sides[0].loss.loss) / std::max(std::abs(sides[0].loss.loss), 1e-300);
+  std::printf("%-12s cpu %.9g / %.9g  cuda %.9g / %.9g\n", "l1 / ssim", sides[0].loss.l1,
+              sides[0].loss.ssim, sides[1].loss.l1, sides[1].loss.ssim);
+  const double loss_rel = std::abs(sides[1].loss.loss - sides[0].loss.loss) /
+                          std::max(std::abs(sides[0].loss.loss), 1e-300);
   std::printf("%-12s cpu %.9g  cuda %.9g  relative difference %.3g\n", "loss", sides[0].loss.loss,
               sides[1].loss.loss, loss_rel);
   ok = ok && loss_rel <= args.tolerance;
-  j["loss"] = {{"cpu", sides[0].loss.loss}, {"cuda", sides[1].loss.loss}, {"rel_diff", loss_rel},
-               {"l1", {sides[0].loss.l1, sides[1].loss.l1}}, {"ssim", {sides[0].loss.ssim, sides[1].loss.ssim}}};
+  j["loss"] = {{"cpu", sides[0].loss.loss},
+               {"cuda", sides[1].loss.loss},
+               {"rel_diff", loss_rel},
+               {"l1", {sides[0].loss.l1, sides[1].loss.l1}},
+               {"ssim", {sides[0].loss.ssim, sides[1].loss.ssim}}};
   j["pass"] = ok;
-  std::printf("%s (tolerance: relative L2 %g per gradient group and on the loss)\n", ok ? "PASS" : "FAIL",
-              args.tolerance);
+  std::printf("%s (tolerance: relative L2 %g per gradient group and on the loss)\n",
+              ok ? "PASS" : "FAIL", args.tolerance);
   if (!args.out.empty()) {
     write_atomically(args.out, [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
   }
@@ -250,13 +274,17 @@ int run_bench_parity(const ParityArgs& args) {
 }
 
 void add_bench(CLI::App& app, Action& action) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: replay a checkpoint, cuda-cpu parity, A/B gate two configs");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "benchmarks: replay a checkpoint, cuda-cpu parity, A/B gate two configs");
   bench->require_subcommand(1);
 
   auto r = std::make_shared<ReplayArgs>();
-  CLI::App* replay = bench->add_subcommand("replay", "ms/iter over a fixed window from a checkpoint, no densification");
+  CLI::App* replay = bench->add_subcommand(
+      "replay", "ms/iter over a fixed window from a checkpoint, no densification");
   replay->add_option("DATA", r->data, "dataset directory")->required();
-  replay->add_option("--checkpoint", r->checkpoint, "checkpoint (.ckpt) to start from")->required()->check(CLI::ExistingFile);
+  replay->add_option("--checkpoint", r->checkpoint, "checkpoint (.ckpt) to start from")
+      ->required()
+      ->check(CLI::ExistingFile);
   replay->add_option("--iters", r->iters, "timed steps (default 200)");
   replay->add_option("--warmup", r->warmup, "untimed warm-up steps (default 20)");
   replay->add_option("--out", r->out, "write the result as JSON to this file");
@@ -265,25 +293,34 @@ void add_bench(CLI::App& app, Action& action) {
   replay->callback([r, &action] { action = [r] { return run_bench_replay(*r); }; });
 
   auto p = std::make_shared<ParityArgs>();
-  CLI::App* parity = bench->add_subcommand("parity", "cuda against the cpu reference: one step's gradients and loss");
+  CLI::App* parity = bench->add_subcommand(
+      "parity", "cuda against the cpu reference: one step's gradients and loss");
   parity->add_option("DATA", p->data, "dataset directory")->required();
-  parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")->required()->check(CLI::ExistingFile);
+  parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")
+      ->required()
+      ->check(CLI::ExistingFile);
   parity->add_option("--view", p->view, "training view index (default 0)");
-  parity->add_option("--tolerance", p->tolerance, "relative L2 bound per gradient group and on the loss (default 5e-3)");
+  parity->add_option("--tolerance", p->tolerance,
+                     "relative L2 bound per gradient group and on the loss (default 5e-3)");
   parity->add_option("--out", p->out, "write the result as JSON to this file");
   add_config_options(*parity, p->config);
   parity->callback([p, &action] { action = [p] { return run_bench_parity(*p); }; });
 
   auto a = std::make_shared<AbArgs>();
-  CLI::App* ab = bench->add_subcommand("ab", "A/B gate: n pairs of training runs in ABBA order, a verdict");
+  CLI::App* ab =
+      bench->add_subcommand("ab", "A/B gate: n pairs of training runs in ABBA order, a verdict");
   ab->add_option("DATA", a->data, "dataset directory")->required();
   ab->add_option("--a", a->config_a, "config of A")->required()->check(CLI::ExistingFile);
   ab->add_option("--b", a->config_b, "config of B")->required()->check(CLI::ExistingFile);
-  ab->add_option("--binary-a", a->binary_a, "splat binary for A (default: this one)")->check(CLI::ExistingFile);
-  ab->add_option("--binary-b", a->binary_b, "splat binary for B (default: this one)")->check(CLI::ExistingFile);
+  ab->add_option("--binary-a", a->binary_a, "splat binary for A (default: this one)")
+      ->check(CLI::ExistingFile);
+  ab->add_option("--binary-b", a->binary_b, "splat binary for B (default: this one)")
+      ->check(CLI::ExistingFile);
   ab->add_option("--pairs", a->pairs, "number of pairs (default 3)")->check(CLI::PositiveNumber);
-  ab->add_option("--out", a->out, "output directory: run_k/, report.json, report.md (default bench_ab)");
-  ab->add_option("--load-factor", a->load_factor, "retry a run whose load max exceeds this x cores (default 1.5)");
+  ab->add_option("--out", a->out,
+                 "output directory: run_k/, report.json, report.md (default bench_ab)");
+  ab->add_option("--load-factor", a->load_factor,
+                 "retry a run whose load max exceeds this x cores (default 1.5)");
   ab->callback([a, &action] { action = [a] { return run_bench_ab(*a); }; });
 }
 

@@ -7,7 +7,8 @@ namespace splat::app {
 
 void add_config(CLI::App& app, Action& action) {
   auto args = std::make_shared<ConfigArgs>();
-  CLI::App* cmd = app.add_subcommand("config", "print the resolved config with every key documented");
+  CLI::App* cmd =
+      app.add_subcommand("config", "print the resolved config with every key documented");
   add_config_options(*cmd, *args);
   cmd->callback([args, &action] {
     action = [args] {

@@ -10,7 +10,8 @@
 namespace splat::app {
 
 namespace {
-// The demo's settings on top of the defaults: sized to finish in about two minutes on two CPU cores.
+// The demo's settings on top of the defaults: sized to finish in about two minutes on two CPU
+// cores.
 constexpr const char* kDemoConfig = R"(
 [model]
 init_points = 8000
@@ -30,7 +31,8 @@ void add_demo(CLI::App& app, Action& action) {
     ConfigArgs config;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("demo", "train on a generated demo scene (no download needed)");
+  CLI::App* cmd =
+      app.add_subcommand("demo", "train on a generated demo scene (no download needed)");
   cmd->add_option("--out", args->out, "output directory (default: demo_out)");
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {

@@ -18,7 +18,10 @@ void add_eval(CLI::App& app, Action& action) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("eval", "evaluate a model on a dataset's test views");
-  cmd->add_option("MODEL", args->model, "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")->required()->check(CLI::ExistingFile);
+  cmd->add_option("MODEL", args->model,
+                  "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory")->required();
   cmd->add_option("--out", args->out, "write metrics.json and renders here");
   add_config_options(*cmd, args->config);
@@ -26,15 +29,20 @@ void add_eval(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
-      const EvalResult r = evaluate_model(args->model, data.test, cfg, args->out.empty() ? "" : args->out + "/renders");
-      for (const ViewMetrics& v : r.views) std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
+      const EvalResult r = evaluate_model(args->model, data.test, cfg,
+                                          args->out.empty() ? "" : args->out + "/renders");
+      for (const ViewMetrics& v : r.views)
+        std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
       if (r.views.empty()) throw Error(args->data + ": no test views to evaluate on");
-      std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr, r.mean_ssim);
+      std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr,
+                  r.mean_ssim);
       if (!args->out.empty()) {
         nlohmann::json j{{"model", args->model}, {"psnr", r.mean_psnr}, {"ssim", r.mean_ssim}};
-        for (const ViewMetrics& v : r.views) j["test_views"].push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
+        for (const ViewMetrics& v : r.views)
+          j["test_views"].push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
         std::filesystem::create_directories(args->out);
-        write_atomically(args->out + "/metrics.json", [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
+        write_atomically(args->out + "/metrics.json",
+                         [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }
       return 0;
     };

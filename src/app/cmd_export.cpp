@@ -5,8 +5,8 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/error.h"
-#include "train/config.h"
 #include "io/model_file.h"
+#include "train/config.h"
 
 namespace splat::app {
 

@@ -1,20 +1,24 @@
-// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT | --init-from MODEL]
+// splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT |
+// --init-from MODEL]
 // [--gpus N]
 #include "app/commands.h"
 #include "app/common.h"
+#include "core/error.h"
 #include "dist/communicator.h"
 #include "dist/launch.h"
-#include "core/error.h"
 #include "io/checkpoint.h"
 #include "train/backend_factory.h"
 
 namespace splat::app {
 
 void add_config_options(CLI::App& cmd, ConfigArgs& args) {
-  cmd.add_option("--config", args.config_file, "TOML config file (see configs/)")->check(CLI::ExistingFile);
+  cmd.add_option("--config", args.config_file, "TOML config file (see configs/)")
+      ->check(CLI::ExistingFile);
   // One value per --set, so that `--set a=1 DATA` leaves DATA to the positional argument.
-  cmd.add_option("--set", args.sets, "override one key: section.key=value (repeatable)")->allow_extra_args(false);
-  cmd.add_option("--downscale", args.downscale, "image downscale factor (same as --set data.downscale=N)")
+  cmd.add_option("--set", args.sets, "override one key: section.key=value (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_option("--downscale", args.downscale,
+                 "image downscale factor (same as --set data.downscale=N)")
       ->check(CLI::Range(1, 64));
 }
 
@@ -28,24 +32,32 @@ void add_train(CLI::App& app, Action& action) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
-  cmd->add_option("DATA", args->run.data, "dataset directory: NeRF-synthetic, transforms.json or COLMAP")->required();
+  cmd->add_option("DATA", args->run.data,
+                  "dataset directory: NeRF-synthetic, transforms.json or COLMAP")
+      ->required();
   cmd->add_option("--out", args->run.out, "output directory (default: out/<dataset name>)");
-  CLI::Option* resume =
-      cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")->check(CLI::ExistingFile);
+  CLI::Option* resume = cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")
+                            ->check(CLI::ExistingFile);
   cmd->add_option("--init-from", args->run.init_from,
-                  "start from a model's splats (.ply, .compressed.ply, .splat, .spz, .ckpt) with fresh optimizer state")
+                  "start from a model's splats (.ply, .compressed.ply, .splat, .spz, .ckpt) with "
+                  "fresh optimizer state")
       ->check(CLI::ExistingFile)
       ->excludes(resume);
-  cmd->add_flag("--overwrite", args->run.overwrite, "replace a previous run in the output directory");
-  cmd->add_flag("--timing", args->config.timing, "per-stage GPU timing table at the end (backend.timing)");
-  cmd->add_option("--gpus", args->gpus, "train on N local GPUs, one process each (backend.type = cuda; N > 1 over NCCL)")
+  cmd->add_flag("--overwrite", args->run.overwrite,
+                "replace a previous run in the output directory");
+  cmd->add_flag("--timing", args->config.timing,
+                "per-stage GPU timing table at the end (backend.timing)");
+  cmd->add_option("--gpus", args->gpus,
+                  "train on N local GPUs, one process each (backend.type = cuda; N > 1 over NCCL)")
       ->check(CLI::Range(1, 1024));
   add_config_options(*cmd, args->config);
-  cmd->add_option("--view", args->view_port, "serve the live viewer on PORT (default 8080) during training")
+  cmd->add_option("--view", args->view_port,
+                  "serve the live viewer on PORT (default 8080) during training")
       ->expected(0, 1)
       ->default_str("8080")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--view-every", args->view.every, "seconds between the live viewer's model snapshots (2)")
+  cmd->add_option("--view-every", args->view.every,
+                  "seconds between the live viewer's model snapshots (2)")
       ->check(CLI::PositiveNumber);
   add_view_options(*cmd, args->view.serve);
   cmd->callback([args, cmd, &action] {
@@ -63,11 +75,12 @@ void add_train(CLI::App& app, Action& action) {
       const std::string base = resume.empty() ? "" : read_checkpoint(resume).config_toml;
       const Config cfg = resolve_config(args->config, base, resume);
       if (args->gpus > 0 && cfg.backend.type != BackendKind::Cuda)
-        throw Error("--gpus " + std::to_string(args->gpus) + " trains on GPUs, but backend.type = \"" +
+        throw Error("--gpus " + std::to_string(args->gpus) +
+                    " trains on GPUs, but backend.type = \"" +
                     std::string(to_string(cfg.backend.type)) + "\" was set (give one of them)");
       // Under mpirun on the cuda backend the ranks reduce on the GPU: NCCL, joined through MPI.
-      const bool nccl_over_mpi =
-          dist::world().size() > 1 && !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
+      const bool nccl_over_mpi = dist::world().size() > 1 &&
+                                 !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
       if (nccl_over_mpi) dist::gpus_over_mpi();
       if (args->run.out.empty()) args->run.out = default_out_dir(args->run.data);
       const int status = run_training(args->run, cfg).second;

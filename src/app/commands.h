@@ -1,8 +1,7 @@
 #pragma once
 // Each subcommand registers itself on the CLI and sets the action main() runs.
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 #include "app/common.h"
 

@@ -1,13 +1,13 @@
 #include "app/common.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -28,7 +28,9 @@ namespace fs = std::filesystem;
 
 namespace splat::app {
 
-Config resolve_config(const ConfigArgs& args, const std::string& base_toml, const std::string& base_origin) {
+Config resolve_config(const ConfigArgs& args,
+                      const std::string& base_toml,
+                      const std::string& base_origin) {
   Config cfg;
   if (!base_toml.empty()) apply_config_text(cfg, base_toml, base_origin);
   return resolve_config(args, std::move(cfg));
@@ -38,7 +40,8 @@ Config resolve_model_config(const ConfigArgs& args, const std::string& model_pat
   Config base;
   if (fs::path(model_path).extension() == ".ckpt") {
     Config trained;
-    apply_config_text(trained, read_checkpoint(model_path).config_toml, model_path + " (its config)");
+    apply_config_text(trained, read_checkpoint(model_path).config_toml,
+                      model_path + " (its config)");
     base.data = trained.data;
   }
   return resolve_config(args, std::move(base));
@@ -50,8 +53,9 @@ Config resolve_config(const ConfigArgs& args, Config cfg) {
   if (args.timing) apply_override(cfg, "backend.timing=true");
   for (const std::string& s : args.sets) apply_override(cfg, s);
   if (args.downscale > 0 && cfg.data.downscale != args.downscale)
-    throw Error("--downscale " + std::to_string(args.downscale) + " disagrees with --set data.downscale=" +
-                std::to_string(cfg.data.downscale) + " (give one of them)");
+    throw Error("--downscale " + std::to_string(args.downscale) +
+                " disagrees with --set data.downscale=" + std::to_string(cfg.data.downscale) +
+                " (give one of them)");
   cfg.validate();
   return cfg;
 }
@@ -64,7 +68,9 @@ void require_dataset_dir(const std::string& path) {
   if (st.type() == fs::file_type::not_found) throw Error(path + ": dataset not found");
   if (ec) throw Error(path + ": dataset cannot be read: " + ec.message());
   if (st.type() != fs::file_type::directory)
-    throw Error(path + ": not a directory (a dataset is a directory holding transforms_train.json, transforms.json or sparse/)");
+    throw Error(path +
+                ": not a directory (a dataset is a directory holding transforms_train.json, "
+                "transforms.json or sparse/)");
 }
 }  // namespace
 
@@ -107,8 +113,8 @@ void check_drawable(const std::string& path, const Gaussians& g) {
   if (u.count() == g.size())
     throw Error(path + ": quats / log_scales: none of the " + std::to_string(g.size()) +
                 " splats can be drawn (" + what + "); renders would show the background only");
-  std::fprintf(stderr, "warning: %s: %zu of %zu splats render as nothing: %s\n", path.c_str(), u.count(),
-               g.size(), what.c_str());
+  std::fprintf(stderr, "warning: %s: %zu of %zu splats render as nothing: %s\n", path.c_str(),
+               u.count(), g.size(), what.c_str());
 }
 }  // namespace
 
@@ -125,11 +131,14 @@ TrainState load_model(const std::string& path) {
   st.adam_m = st.params;
   st.adam_v = st.params;
   for (Gaussians* g : {&st.adam_m, &st.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+    g->for_each_group(
+        [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
   return st;
 }
 
-EvalResult evaluate_model(const std::string& model_path, const std::vector<View>& views, const Config& cfg,
+EvalResult evaluate_model(const std::string& model_path,
+                          const std::vector<View>& views,
+                          const Config& cfg,
                           const std::string& render_dir) {
   const TrainState model = load_model(model_path);
   auto backend = make_backend(cfg.backend);
@@ -150,22 +159,27 @@ namespace {
 using Report = std::vector<std::pair<std::string, double>>;
 
 // Writes metrics.json and returns its object (the report shows it).
-nlohmann::json write_metrics(const std::string& path, const Trainer& t, const Backend& backend,
-                             const Report& report, const EvalResult& eval) {
+nlohmann::json write_metrics(const std::string& path,
+                             const Trainer& t,
+                             const Backend& backend,
+                             const Report& report,
+                             const EvalResult& eval) {
   nlohmann::json j;
   j["run_id"] = t.run_id();
   j["backend"] = backend.name();
   j["iterations"] = t.iteration();
   j["num_splats"] = backend.num_splats();
   j["train_seconds"] = t.train_seconds();
-  j["ms_per_iter"] = t.loss_history().empty() ? 0.0 : 1000.0 * t.train_seconds() / double(t.loss_history().size());
+  j["ms_per_iter"] =
+      t.loss_history().empty() ? 0.0 : 1000.0 * t.train_seconds() / double(t.loss_history().size());
   j["peak_memory_bytes"] = backend.peak_memory_bytes();
   j["final_loss"] = t.loss_history().empty() ? 0.0 : t.loss_history().back();
   // No test views: no figure (null), rather than a PSNR of 0 that reads like a result.
   j["psnr"] = eval.views.empty() ? nlohmann::json() : nlohmann::json(eval.mean_psnr);
   j["ssim"] = eval.views.empty() ? nlohmann::json() : nlohmann::json(eval.mean_ssim);
   nlohmann::json views = nlohmann::json::array();
-  for (const ViewMetrics& v : eval.views) views.push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
+  for (const ViewMetrics& v : eval.views)
+    views.push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
   j["test_views"] = views;
   // Backend figures: host synchronizations (sync.*), scratch growth (alloc.*), stage times (ms.*).
   double step_ms = 0;
@@ -175,14 +189,21 @@ nlohmann::json write_metrics(const std::string& path, const Trainer& t, const Ba
   }
   for (const auto& [name, value] : report)
     if (name.rfind("ms.", 0) == 0)
-      j["timing"].push_back({{"stage", name.substr(3)}, {"mean_ms", value}, {"share", step_ms > 0 ? value / step_ms : 0.0}});
+      j["timing"].push_back({{"stage", name.substr(3)},
+                             {"mean_ms", value},
+                             {"share", step_ms > 0 ? value / step_ms : 0.0}});
   write_atomically(path, [&](std::ofstream& out) { out << j.dump(2) << "\n"; });
   return j;
 }
 
 // report.html: the run on one page. Only the views it pictures are rendered again.
-void write_report(const fs::path& out, const std::string& title, const Config& cfg, Backend& backend,
-                  const std::vector<View>& views, const EvalResult& eval, const nlohmann::json& metrics) {
+void write_report(const fs::path& out,
+                  const std::string& title,
+                  const Config& cfg,
+                  Backend& backend,
+                  const std::vector<View>& views,
+                  const EvalResult& eval,
+                  const nlohmann::json& metrics) {
   ReportInput in;
   in.title = title;
   in.history = read_history((out / "metrics.jsonl").string());
@@ -193,7 +214,8 @@ void write_report(const fs::path& out, const std::string& title, const Config& c
   const std::vector<std::size_t> pictured = pictured_views(psnrs, in.max_views);
   std::vector<Image> renders;
   renders.reserve(pictured.size());
-  for (const std::size_t i : pictured) renders.push_back(backend.render(views[i].camera, final_raster_settings(cfg)));
+  for (const std::size_t i : pictured)
+    renders.push_back(backend.render(views[i].camera, final_raster_settings(cfg)));
   for (std::size_t i = 0, k = 0; i < eval.views.size(); ++i) {
     ReportView v{eval.views[i].name, eval.views[i].psnr, eval.views[i].ssim};
     if (k < pictured.size() && pictured[k] == i) {
@@ -210,16 +232,18 @@ void print_report(const Report& report, std::int64_t iterations) {
   for (const auto& [name, value] : report)
     if (name.rfind("ms.", 0) == 0) step_ms += value;
   if (step_ms > 0) {
-    std::fprintf(stderr, "\nper-stage GPU time (CUDA events, mean over steps)\n%-16s %9s %7s\n", "stage", "ms", "share");
+    std::fprintf(stderr, "\nper-stage GPU time (CUDA events, mean over steps)\n%-16s %9s %7s\n",
+                 "stage", "ms", "share");
     for (const auto& [name, value] : report)
       if (name.rfind("ms.", 0) == 0)
-        std::fprintf(stderr, "%-16s %9.4f %6.1f%%\n", name.c_str() + 3, value, 100.0 * value / step_ms);
+        std::fprintf(stderr, "%-16s %9.4f %6.1f%%\n", name.c_str() + 3, value,
+                     100.0 * value / step_ms);
     std::fprintf(stderr, "%-16s %9.4f\n", "total", step_ms);
   }
   for (const auto& [name, value] : report)
     if (name.rfind("sync.", 0) == 0)
-      std::fprintf(stderr, "host synchronizations %-18s %8.0f (%.2f per iteration)\n", name.c_str() + 5, value,
-                   iterations > 0 ? value / double(iterations) : 0.0);
+      std::fprintf(stderr, "host synchronizations %-18s %8.0f (%.2f per iteration)\n",
+                   name.c_str() + 5, value, iterations > 0 ? value / double(iterations) : 0.0);
 }
 
 // The header comment of model.ply that says which run wrote it, at which iteration.
@@ -242,13 +266,15 @@ std::optional<RunStamp> stamp_of(const fs::path& file) {
       for (const std::string& c : read_ply_comments(file.string())) {
         char id[64];
         long long it = 0;
-        if (std::sscanf(c.c_str(), "splat_run %63s iteration %lld", id, &it) == 2) return RunStamp{id, it};
+        if (std::sscanf(c.c_str(), "splat_run %63s iteration %lld", id, &it) == 2)
+          return RunStamp{id, it};
       }
       return std::nullopt;
     }
-    const nlohmann::json j = nlohmann::json::parse(read_input_file(file.string(), "metrics file", kMaxJsonBytes));
-    if (j.is_object() && j.contains("run_id") && j["run_id"].is_string() && j.contains("iterations") &&
-        j["iterations"].is_number_integer())
+    const nlohmann::json j =
+        nlohmann::json::parse(read_input_file(file.string(), "metrics file", kMaxJsonBytes));
+    if (j.is_object() && j.contains("run_id") && j["run_id"].is_string() &&
+        j.contains("iterations") && j["iterations"].is_number_integer())
       return RunStamp{j["run_id"].get<std::string>(), j["iterations"].get<std::int64_t>()};
   } catch (const std::exception&) {
   }
@@ -269,12 +295,12 @@ void check_resume_set(const TrainRun& run, const Checkpoint& ckpt) {
     if (!stamp) continue;
     const std::string file = (out / name).string();
     if (stamp->run_id != ckpt.run_id)
-      throw Error(file + ": run_id: belongs to run " + stamp->run_id + ", but " + run.resume + " to run " +
-                  ckpt.run_id + "; resuming would leave files of two runs in " + run.out +
-                  " (choose another --out, or remove the other run's files)");
+      throw Error(file + ": run_id: belongs to run " + stamp->run_id + ", but " + run.resume +
+                  " to run " + ckpt.run_id + "; resuming would leave files of two runs in " +
+                  run.out + " (choose another --out, or remove the other run's files)");
     if (own_checkpoint && stamp->iteration > ckpt.iteration)
-      throw Error(file + ": iteration: written at iteration " + std::to_string(stamp->iteration) + ", after " +
-                  run.resume + " (iteration " + std::to_string(ckpt.iteration) +
+      throw Error(file + ": iteration: written at iteration " + std::to_string(stamp->iteration) +
+                  ", after " + run.resume + " (iteration " + std::to_string(ckpt.iteration) +
                   "): the outputs in " + run.out +
                   " are not one set (the run's last write stopped part way). Remove model.ply and "
                   "metrics.json there to train on from iteration " +
@@ -301,14 +327,16 @@ void prepare_out_dir(const TrainRun& run) {
     for (const std::string& f : run_output_files())
       if (fs::exists(out / f, ec)) previous.push_back(out / f);
     for (const auto& e : fs::directory_iterator(out, ec))
-      if (e.path().filename().string().starts_with("checkpoint_") && e.path().extension() == ".ckpt")
+      if (e.path().filename().string().starts_with("checkpoint_") &&
+          e.path().extension() == ".ckpt")
         previous.push_back(e.path());
   }
   if (!previous.empty() && run.resume.empty() && !run.overwrite)
-    throw Error("--out " + run.out + " holds a previous run (" + previous.front().filename().string() +
-                (previous.size() > 1 ? " and " + std::to_string(previous.size() - 1) + " more" : "") +
-                "); continue it with --resume " + (out / "checkpoint.ckpt").string() +
-                ", replace it with --overwrite, or choose another --out");
+    throw Error(
+        "--out " + run.out + " holds a previous run (" + previous.front().filename().string() +
+        (previous.size() > 1 ? " and " + std::to_string(previous.size() - 1) + " more" : "") +
+        "); continue it with --resume " + (out / "checkpoint.ckpt").string() +
+        ", replace it with --overwrite, or choose another --out");
   if (run.overwrite && run.resume.empty()) {
     for (const fs::path& p : previous) fs::remove(p, ec);
     fs::remove_all(out / "renders", ec);
@@ -318,7 +346,8 @@ void prepare_out_dir(const TrainRun& run) {
     for (const auto& e : fs::directory_iterator(out, ec)) {
       const std::string name = e.path().filename().string();
       if (e.path().extension() == ".tmp" &&
-          (std::ranges::find(run_output_files(), e.path().stem().string()) != run_output_files().end() ||
+          (std::ranges::find(run_output_files(), e.path().stem().string()) !=
+               run_output_files().end() ||
            name.starts_with("checkpoint_")))
         fs::remove(e.path(), ec);
     }
@@ -329,7 +358,8 @@ void prepare_out_dir(const TrainRun& run) {
   {
     std::ofstream f(probe);
     if (!(f << "ok") || !(f.flush()))
-      throw Error("--out " + run.out + ": cannot write into the directory (" + std::strerror(errno) + ")");
+      throw Error("--out " + run.out + ": cannot write into the directory (" +
+                  std::strerror(errno) + ")");
   }
   fs::remove(probe, ec);
 }
@@ -344,9 +374,9 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   const auto t0 = std::chrono::steady_clock::now();
   const Dataset data = load_dataset(run.data, cfg);
   if (leader)
-    std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n", run.data.c_str(),
-                 data.train.size(), data.test.size(), data.train.front().camera.width,
-                 data.train.front().camera.height,
+    std::fprintf(stderr, "loaded %s: %zu training views, %zu test views, %dx%d (%.1f s)\n",
+                 run.data.c_str(), data.train.size(), data.test.size(),
+                 data.train.front().camera.width, data.train.front().camera.height,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   auto backend = make_backend(cfg.backend);
@@ -356,13 +386,15 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     const std::string toml = trainer.config().to_toml();
     std::fprintf(stderr, "# resolved config\n%s\n", toml.c_str());
     for (const AutoChoice& c : trainer.auto_choices())
-      std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value, c.reason.c_str());
+      std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value,
+                   c.reason.c_str());
     write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
   }
   if (!run.init_from.empty()) {
     trainer.initialize_from(load_model(run.init_from).params);
     if (leader)
-      std::fprintf(stderr, "initialized from %s: %zu splats\n", run.init_from.c_str(), backend->num_splats());
+      std::fprintf(stderr, "initialized from %s: %zu splats\n", run.init_from.c_str(),
+                   backend->num_splats());
   } else if (run.resume.empty()) {
     trainer.initialize();
   } else {
@@ -374,14 +406,16 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
       throw Error(run.resume + ": " + e.what());
     }
     if (leader)
-      std::fprintf(stderr, "resumed from %s at iteration %lld\n", run.resume.c_str(), (long long)trainer.iteration());
+      std::fprintf(stderr, "resumed from %s at iteration %lld\n", run.resume.c_str(),
+                   (long long)trainer.iteration());
   }
   const Config& used = trainer.config();
-  const std::string ranks = comm.size() > 1 ? " x " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "";
+  const std::string ranks =
+      comm.size() > 1 ? " x " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "";
   if (leader)
     std::fprintf(stderr, "training on %s%s: %zu splats, %lld iterations, %lld views per step\n",
-                 backend->name().c_str(), ranks.c_str(), backend->num_splats(), (long long)used.train.iterations,
-                 (long long)used.train.batch_size);
+                 backend->name().c_str(), ranks.c_str(), backend->num_splats(),
+                 (long long)used.train.iterations, (long long)used.train.batch_size);
   std::optional<LiveView> live;
   if (leader && run.view) {
     live.emplace(*run.view, data, used, out);
@@ -396,16 +430,19 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
     write_ply((out / "model.ply").string(), backend->state().params, ply_run_tag(trainer));
     std::fprintf(stderr,
-                 "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: splat train %s --resume %s --out %s\n",
+                 "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: "
+                 "splat train %s --resume %s --out %s\n",
                  signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)trainer.iteration(),
-                 (long long)used.train.iterations, (out / "checkpoint.ckpt").c_str(), (out / "model.ply").c_str(),
-                 run.data.c_str(), (out / "checkpoint.ckpt").c_str(), run.out.c_str());
+                 (long long)used.train.iterations, (out / "checkpoint.ckpt").c_str(),
+                 (out / "model.ply").c_str(), run.data.c_str(), (out / "checkpoint.ckpt").c_str(),
+                 run.out.c_str());
     return {EvalResult{}, 128 + signal};
   }
   const Report report = backend->report();  // before evaluation adds renders of its own
   // The checkpoint first: a kill between the writes leaves it newer than model.ply, which a
   // resume replaces, never a model.ply newer than the state it would resume from.
-  if (used.output.save_checkpoint) write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
+  if (used.output.save_checkpoint)
+    write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
   std::string written;
   for (const ModelFormat f : used.output.formats) {
     const std::string path = (out / model_file_name(f)).string();
@@ -415,22 +452,28 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
       write_model(path, backend->state().params, f);
     written += model_file_name(f) + ", ";
   }
-  const std::string render_dir = used.output.save_renders ? (out / "renders" / "test").string() : "";
+  const std::string render_dir =
+      used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
-  const nlohmann::json metrics = write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
+  const nlohmann::json metrics =
+      write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
   write_report(out, run.data, used, *backend, data.test, eval, metrics);
   const double ms_per_iter =
-      trainer.loss_history().empty() ? 0.0 : 1000.0 * trainer.train_seconds() / double(trainer.loss_history().size());
-  std::fprintf(stderr, "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n", (long long)trainer.iteration(),
-               trainer.train_seconds(), ms_per_iter, backend->num_splats());
+      trainer.loss_history().empty()
+          ? 0.0
+          : 1000.0 * trainer.train_seconds() / double(trainer.loss_history().size());
+  std::fprintf(stderr, "done: %lld iterations in %.1f s (%.2f ms/iter), %zu splats\n",
+               (long long)trainer.iteration(), trainer.train_seconds(), ms_per_iter,
+               backend->num_splats());
   if (eval.views.empty())
     std::fprintf(stderr, "test: no test views (the dataset has none)\n");
   else
-    std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr, eval.mean_ssim,
-                 eval.views.size());
-  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n", run.out.c_str(),
-               written.c_str(), used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
+    std::fprintf(stderr, "test: PSNR %.2f dB, SSIM %.4f over %zu views\n", eval.mean_psnr,
+                 eval.mean_ssim, eval.views.size());
+  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n",
+               run.out.c_str(), written.c_str(),
+               used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
   if (live) live->finish_and_serve(trainer, *backend);
   return {eval, 0};
 }

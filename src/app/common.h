@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "app/live_view.h"
-#include "train/config.h"
-#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
+#include "train/config.h"
 #include "train/trainer.h"
 
 namespace splat::app {
@@ -17,13 +16,14 @@ namespace splat::app {
 struct ConfigArgs {
   std::string config_file;
   std::vector<std::string> sets;
-  int downscale = 0;  // 0 = leave data.downscale alone
+  int downscale = 0;    // 0 = leave data.downscale alone
   bool timing = false;  // --timing: backend.timing = true
 };
 
 // Config{} <- base TOML text (e.g. a checkpoint's) <- --config file <- --downscale <- --set;
 // validated.
-Config resolve_config(const ConfigArgs& args, const std::string& base_toml = "",
+Config resolve_config(const ConfigArgs& args,
+                      const std::string& base_toml = "",
                       const std::string& base_origin = "");
 // The same from a base Config.
 Config resolve_config(const ConfigArgs& args, Config base);
@@ -40,7 +40,9 @@ TrainState load_model(const std::string& path);
 
 // Renders `views` with the model at model_path (.ply or .ckpt) on the config's backend, at the
 // model's own SH degree; PSNR/SSIM against the views' images, PNGs into render_dir if not empty.
-EvalResult evaluate_model(const std::string& model_path, const std::vector<View>& views, const Config& cfg,
+EvalResult evaluate_model(const std::string& model_path,
+                          const std::vector<View>& views,
+                          const Config& cfg,
                           const std::string& render_dir);
 
 struct TrainRun {

@@ -1,11 +1,11 @@
 // splat: 3D Gaussian Splatting trainer and renderer.
 #include <algorithm>
 #include <cstdio>
-#include <string>
-#include <vector>
 #include <exception>
 #include <new>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "core/error.h"
@@ -60,12 +60,14 @@ int main(int argc, char** argv) {
   // A mistyped command gets a suggestion ("trian": did you mean "train"?), not only CLI11's list.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
       const std::vector<std::string_view> views(names.begin(), names.end());
       const auto near = splat::closest(argv[1], views);
-      std::fprintf(stderr, "error: unknown command '%s'%s (commands: %s; see splat --help)\n", argv[1],
-                   near ? (" (did you mean '" + std::string(*near) + "'?)").c_str() : "", splat::join(views).c_str());
+      std::fprintf(stderr, "error: unknown command '%s'%s (commands: %s; see splat --help)\n",
+                   argv[1], near ? (" (did you mean '" + std::string(*near) + "'?)").c_str() : "",
+                   splat::join(views).c_str());
       return 1;
     }
   }
@@ -81,8 +83,9 @@ int main(int argc, char** argv) {
   } catch (const splat::Error& e) {
     return fail(e.what());
   } catch (const std::bad_alloc&) {
-    return fail("out of memory: the model, the images or a setting (model.init_points, densify.cap_max, "
-                "data.downscale) need more memory than this machine has");
+    return fail(
+        "out of memory: the model, the images or a setting (model.init_points, densify.cap_max, "
+        "data.downscale) need more memory than this machine has");
   } catch (const std::exception& e) {
     return fail(e.what(), "error (internal)");
   }

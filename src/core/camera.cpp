@@ -8,8 +8,13 @@ Vec3<double> Camera::center() const {
   return {-c.x, -c.y, -c.z};
 }
 
-Camera Camera::from_c2w_opengl(const std::array<double, 16>& c2w, int width, int height, double fx,
-                               double fy, double cx, double cy) {
+Camera Camera::from_c2w_opengl(const std::array<double, 16>& c2w,
+                               int width,
+                               int height,
+                               double fx,
+                               double fy,
+                               double cx,
+                               double cy) {
   // Columns 1 and 2 (camera y and z axes in world) flip sign: OpenGL -> OpenCV.
   Mat3<double> Rc2w;
   Vec3<double> center;
@@ -32,8 +37,13 @@ Camera Camera::from_c2w_opengl(const std::array<double, 16>& c2w, int width, int
   return cam;
 }
 
-Camera Camera::from_w2c(const std::array<double, 16>& w2c, int width, int height, double fx, double fy,
-                        double cx, double cy) {
+Camera Camera::from_w2c(const std::array<double, 16>& w2c,
+                        int width,
+                        int height,
+                        double fx,
+                        double fy,
+                        double cx,
+                        double cy) {
   Camera cam;
   cam.width = width;
   cam.height = height;

@@ -19,11 +19,21 @@ struct Camera {
 
   // From a Blender/NeRF camera-to-world 4x4 (row-major; OpenGL axes: x right, y up, z back):
   // negate the camera y and z axes, then invert.
-  static Camera from_c2w_opengl(const std::array<double, 16>& c2w, int width, int height, double fx,
-                                double fy, double cx, double cy);
+  static Camera from_c2w_opengl(const std::array<double, 16>& c2w,
+                                int width,
+                                int height,
+                                double fx,
+                                double fy,
+                                double cx,
+                                double cy);
   // From a world-to-camera 4x4 (row-major, OpenCV axes).
-  static Camera from_w2c(const std::array<double, 16>& w2c, int width, int height, double fx, double fy,
-                         double cx, double cy);
+  static Camera from_w2c(const std::array<double, 16>& w2c,
+                         int width,
+                         int height,
+                         double fx,
+                         double fy,
+                         double cx,
+                         double cy);
 
   // The same camera for an image scaled by 1/factor (intrinsics scaled, sizes rounded down).
   Camera downscaled(int factor) const;

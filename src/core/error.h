@@ -11,7 +11,9 @@ class Error : public std::runtime_error {
 };
 
 // "FILE: FIELD: what" -- the one format for input errors.
-inline Error input_error(const std::string& file, const std::string& field, const std::string& what) {
+inline Error input_error(const std::string& file,
+                         const std::string& field,
+                         const std::string& what) {
   return Error(file + ": " + field + ": " + what);
 }
 

@@ -11,7 +11,9 @@
 
 namespace splat {
 
-inline constexpr int sh_coeffs(int degree) { return (degree + 1) * (degree + 1); }
+inline constexpr int sh_coeffs(int degree) {
+  return (degree + 1) * (degree + 1);
+}
 
 template <class T>
 struct GaussiansT {

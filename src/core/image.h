@@ -15,7 +15,9 @@ struct Image {
   Image(int w, int h, int c, float fill = 0.0f)
       : width(w), height(h), channels(c), data(static_cast<std::size_t>(w) * h * c, fill) {}
   std::size_t pixels() const { return static_cast<std::size_t>(width) * height; }
-  float& at(int x, int y, int c) { return data[(static_cast<std::size_t>(y) * width + x) * channels + c]; }
+  float& at(int x, int y, int c) {
+    return data[(static_cast<std::size_t>(y) * width + x) * channels + c];
+  }
   float at(int x, int y, int c) const {
     return data[(static_cast<std::size_t>(y) * width + x) * channels + c];
   }

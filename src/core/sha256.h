@@ -23,7 +23,8 @@ class Sha256 {
 
 // Lower-case hex digest of `data`.
 std::string sha256_hex(std::string_view data);
-// Lower-case hex digest of a file's bytes; throws splat::Error naming the file if it cannot be read.
+// Lower-case hex digest of a file's bytes; throws splat::Error naming the file if it cannot be
+// read.
 std::string sha256_file(const std::string& path);
 
 }  // namespace splat

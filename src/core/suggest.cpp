@@ -20,7 +20,8 @@ std::size_t typo_distance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
-std::optional<std::string_view> closest(std::string_view word, const std::vector<std::string_view>& names) {
+std::optional<std::string_view> closest(std::string_view word,
+                                        const std::vector<std::string_view>& names) {
   std::optional<std::string_view> best;
   std::size_t best_d = std::max<std::size_t>(1, word.size() / 3) + 1;
   for (const auto name : names) {

@@ -13,8 +13,12 @@ namespace splat::cpu {
 // Updates params in place; `step` is the 1-based step count after this update, lr(i) the
 // learning rate of element i.
 template <class T, class LrOf>
-void adam_update(std::vector<T>& param, const std::vector<T>& grad, std::vector<T>& m,
-                 std::vector<T>& v, std::int64_t step, LrOf lr) {
+void adam_update(std::vector<T>& param,
+                 const std::vector<T>& grad,
+                 std::vector<T>& m,
+                 std::vector<T>& v,
+                 std::int64_t step,
+                 LrOf lr) {
   const double bc1 = 1.0 - std::pow(kAdamBeta1, double(step));
   const double bc2 = 1.0 - std::pow(kAdamBeta2, double(step));
 #pragma omp parallel for schedule(static)

@@ -75,8 +75,8 @@ RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSetting
   next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
   next.adam_v.for_each_group([&](const char*, std::vector<float>& a) { nv.push_back(&a); });
   int g = 0;
-  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m, const std::vector<float>& v,
-                          std::size_t w) {
+  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m,
+                          const std::vector<float>& v, std::size_t w) {
     for (std::size_t j = 0; j < out.size(); ++j) {
       const std::size_t src = out[j].index;
       const bool kept = out[j].kind == Kind::Kept;  // the rest are new: Adam starts from zero

@@ -1,11 +1,12 @@
 // The CPU reference backend: the naive pipeline of src/cpu behind the Backend interface.
+#include "cpu/backend.h"
+
 #include <omp.h>
 #include <sys/resource.h>
 
 #include "core/error.h"
 #include "cpu/adam.h"
 #include "cpu/adc.h"
-#include "cpu/backend.h"
 #include "cpu/loss.h"
 #include "cpu/mcmc.h"
 #include "cpu/pipeline.h"
@@ -20,10 +21,12 @@ void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr) 
   const std::int64_t t = ++st.adam_step;
   const int K = st.params.K();
   auto constant = [](double v) { return [v](std::size_t) { return v; }; };
-  adam_update(st.params.means, grads.means, st.adam_m.means, st.adam_v.means, t, constant(lr.means));
+  adam_update(st.params.means, grads.means, st.adam_m.means, st.adam_v.means, t,
+              constant(lr.means));
   adam_update(st.params.log_scales, grads.log_scales, st.adam_m.log_scales, st.adam_v.log_scales, t,
               constant(lr.log_scales));
-  adam_update(st.params.quats, grads.quats, st.adam_m.quats, st.adam_v.quats, t, constant(lr.quats));
+  adam_update(st.params.quats, grads.quats, st.adam_m.quats, st.adam_v.quats, t,
+              constant(lr.quats));
   adam_update(st.params.raw_opacity, grads.raw_opacity, st.adam_m.raw_opacity,
               st.adam_v.raw_opacity, t, constant(lr.opacity));
   // sh is [N, K, 3]: coefficient k = (i / 3) % K; k = 0 is the DC term.
@@ -69,13 +72,14 @@ class CpuBackend final : public Backend {
       if (target.width != cam.width || target.height != cam.height)
         throw Error("cpu backend: image " + std::to_string(views[k].image) + " is " +
                     std::to_string(target.width) + "x" + std::to_string(target.height) +
-                    " but its camera is " + std::to_string(cam.width) + "x" + std::to_string(cam.height));
+                    " but its camera is " + std::to_string(cam.width) + "x" +
+                    std::to_string(cam.height));
       const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
       const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
                                                       cam.height, float(s.ssim_lambda), true);
       // render_bwd's two stages, so ADC can read the projected gradients in between.
-      const ProjectedGrad<float> v =
-          rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height, s.raster, loss.v_image, {});
+      const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
+                                                   s.raster, loss.v_image, {});
       project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads);
       if (k > 0) add_in_place(grads, view_grads);
       if (s.accumulate_grad2d) {
@@ -122,7 +126,9 @@ class CpuBackend final : public Backend {
     }
     return cpu::adc_refine(state_, stats_, s);
   }
-  void adc_reset_opacity(float max_opacity) override { cpu::adc_reset_opacity(state_, max_opacity); }
+  void adc_reset_opacity(float max_opacity) override {
+    cpu::adc_reset_opacity(state_, max_opacity);
+  }
 
   adc::Stats& stats() { return stats_; }
 

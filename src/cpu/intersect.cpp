@@ -18,17 +18,21 @@ TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const T
 }
 
 template <class T>
-Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<int>& radii,
-                              const std::vector<T>& depths, const std::vector<T>& conics,
-                              const std::vector<T>& opacities, const TileGrid& grid) {
+Intersections intersect_tiles(const std::vector<T>& means2d,
+                              const std::vector<int>& radii,
+                              const std::vector<T>& depths,
+                              const std::vector<T>& conics,
+                              const std::vector<T>& opacities,
+                              const TileGrid& grid) {
   const std::size_t n = depths.size();
   const bool cull = !opacities.empty();
   // Count, exclusive prefix sum, emit: the same three passes the GPU does.
   auto for_each_tile = [&](std::size_t i, auto&& f) {
-    tiles::for_each_tile(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2], radii[i * 2 + 1],
-                         cull ? float(conics[i * 3]) : 0.0f, cull ? float(conics[i * 3 + 1]) : 0.0f,
-                         cull ? float(conics[i * 3 + 2]) : 0.0f, cull ? float(opacities[i]) : 0.0f, cull,
-                         grid.width, grid.height, f);
+    tiles::for_each_tile(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
+                         radii[i * 2 + 1], cull ? float(conics[i * 3]) : 0.0f,
+                         cull ? float(conics[i * 3 + 1]) : 0.0f,
+                         cull ? float(conics[i * 3 + 2]) : 0.0f, cull ? float(opacities[i]) : 0.0f,
+                         cull, grid.width, grid.height, f);
   };
   std::vector<std::size_t> offsets(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) for_each_tile(i, [&](int) { ++offsets[i + 1]; });
@@ -53,7 +57,8 @@ Intersections intersect_tiles(const std::vector<T>& means2d, const std::vector<i
   return out;
 }
 
-std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_keys, int tile_count) {
+std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_keys,
+                                       int tile_count) {
   std::vector<std::uint32_t> ranges(std::size_t(tile_count) * 2, 0);
   const std::uint32_t m = std::uint32_t(sorted_keys.size());
   for (std::uint32_t k = 0; k < m; ++k) {
@@ -64,11 +69,17 @@ std::vector<std::uint32_t> tile_ranges(const std::vector<std::uint64_t>& sorted_
   return ranges;
 }
 
-template Intersections intersect_tiles<float>(const std::vector<float>&, const std::vector<int>&,
-                                              const std::vector<float>&, const std::vector<float>&,
-                                              const std::vector<float>&, const TileGrid&);
-template Intersections intersect_tiles<double>(const std::vector<double>&, const std::vector<int>&,
-                                               const std::vector<double>&, const std::vector<double>&,
-                                               const std::vector<double>&, const TileGrid&);
+template Intersections intersect_tiles<float>(const std::vector<float>&,
+                                              const std::vector<int>&,
+                                              const std::vector<float>&,
+                                              const std::vector<float>&,
+                                              const std::vector<float>&,
+                                              const TileGrid&);
+template Intersections intersect_tiles<double>(const std::vector<double>&,
+                                               const std::vector<int>&,
+                                               const std::vector<double>&,
+                                               const std::vector<double>&,
+                                               const std::vector<double>&,
+                                               const TileGrid&);
 
 }  // namespace splat::cpu

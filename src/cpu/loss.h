@@ -21,7 +21,8 @@ std::vector<T> gaussian_blur(const std::vector<T>& in, int width, int height) {
     for (int x = 0; x < width; ++x) {
       T acc = 0;
       for (int k = -kSsimRadius; k <= kSsimRadius; ++k)
-        if (x + k >= 0 && x + k < width) acc += w[k + kSsimRadius] * in[std::size_t(y) * width + x + k];
+        if (x + k >= 0 && x + k < width)
+          acc += w[k + kSsimRadius] * in[std::size_t(y) * width + x + k];
       tmp[std::size_t(y) * width + x] = acc;
     }
 #pragma omp parallel for schedule(static)
@@ -29,7 +30,8 @@ std::vector<T> gaussian_blur(const std::vector<T>& in, int width, int height) {
     for (int x = 0; x < width; ++x) {
       T acc = 0;
       for (int k = -kSsimRadius; k <= kSsimRadius; ++k)
-        if (y + k >= 0 && y + k < height) acc += w[k + kSsimRadius] * tmp[std::size_t(y + k) * width + x];
+        if (y + k >= 0 && y + k < height)
+          acc += w[k + kSsimRadius] * tmp[std::size_t(y + k) * width + x];
       out[std::size_t(y) * width + x] = acc;
     }
   return out;
@@ -43,8 +45,12 @@ struct LossResult {
 
 // image and target are [H, W, 3].
 template <class T>
-LossResult<T> photometric_loss(const std::vector<T>& image, const std::vector<T>& target, int width,
-                               int height, T ssim_lambda, bool with_grad) {
+LossResult<T> photometric_loss(const std::vector<T>& image,
+                               const std::vector<T>& target,
+                               int width,
+                               int height,
+                               T ssim_lambda,
+                               bool with_grad) {
   const std::size_t np = std::size_t(width) * height, ne = np * 3;
   const T inv_n = T(1) / T(ne);
   const T C1 = T(0.01 * 0.01), C2 = T(0.03 * 0.03);
@@ -90,7 +96,8 @@ LossResult<T> photometric_loss(const std::vector<T>& image, const std::vector<T>
     const auto bmx = gaussian_blur(d_mx, width, height);
     const auto bsxx = gaussian_blur(d_sxx, width, height);
     const auto bsxy = gaussian_blur(d_sxy, width, height);
-    for (std::size_t i = 0; i < np; ++i) r.v_image[i * 3 + ch] += bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i];
+    for (std::size_t i = 0; i < np; ++i)
+      r.v_image[i * 3 + ch] += bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i];
   }
   r.l1 = T(l1 / double(ne));
   r.ssim = T(ssim_sum / double(ne));

@@ -9,7 +9,10 @@
 
 namespace splat::cpu {
 
-void add_regularizer_grads(const Gaussians& params, Gaussians& grads, double opacity_reg, double scale_reg) {
+void add_regularizer_grads(const Gaussians& params,
+                           Gaussians& grads,
+                           double opacity_reg,
+                           double scale_reg) {
   const std::size_t n = params.size();
   if (n == 0) return;
   if (opacity_reg > 0)
@@ -19,7 +22,8 @@ void add_regularizer_grads(const Gaussians& params, Gaussians& grads, double opa
     }
   if (scale_reg > 0)
     for (std::size_t i = 0; i < 3 * n; ++i)
-      grads.log_scales[i] += float(scale_reg / double(3 * n) * std::exp(double(params.log_scales[i])));
+      grads.log_scales[i] +=
+          float(scale_reg / double(3 * n) * std::exp(double(params.log_scales[i])));
 }
 
 void inject_noise(Gaussians& params, double noise_scale, std::uint64_t seed) {
@@ -40,12 +44,15 @@ void inject_noise(Gaussians& params, double noise_scale, std::uint64_t seed) {
     for (int k = 0; k < 3; ++k) t[k] = s2[k] * (R[0][k] * z[0] + R[1][k] * z[1] + R[2][k] * z[2]);
     const float gate = mcmc::noise_gate(sigmoid(params.raw_opacity[i]));
     for (int r = 0; r < 3; ++r)
-      params.means[i * 3 + r] += float(noise_scale) * gate * (R[r][0] * t[0] + R[r][1] * t[1] + R[r][2] * t[2]);
+      params.means[i * 3 + r] +=
+          float(noise_scale) * gate * (R[r][0] * t[0] + R[r][1] * t[1] + R[r][2] * t[2]);
   }
 }
 
-std::vector<std::uint32_t> sample_by_weight(const std::vector<double>& weight, std::size_t count,
-                                            std::uint64_t seed, std::uint64_t stream) {
+std::vector<std::uint32_t> sample_by_weight(const std::vector<double>& weight,
+                                            std::size_t count,
+                                            std::uint64_t seed,
+                                            std::uint64_t stream) {
   std::vector<double> cdf(weight.size());
   double total = 0;
   for (std::size_t i = 0; i < weight.size(); ++i) cdf[i] = total += weight[i];
@@ -72,21 +79,23 @@ void correct_sources(TrainState& st, const std::vector<std::uint32_t>& sources, 
     st.params.raw_opacity[i] = std::log(o / (1.0f - o));
     for (int k = 0; k < 3; ++k) st.params.log_scales[i * 3 + k] += std::log(r.scale_factor);
   }
-  for_each_group3(st, [&](std::vector<float>&, std::vector<float>& m, std::vector<float>& v, std::size_t w) {
-    for (std::size_t i = 0; i < times.size(); ++i)
-      if (times[i])
-        for (std::size_t k = 0; k < w; ++k) m[i * w + k] = v[i * w + k] = 0.0f;
-  });
+  for_each_group3(
+      st, [&](std::vector<float>&, std::vector<float>& m, std::vector<float>& v, std::size_t w) {
+        for (std::size_t i = 0; i < times.size(); ++i)
+          if (times[i])
+            for (std::size_t k = 0; k < w; ++k) m[i * w + k] = v[i * w + k] = 0.0f;
+      });
 }
 
 // Copies splat src into slot dst (parameters), with zero Adam moments.
 void copy_slot(TrainState& st, std::uint32_t src, std::size_t dst) {
-  for_each_group3(st, [&](std::vector<float>& p, std::vector<float>& m, std::vector<float>& v, std::size_t w) {
-    for (std::size_t k = 0; k < w; ++k) {
-      p[dst * w + k] = p[std::size_t(src) * w + k];
-      m[dst * w + k] = v[dst * w + k] = 0.0f;
-    }
-  });
+  for_each_group3(
+      st, [&](std::vector<float>& p, std::vector<float>& m, std::vector<float>& v, std::size_t w) {
+        for (std::size_t k = 0; k < w; ++k) {
+          p[dst * w + k] = p[std::size_t(src) * w + k];
+          m[dst * w + k] = v[dst * w + k] = 0.0f;
+        }
+      });
 }
 
 }  // namespace
@@ -108,7 +117,8 @@ RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s) {
     }
   }
   if (!dead.empty() && !alive.empty()) {
-    std::vector<std::uint32_t> sources = sample_by_weight(alive_weight, dead.size(), s.seed, mcmc::kRelocate);
+    std::vector<std::uint32_t> sources =
+        sample_by_weight(alive_weight, dead.size(), s.seed, mcmc::kRelocate);
     for (std::uint32_t& src : sources) src = alive[src];
     correct_sources(st, sources, s.min_opacity);
     for (std::size_t j = 0; j < dead.size(); ++j) copy_slot(st, sources[j], dead[j]);

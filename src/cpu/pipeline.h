@@ -29,8 +29,11 @@ RenderState<T> render_fwd(const GaussiansT<T>& g, const Camera& cam, const Raste
 // Gradients of the raw parameters given d loss / d image [H,W,3] and d loss / d alpha [H,W]
 // (either may be empty).
 template <class T>
-GaussiansT<T> render_bwd(const GaussiansT<T>& g, const Camera& cam, const RasterSettings& rs,
-                         const RenderState<T>& st, const std::vector<T>& v_image,
+GaussiansT<T> render_bwd(const GaussiansT<T>& g,
+                         const Camera& cam,
+                         const RasterSettings& rs,
+                         const RenderState<T>& st,
+                         const std::vector<T>& v_image,
                          const std::vector<T>& v_alpha) {
   const ProjectedGrad<T> v =
       rasterize_bwd(st.projected, st.isect, cam.width, cam.height, rs, v_image, v_alpha);

@@ -59,14 +59,14 @@ Mat3<T> quat_to_rotmat(T w, T x, T y, T z) {
 template <class T>
 struct SplatGeometry {
   bool valid = false;
-  T qn[4], qnorm;           // normalized quaternion and the raw norm
-  Mat3<T> Rq;               // rotation of the splat
-  Vec3<T> s;                // scales
-  Mat3<T> cov_cam;          // 3D covariance in camera space
-  Vec3<T> p;                // mean in camera space
-  T J[2][3];                // EWA Jacobian (with the field-of-view clamp)
-  bool clamp_x, clamp_y;    // tangent clamped
-  T cov2d[3];               // J cov J^T + eps2d I  (a, b, c)
+  T qn[4], qnorm;         // normalized quaternion and the raw norm
+  Mat3<T> Rq;             // rotation of the splat
+  Vec3<T> s;              // scales
+  Mat3<T> cov_cam;        // 3D covariance in camera space
+  Vec3<T> p;              // mean in camera space
+  T J[2][3];              // EWA Jacobian (with the field-of-view clamp)
+  bool clamp_x, clamp_y;  // tangent clamped
+  T cov2d[3];             // J cov J^T + eps2d I  (a, b, c)
   T det, det_orig;
   T compensation;
 };
@@ -75,7 +75,8 @@ struct SplatGeometry {
 // Per-splat geometry is computed in double whatever the storage type: a needle-shaped splat makes
 // det(cov2d) cancel catastrophically, and the oracle should not add float error of its own there.
 template <class P>
-SplatGeometry<double> splat_geometry(const GaussiansT<P>& g, std::size_t i,
+SplatGeometry<double> splat_geometry(const GaussiansT<P>& g,
+                                     std::size_t i,
                                      const Intrinsics<double>& cam) {
   using T = double;
   SplatGeometry<T> s;
@@ -193,8 +194,12 @@ Projected<P> project_fwd(const GaussiansT<P>& g, const Camera& camera, const Ras
 // Backpropagates gradients of the projected quantities into the raw parameters. `grads` has the
 // model's shapes and is overwritten.
 template <class P>
-void project_bwd(const GaussiansT<P>& g, const Camera& camera, const RasterSettings& rs,
-                 const Projected<P>& fwd, const ProjectedGrad<P>& v, GaussiansT<P>& grads) {
+void project_bwd(const GaussiansT<P>& g,
+                 const Camera& camera,
+                 const RasterSettings& rs,
+                 const Projected<P>& fwd,
+                 const ProjectedGrad<P>& v,
+                 GaussiansT<P>& grads) {
   using T = double;
   const Intrinsics<T> cam(camera);
   const std::size_t n = g.size();
@@ -323,14 +328,14 @@ void project_bwd(const GaussiansT<P>& g, const Camera& camera, const RasterSetti
     }
     // Rotation matrix of the unit quaternion -> its components, then through the normalization.
     const T w = s.qn[0], qx = s.qn[1], qy = s.qn[2], qz = s.qn[3];
-    const T v_qn[4] = {
-        2 * (-qz * W[0][1] + qy * W[0][2] + qz * W[1][0] - qx * W[1][2] - qy * W[2][0] + qx * W[2][1]),
-        2 * (qy * W[0][1] + qz * W[0][2] + qy * W[1][0] - 2 * qx * W[1][1] - w * W[1][2] +
-             qz * W[2][0] + w * W[2][1] - 2 * qx * W[2][2]),
-        2 * (-2 * qy * W[0][0] + qx * W[0][1] + w * W[0][2] + qx * W[1][0] + qz * W[1][2] -
-             w * W[2][0] + qz * W[2][1] - 2 * qy * W[2][2]),
-        2 * (-2 * qz * W[0][0] - w * W[0][1] + qx * W[0][2] + w * W[1][0] - 2 * qz * W[1][1] +
-             qy * W[1][2] + qx * W[2][0] + qy * W[2][1])};
+    const T v_qn[4] = {2 * (-qz * W[0][1] + qy * W[0][2] + qz * W[1][0] - qx * W[1][2] -
+                            qy * W[2][0] + qx * W[2][1]),
+                       2 * (qy * W[0][1] + qz * W[0][2] + qy * W[1][0] - 2 * qx * W[1][1] -
+                            w * W[1][2] + qz * W[2][0] + w * W[2][1] - 2 * qx * W[2][2]),
+                       2 * (-2 * qy * W[0][0] + qx * W[0][1] + w * W[0][2] + qx * W[1][0] +
+                            qz * W[1][2] - w * W[2][0] + qz * W[2][1] - 2 * qy * W[2][2]),
+                       2 * (-2 * qz * W[0][0] - w * W[0][1] + qx * W[0][2] + w * W[1][0] -
+                            2 * qz * W[1][1] + qy * W[1][2] + qx * W[2][0] + qy * W[2][1])};
     T qdot = 0;
     for (int k = 0; k < 4; ++k) qdot += s.qn[k] * v_qn[k];
     for (int k = 0; k < 4; ++k) grads.quats[i * 4 + k] = (v_qn[k] - s.qn[k] * qdot) / s.qnorm;

@@ -32,8 +32,13 @@ inline constexpr double kMinPower = -5.5412635451584258;  // log(1/255)
 // Walks the splats of one pixel front to back and calls `emit` for each one it blends.
 // Returns the final transmittance. This single loop is the blending rule for forward and backward.
 template <class T, class Emit>
-T blend_pixel(const Projected<T>& p, const Intersections& isect, std::uint32_t tile, T px, T py,
-              const RasterSettings& rs, Emit&& emit) {
+T blend_pixel(const Projected<T>& p,
+              const Intersections& isect,
+              std::uint32_t tile,
+              T px,
+              T py,
+              const RasterSettings& rs,
+              Emit&& emit) {
   T trans = 1;
   for (std::uint32_t k = isect.tile_ranges[tile * 2]; k < isect.tile_ranges[tile * 2 + 1]; ++k) {
     const std::uint32_t g = isect.gaussian_from_isect[k];
@@ -67,7 +72,10 @@ void for_each_pixel(int width, int height, const TileGrid& grid, F&& f) {
 }
 
 template <class T>
-RasterOut<T> rasterize_fwd(const Projected<T>& p, const Intersections& isect, int width, int height,
+RasterOut<T> rasterize_fwd(const Projected<T>& p,
+                           const Intersections& isect,
+                           int width,
+                           int height,
                            const RasterSettings& rs) {
   RasterOut<T> out;
   out.width = width;
@@ -77,11 +85,12 @@ RasterOut<T> rasterize_fwd(const Projected<T>& p, const Intersections& isect, in
   const TileGrid grid = TileGrid::for_image(width, height);
   for_each_pixel<T>(width, height, grid, [&](std::uint32_t tile, int x, int y) {
     T c[3] = {0, 0, 0};
-    const T trans = blend_pixel(p, isect, tile, T(x) + T(0.5), T(y) + T(0.5), rs,
-                                [&](const Contribution<T>& ct, std::uint32_t) {
-                                  for (int ch = 0; ch < 3; ++ch)
-                                    c[ch] += p.colors[ct.gaussian * 3 + ch] * ct.alpha * ct.transmittance;
-                                });
+    const T trans =
+        blend_pixel(p, isect, tile, T(x) + T(0.5), T(y) + T(0.5), rs,
+                    [&](const Contribution<T>& ct, std::uint32_t) {
+                      for (int ch = 0; ch < 3; ++ch)
+                        c[ch] += p.colors[ct.gaussian * 3 + ch] * ct.alpha * ct.transmittance;
+                    });
     const std::size_t pix = std::size_t(y) * width + x;
     for (int ch = 0; ch < 3; ++ch) out.image[pix * 3 + ch] = c[ch] + trans * T(rs.background[ch]);
     out.alpha[pix] = T(1) - trans;
@@ -93,8 +102,12 @@ RasterOut<T> rasterize_fwd(const Projected<T>& p, const Intersections& isect, in
 // (either may be empty). Each intersection gets its own gradient slot; the per-splat sums are then
 // taken in sorted order, so the result does not depend on the number of threads.
 template <class T>
-ProjectedGrad<T> rasterize_bwd(const Projected<T>& p, const Intersections& isect, int width,
-                               int height, const RasterSettings& rs, const std::vector<T>& v_image,
+ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
+                               const Intersections& isect,
+                               int width,
+                               int height,
+                               const RasterSettings& rs,
+                               const std::vector<T>& v_image,
                                const std::vector<T>& v_alpha) {
   constexpr int kSlots = 9;  // means2d 2, conic 3, color 3, opacity 1
   std::vector<T> per_isect(isect.keys.size() * kSlots, T(0));
@@ -104,8 +117,10 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p, const Intersections& isect
     const T px = T(x) + T(0.5), py = T(y) + T(0.5);
     thread_local std::vector<std::pair<Contribution<T>, std::uint32_t>> list;
     list.clear();
-    const T t_final = blend_pixel(p, isect, tile, px, py, rs,
-                                  [&](const Contribution<T>& ct, std::uint32_t k) { list.push_back({ct, k}); });
+    const T t_final =
+        blend_pixel(p, isect, tile, px, py, rs, [&](const Contribution<T>& ct, std::uint32_t k) {
+          list.push_back({ct, k});
+        });
     T v_out[3] = {0, 0, 0};
     if (!v_image.empty())
       for (int ch = 0; ch < 3; ++ch) v_out[ch] = v_image[pix * 3 + ch];

@@ -76,7 +76,8 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
   while (gi + 1 < L.count && blockIdx.x >= L.block_begin[gi + 1]) ++gi;
   const AdamGroup& G = L.groups[gi];
   const std::size_t unit = std::size_t(blockIdx.x - L.block_begin[gi]) * kThreads + threadIdx.x;
-  const std::size_t first = L.vec4[gi] ? unit * 4 : unit, last = min(G.n, L.vec4[gi] ? first + 4 : first + 1);
+  const std::size_t first = L.vec4[gi] ? unit * 4 : unit,
+                    last = min(G.n, L.vec4[gi] ? first + 4 : first + 1);
   if (first >= G.n) return;
   if (L.abort && *L.abort) return;  // an abandoned step: the next backward overwrites its gradients
   const AdamScalars& S = L.device_scalars ? *L.device_scalars : L.scalars;
@@ -98,7 +99,8 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {
     for (std::size_t i = first; i < last; ++i, lr.next())
-      detail::adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i], lr.current(), S);
+      detail::adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i],
+                           lr.current(), S);
   }
 }
 
@@ -124,8 +126,13 @@ AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, flo
   return S;
 }
 
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale,
-               const AdamScalars* device_scalars, const int* abort) {
+void adam_step(const AdamGroup* groups,
+               int count,
+               long long step,
+               cudaStream_t stream,
+               float grad_scale,
+               const AdamScalars* device_scalars,
+               const int* abort) {
   if (count < 0 || count > kMaxAdamGroups)
     throw Error("adam_step: " + std::to_string(count) + " parameter groups (at most " +
                 std::to_string(kMaxAdamGroups) + ")");

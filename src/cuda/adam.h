@@ -37,12 +37,21 @@ struct AdamScalars {
   float inv_bc1 = 1, inv_sqrt_bc2 = 1, grad_scale = 1;
 };
 // The scalars of `groups` at step t (1-based step count after this update).
-AdamScalars adam_scalars(const AdamGroup* groups, int count, long long step, float grad_scale = 1.0f);
+AdamScalars adam_scalars(const AdamGroup* groups,
+                         int count,
+                         long long step,
+                         float grad_scale = 1.0f);
 
 // One update of every group. With `device_scalars`, the kernel reads the scalars from that device
 // copy (a replayed CUDA graph) instead of groups[g].lr, `step` and `grad_scale`. With `abort`
-// pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h), it changes nothing.
-void adam_step(const AdamGroup* groups, int count, long long step, cudaStream_t stream, float grad_scale = 1.0f,
-               const AdamScalars* device_scalars = nullptr, const int* abort = nullptr);
+// pointing at a nonzero device int (the step was abandoned, see cuda/renderer.h), it changes
+// nothing.
+void adam_step(const AdamGroup* groups,
+               int count,
+               long long step,
+               cudaStream_t stream,
+               float grad_scale = 1.0f,
+               const AdamScalars* device_scalars = nullptr,
+               const int* abort = nullptr);
 
 }  // namespace splat::cuda

@@ -39,7 +39,7 @@ __global__ void accumulate_kernel(int n,
                                   const float* __restrict__ v_means2d,  // [N, 2]
                                   float half_width,
                                   float half_height,
-                                  float* __restrict__ grad2d,          // [N]
+                                  float* __restrict__ grad2d,        // [N]
                                   std::int32_t* __restrict__ count,  // [N]
                                   const int* __restrict__ abort) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);

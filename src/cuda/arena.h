@@ -46,7 +46,8 @@ class ScratchGroup {
   int allocations() const { return allocations_; }
   // Test hook: every byte 0xFF (NaN floats, huge counts), to prove nothing reads stale scratch.
   void poison(cudaStream_t stream) {
-    if (memory_.size()) SPLAT_CUDA_CHECK(cudaMemsetAsync(memory_.data(), 0xFF, memory_.size(), stream));
+    if (memory_.size())
+      SPLAT_CUDA_CHECK(cudaMemsetAsync(memory_.data(), 0xFF, memory_.size(), stream));
   }
 
  private:

@@ -24,7 +24,8 @@ CudaBackend::CudaBackend(const BackendConfig& cfg)
       timer_(cfg.timing),
       renderer_(stream_, syncs_, timer_),
       ring_(kSlots) {
-  for (auto& e : done_events_) SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (auto& e : done_events_)
+    SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   if (submission_ == Submission::PerKernel) timer_.sync_each_stage(&syncs_);
 }
 
@@ -48,9 +49,10 @@ void CudaBackend::set_communicator(dist::Communicator& comm) {
   comm_ = &comm;
   if (comm.size() == 1) return;
   if ((submission_ == Submission::Graph && !auto_submission_) || (depth_ > 1 && !auto_pipelining_))
-    throw Error("cuda backend on " + std::to_string(comm.size()) + " ranks: backend.submission = \"" +
-                std::string(to_string(submission_)) + "\" and backend.pipelining = \"" +
-                (depth_ > 1 ? "depth2" : "off") + "\" cannot carry collectives; use chained and off (or auto)");
+    throw Error("cuda backend on " + std::to_string(comm.size()) +
+                " ranks: backend.submission = \"" + std::string(to_string(submission_)) +
+                "\" and backend.pipelining = \"" + (depth_ > 1 ? "depth2" : "off") +
+                "\" cannot carry collectives; use chained and off (or auto)");
   if (submission_ == Submission::Graph) submission_ = Submission::Chained;
   depth_ = 1;
 }
@@ -61,8 +63,9 @@ Image CudaBackend::render(const Camera& cam, const RasterSettings& rs) {
   renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, rs);
   timer_.set_active(true);
   Image out(cam.width, cam.height, 3);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image, out.data.size() * sizeof(float),
-                                   cudaMemcpyDeviceToHost, stream_));
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image,
+                                   out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                   stream_));
   syncs_.stream(stream_, "render_download");
   return out;
 }

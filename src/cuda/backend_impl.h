@@ -34,8 +34,12 @@ struct Groups {
     int i = 0;
     h.for_each_group([&](const char*, std::vector<float>& v) { v = g[i++].download(); });
   }
-  GaussianPtrs in() const { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
-  GaussianGradPtrs out() { return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()}; }
+  GaussianPtrs in() const {
+    return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()};
+  }
+  GaussianGradPtrs out() {
+    return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()};
+  }
   // Slots past the live count read zero (set_state and mcmc_refine keep it so).
   void zero_tails(cudaStream_t stream) {
     for (auto& b : g) b.zero_tail(stream);
@@ -142,8 +146,13 @@ class CudaBackend final : public Backend {
   void retire_front();
   void recover();
   void run_step(Pending& p, bool from_device);
-  void view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing, bool from_device,
-                 int& isect_count, const ShAdam* sh_adam);
+  void view_pass(const ViewRef& view,
+                 std::size_t k,
+                 const StepSettings& s,
+                 Sizing sizing,
+                 bool from_device,
+                 int& isect_count,
+                 const ShAdam* sh_adam);
   std::array<AdamGroup, 5> adam_groups(const StepSettings& s);
   void run_graph(Pending& p);
   void stage_target(const DeviceImage& target);
@@ -192,8 +201,8 @@ class CudaBackend final : public Backend {
   long generation_ = 0;
   // Report figures.
   double isect_sum_ = 0;  // intersections over all retired steps
-  long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0, launches_ = 0,
-       deterministic_steps_ = 0, sh_adam_steps_ = 0;
+  long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0,
+       launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0;
   int max_in_flight_ = 0;
 };
 

@@ -31,7 +31,8 @@ RefineStats CudaBackend::mcmc_refine(const McmcRefineSettings& s) {
   if (n == 0) return {};
   const std::size_t target = std::max(s.target_count, std::size_t(n));
   if (target > std::size_t(std::numeric_limits<int>::max()))
-    throw Error("cuda backend: MCMC target of " + std::to_string(target) + " splats exceeds the int index range");
+    throw Error("cuda backend: MCMC target of " + std::to_string(target) +
+                " splats exceeds the int index range");
   const int add = int(target) - n;
   if (add > 0) ++generation_;
 
@@ -76,21 +77,26 @@ RefineStats CudaBackend::adc_refine(const AdcRefineSettings& s) {
   ++generation_;
   const int n = n_;
   if (n == 0) return {};
-  if (n > INT_MAX / 3) throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
+  if (n > INT_MAX / 3)
+    throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
   if (grad2d_.size() != std::size_t(n)) reset_adc_stats();  // no statistics yet: nothing grows
   if (comm_->size() > 1) {  // every rank decides from the statistics of every rank's views
-    comm_->allreduce_sum_device(grad2d_.data(), grad2d_.size(), stream_, "ADC statistics all-reduce (grad2d)");
-    comm_->allreduce_sum_device(vis_count_.data(), vis_count_.size(), stream_, "ADC statistics all-reduce (count)");
+    comm_->allreduce_sum_device(grad2d_.data(), grad2d_.size(), stream_,
+                                "ADC statistics all-reduce (grad2d)");
+    comm_->allreduce_sum_device(vis_count_.data(), vis_count_.size(), stream_,
+                                "ADC statistics all-reduce (count)");
   }
 
   const AdcScratch& scratch = adc_scratch_.ensure(n);
-  adc_decide(n, params_.g[1].data(), params_.g[3].data(), grad2d_.data(), vis_count_.data(), adc::thresholds(s),
-             scratch, adc_totals_host_.get(), stream_);
+  adc_decide(n, params_.g[1].data(), params_.g[3].data(), grad2d_.data(), vis_count_.data(),
+             adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
   syncs_.stream(stream_, "adc_totals");
   const std::int32_t* t = adc_totals_host_.get();
   const int children = t[kAdcChildren];
-  const std::size_t m = std::size_t(t[kAdcKept]) + std::size_t(t[kAdcClones]) + 2 * std::size_t(children);
-  if (m > std::size_t(INT_MAX)) throw Error("cuda backend: ADC would make " + std::to_string(m) + " splats");
+  const std::size_t m =
+      std::size_t(t[kAdcKept]) + std::size_t(t[kAdcClones]) + 2 * std::size_t(children);
+  if (m > std::size_t(INT_MAX))
+    throw Error("cuda backend: ADC would make " + std::to_string(m) + " splats");
   RefineStats r;
   r.cloned = std::size_t(t[kAdcCloned]);
   r.split = std::size_t(t[kAdcSplit]);
@@ -127,8 +133,8 @@ RefineStats CudaBackend::adc_refine(const AdcRefineSettings& s) {
 
 void CudaBackend::adc_reset_opacity(float max_opacity) {
   drain();  // a step abandoned for overflow would be queued again after the reset
-  cuda::adc_reset_opacity(n_, adc::logit_threshold(double(max_opacity)), params_.g[3].data(), m_.g[3].data(),
-                          v_.g[3].data(), stream_);
+  cuda::adc_reset_opacity(n_, adc::logit_threshold(double(max_opacity)), params_.g[3].data(),
+                          m_.g[3].data(), v_.g[3].data(), stream_);
 }
 
 // The proof a refine tick may change buffers: the stream is idle and no step is queued.

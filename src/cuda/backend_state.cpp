@@ -115,7 +115,8 @@ std::string CudaBackend::non_finite_group() const {
   self->syncs_.stream(stream_, "finite check");
   const std::vector<unsigned long long> found = counts.download();
   std::vector<std::string> names;
-  Gaussians{}.for_each_group([&](const char* name, const std::vector<float>&) { names.push_back(name); });
+  Gaussians{}.for_each_group(
+      [&](const char* name, const std::vector<float>&) { names.push_back(name); });
   for (std::size_t i = 0; i < found.size(); ++i)
     if (found[i] != 0) return names[i];
   return "";
@@ -132,8 +133,8 @@ adc::Stats CudaBackend::stats() const {
 
 void CudaBackend::set_stats(const adc::Stats& st) {
   if (st.grad2d.size() != std::size_t(n_) || st.count.size() != std::size_t(n_))
-    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) + " splats, the model has " +
-                std::to_string(n_));
+    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) +
+                " splats, the model has " + std::to_string(n_));
   drain();
   grad2d_.upload(st.grad2d);
   vis_count_.upload(st.count);

@@ -43,12 +43,14 @@ void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) 
     throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
                 std::to_string(kMaxViews) + " per GPU");
   if (views.size() > 1 && submission_ == Submission::Graph && auto_submission_) {
-    drain();  // auto means chained for batches (render/backend_config.h); nothing queued may see the switch
+    drain();  // auto means chained for batches (render/backend_config.h); nothing queued may see
+              // the switch
     submission_ = Submission::Chained;
   }
   if (views.size() > 1 && submission_ == Submission::Graph)
-    throw Error("cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
-                std::to_string(views.size()) + " views needs chained or per_kernel");
+    throw Error(
+        "cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
+        std::to_string(views.size()) + " views needs chained or per_kernel");
   if (comm_->size() > 1)
     for (const BatchView& v : views)
       if (v.camera->width != views[0].camera->width || v.camera->height != views[0].camera->height)
@@ -57,7 +59,8 @@ void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) 
   for (const BatchView& v : views) {
     const DeviceImage& target = images_.at(std::size_t(v.image));
     if (target.width != v.camera->width || target.height != v.camera->height)
-      throw Error("cuda backend: image " + std::to_string(v.image) + " size does not match its camera");
+      throw Error("cuda backend: image " + std::to_string(v.image) +
+                  " size does not match its camera");
     p.views.push_back({*v.camera, v.image});
   }
   p.settings = s;
@@ -70,7 +73,8 @@ void CudaBackend::collect_losses(std::vector<StepResult>& out, bool wait) {
     drain();
     timer_.harvest_all();
   }
-  while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
+  while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess)
+    retire_front();
   out.insert(out.end(), ready_.begin(), ready_.end());
   ready_.clear();
 }
@@ -78,7 +82,8 @@ void CudaBackend::collect_losses(std::vector<StepResult>& out, bool wait) {
 void CudaBackend::submit(Pending p) {
   make_room();
   int unfinished = 1;
-  for (const Pending& q : pending_) unfinished += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+  for (const Pending& q : pending_)
+    unfinished += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
   max_in_flight_ = std::max(max_in_flight_, unfinished);
   p.slot = next_slot_;
   next_slot_ = (next_slot_ + 1) % kSlots;
@@ -88,11 +93,12 @@ void CudaBackend::submit(Pending p) {
   else
     run_step(p, false);
   Slot* slot = ring_.get() + p.slot;
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, view_sums_.data(), p.views.size() * sizeof slot->sums[0],
-                                   cudaMemcpyDeviceToHost, stream_));
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->sums, view_sums_.data(),
+                                   p.views.size() * sizeof slot->sums[0], cudaMemcpyDeviceToHost,
+                                   stream_));
   if (bounded())
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->status, renderer_.status(), sizeof slot->status, cudaMemcpyDeviceToHost,
-                                     stream_));
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(slot->status, renderer_.status(), sizeof slot->status,
+                                     cudaMemcpyDeviceToHost, stream_));
   SPLAT_CUDA_CHECK(cudaEventRecord(done_events_[p.slot], stream_));
   pending_.push_back(std::move(p));
 }
@@ -102,10 +108,12 @@ void CudaBackend::submit(Pending p) {
 void CudaBackend::make_room() {
   auto unfinished = [&] {
     int k = 0;
-    for (const Pending& q : pending_) k += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
+    for (const Pending& q : pending_)
+      k += cudaEventQuery(done_events_[q.slot]) == cudaErrorNotReady;
     return k;
   };
-  while (!pending_.empty() && (int(pending_.size()) == kSlots || (bounded() && unfinished() >= depth_))) {
+  while (!pending_.empty() &&
+         (int(pending_.size()) == kSlots || (bounded() && unfinished() >= depth_))) {
     syncs_.event(done_events_[pending_.front().slot], bounded() ? "step_done" : "loss_ring_full");
     retire_front();
   }
@@ -118,9 +126,10 @@ void CudaBackend::retire_front() {
   const Slot& slot = ring_.get()[p.slot];
   if (bounded() && slot.status[1]) return recover();
   const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
-  StepResult r;  // the mean over the step's views
+  StepResult r;             // the mean over the step's views
   if (comm_->size() > 1) {  // slot 0 holds the sums over all ranks' views, all of one size
-    const double elements = double(p.views[0].cam.width) * p.views[0].cam.height * 3 * p.settings.batch_size;
+    const double elements =
+        double(p.views[0].cam.width) * p.views[0].cam.height * 3 * p.settings.batch_size;
     r.l1 = double(slot.sums[0][0]) / elements;
     r.ssim = double(slot.sums[0][1]) / elements;
     r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
@@ -172,14 +181,17 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
   const ShAdam sh_adam{groups[4], 4, adam_scalars(groups.data(), 5, p.adam_step, 1.0f / batch),
                        from_device ? &scalars_.data()->adam : nullptr, abort};
   for (std::size_t k = 0; k < p.views.size(); ++k)
-    view_pass(p.views[k], k, s, sizing, from_device, p.isect_count, sh_in_backward ? &sh_adam : nullptr);
+    view_pass(p.views[k], k, s, sizing, from_device, p.isect_count,
+              sh_in_backward ? &sh_adam : nullptr);
   deterministic_steps_ += deterministic_;
   sh_adam_steps_ += sh_in_backward;
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
     timer_.begin("allreduce", stream_);
-    for (auto& g : grads_.g) comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
-    for (std::size_t k = 1; k < p.views.size(); ++k) add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
+    for (auto& g : grads_.g)
+      comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
+    for (std::size_t k = 1; k < p.views.size(); ++k)
+      add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
     comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
     timer_.end(stream_);
   }
@@ -200,8 +212,13 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 
 // One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
 // gradients (with sh_adam, the SH coefficients updated instead), ADC statistics.
-void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettings& s, Sizing sizing,
-                            bool from_device, int& isect_count, const ShAdam* sh_adam) {
+void CudaBackend::view_pass(const ViewRef& view,
+                            std::size_t k,
+                            const StepSettings& s,
+                            Sizing sizing,
+                            bool from_device,
+                            int& isect_count,
+                            const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
   const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
   renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
@@ -213,11 +230,13 @@ void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettin
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
   timer_.begin("loss", stream_);
   if (target.u8.size())
-    photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch, stream_);
+    photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch,
+                        stream_);
   else
-    photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch, stream_);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float), cudaMemcpyDeviceToDevice,
-                                   stream_));
+    photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch,
+                     stream_);
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream_));
   timer_.end(stream_);
 
   if (k == 0) {
@@ -226,7 +245,8 @@ void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettin
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
     renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
     timer_.begin("batch_accumulate", stream_);
-    for (int g = 0; g < 5; ++g) add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+    for (int g = 0; g < 5; ++g)
+      add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
     timer_.end(stream_);
   }
 
@@ -234,8 +254,8 @@ void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettin
     if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
-    adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width), 0.5f * float(cam.height),
-                   grad2d_.data(), vis_count_.data(), stream_, abort);
+    adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
+                   0.5f * float(cam.height), grad2d_.data(), vis_count_.data(), stream_, abort);
     timer_.end(stream_);
   }
 }
@@ -243,18 +263,20 @@ void CudaBackend::view_pass(const ViewRef& view, std::size_t k, const StepSettin
 std::array<AdamGroup, 5> CudaBackend::adam_groups(const StepSettings& s) {
   const int K = sh_coeffs(sh_degree_);
   std::array<AdamGroup, 5> groups;
-  const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats), float(s.lr.opacity),
-                        float(s.lr.sh0)};
+  const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats),
+                        float(s.lr.opacity), float(s.lr.sh0)};
   for (int i = 0; i < 5; ++i)
-    groups[i] = {params_.g[i].data(), grads_.g[i].data(), m_.g[i].data(), v_.g[i].data(),
-                 params_.g[i].size(), lrs[i], i == 4 ? K : 0, float(s.lr.shN)};
-  // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)),
-  // part of the loss Adam sees: their gradients, once per view of the batch.
+    groups[i] = {params_.g[i].data(), grads_.g[i].data(),  m_.g[i].data(),
+                 v_.g[i].data(),      params_.g[i].size(), lrs[i],
+                 i == 4 ? K : 0,      float(s.lr.shN)};
+  // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg *
+  // mean(exp(log_scales)), part of the loss Adam sees: their gradients, once per view of the batch.
   const double batch = double(float(s.batch_size));
   if (s.opacity_reg > 0 && n_ > 0)
     groups[3].reg = AdamReg::SigmoidSlope, groups[3].reg_coef = batch * s.opacity_reg / double(n_);
   if (s.scale_reg > 0 && n_ > 0)
-    groups[1].reg = AdamReg::Exp, groups[1].reg_coef = batch * s.scale_reg / double(3 * std::size_t(n_));
+    groups[1].reg = AdamReg::Exp,
+    groups[1].reg_coef = batch * s.scale_reg / double(3 * std::size_t(n_));
   return groups;
 }
 
@@ -267,10 +289,11 @@ void CudaBackend::run_graph(Pending& p) {
   const DeviceImage& target = images_[std::size_t(view.image)];
   Slot& slot = ring_.get()[p.slot];
   const std::array<AdamGroup, 5> groups = adam_groups(s);
-  slot.scalars = {CameraParams::from(view.cam), adam_scalars(groups.data(), 5, p.adam_step),
+  slot.scalars = {CameraParams::from(view.cam),
+                  adam_scalars(groups.data(), 5, p.adam_step),
                   {float(s.noise_scale), s.noise_seed}};
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars), cudaMemcpyHostToDevice,
-                                   stream_));
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars),
+                                   cudaMemcpyHostToDevice, stream_));
   stage_target(target);
 
   GraphKey key;
@@ -288,7 +311,8 @@ void CudaBackend::run_graph(Pending& p) {
   key.ssim_lambda = float(s.ssim_lambda);
   key.opacity_reg = s.opacity_reg;
   key.scale_reg = s.scale_reg;
-  if (key.accumulate_grad2d && grad2d_.size() != std::size_t(n_)) key.generation = -2;  // stats not sized yet
+  if (key.accumulate_grad2d && grad2d_.size() != std::size_t(n_))
+    key.generation = -2;  // stats not sized yet
 
   if (graph_ && key == graph_key_) {
     SPLAT_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
@@ -345,7 +369,8 @@ void CudaBackend::stage_target(const DeviceImage& target) {
 void CudaBackend::drain() {
   do {
     syncs_.stream(stream_, "drain");
-    while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess) retire_front();
+    while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess)
+      retire_front();
   } while (!pending_.empty());
 }
 

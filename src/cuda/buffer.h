@@ -29,7 +29,10 @@ class DeviceBuffer {
   ~DeviceBuffer() { release(); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -61,7 +64,8 @@ class DeviceBuffer {
       DeviceBuffer fresh;
       fresh.allocate(std::max(n, capacity_ + capacity_ / 2));
       if (size_)
-        SPLAT_CUDA_CHECK(cudaMemcpyAsync(fresh.ptr_, ptr_, size_ * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+        SPLAT_CUDA_CHECK(
+            cudaMemcpyAsync(fresh.ptr_, ptr_, size_ * sizeof(T), cudaMemcpyDeviceToDevice, stream));
       fresh.size_ = size_;
       old = std::exchange(*this, std::move(fresh));
     }
@@ -76,11 +80,14 @@ class DeviceBuffer {
   }
   void upload(const std::vector<T>& host) {
     resize(host.size());
-    if (!host.empty()) SPLAT_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (!host.empty())
+      SPLAT_CUDA_CHECK(
+          cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
   std::vector<T> download() const {
     std::vector<T> host(size_);
-    if (size_) SPLAT_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, size_ * sizeof(T), cudaMemcpyDeviceToHost));
+    if (size_)
+      SPLAT_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, size_ * sizeof(T), cudaMemcpyDeviceToHost));
     return host;
   }
   void zero(cudaStream_t stream = nullptr) {

@@ -14,7 +14,9 @@ inline constexpr unsigned digest_max_blocks = 1024;  // grid-stride beyond
 namespace splat::cuda {
 namespace {
 
-__global__ void digest_terms_kernel(const float* __restrict__ data, std::size_t n, std::uint64_t first_word,
+__global__ void digest_terms_kernel(const float* __restrict__ data,
+                                    std::size_t n,
+                                    std::uint64_t first_word,
                                     unsigned long long* sum) {
   const std::size_t words = (n + 1) / 2;
   std::uint64_t local = 0;
@@ -24,36 +26,48 @@ __global__ void digest_terms_kernel(const float* __restrict__ data, std::size_t 
     const std::uint64_t hi = 2 * w + 1 < n ? __float_as_uint(data[2 * w + 1]) : 0u;
     local += digest_term(lo | hi << 32, first_word + w);
   }
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    local += __shfl_down_sync(0xffffffffu, local, offset);
   if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, static_cast<unsigned long long>(local));
 }
 
-__global__ void count_non_finite_kernel(const float* __restrict__ data, std::size_t n, unsigned long long* count) {
+__global__ void count_non_finite_kernel(const float* __restrict__ data,
+                                        std::size_t n,
+                                        unsigned long long* count) {
   unsigned local = 0;
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     local += !isfinite(data[i]);
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
-  if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(count, static_cast<unsigned long long>(local));
+  for (int offset = 16; offset > 0; offset /= 2)
+    local += __shfl_down_sync(0xffffffffu, local, offset);
+  if ((threadIdx.x & 31) == 0 && local != 0)
+    atomicAdd(count, static_cast<unsigned long long>(local));
 }
 
 }  // namespace
 
-void count_non_finite(const float* data, std::size_t n, unsigned long long* count, cudaStream_t stream) {
+void count_non_finite(const float* data,
+                      std::size_t n,
+                      unsigned long long* count,
+                      cudaStream_t stream) {
   if (n == 0) return;
   constexpr int kThreads = config::digest_block_size;
   const std::size_t blocks = (n + kThreads - 1) / kThreads;
-  count_non_finite_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)), kThreads, 0, stream>>>(
-      data, n, count);
+  count_non_finite_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)),
+                            kThreads, 0, stream>>>(data, n, count);
   SPLAT_CUDA_CHECK_LAUNCH("count_non_finite_kernel");
 }
 
-void add_digest_terms(const float* data, std::size_t n, std::uint64_t first_word, unsigned long long* sum,
+void add_digest_terms(const float* data,
+                      std::size_t n,
+                      std::uint64_t first_word,
+                      unsigned long long* sum,
                       cudaStream_t stream) {
   if (n == 0) return;
   constexpr int kThreads = config::digest_block_size;
   const std::size_t blocks = ((n + 1) / 2 + kThreads - 1) / kThreads;
-  digest_terms_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)), kThreads, 0, stream>>>(
-      data, n, first_word, sum);
+  digest_terms_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)),
+                        kThreads, 0, stream>>>(data, n, first_word, sum);
   SPLAT_CUDA_CHECK_LAUNCH("digest_terms_kernel");
 }
 

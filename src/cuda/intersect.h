@@ -1,9 +1,9 @@
 #pragma once
 // Tile intersection on the GPU: the lists of cpu/intersect.h (each tile's splats by depth key,
 // then index) from two short sorts. Count tiles per splat, sort the splats by depth (CUB, the
-// 24-bit tiles::depth_key, stable), inclusive prefix sum of the counts in depth order (CUB), emit (tile, gaussian)
-// pairs in depth order, stable radix sort (CUB) over only the tile id's bits, and the
-// [start, end) range of each tile.
+// 24-bit tiles::depth_key, stable), inclusive prefix sum of the counts in depth order (CUB), emit
+// (tile, gaussian) pairs in depth order, stable radix sort (CUB) over only the tile id's bits, and
+// the [start, end) range of each tile.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -23,30 +23,55 @@ struct TileGridParams {
 // (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test, which the
 // warp test reads instead of taking a double-precision log per warp), depth_keys[i] =
 // tiles::depth_key of its depth and iota[i] = i (depth_order's keys and values).
-void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     SplatRecord* records, std::uint32_t* depth_keys, std::uint32_t* iota, cudaStream_t stream);
+void intersect_count(int n,
+                     const ProjectedPtrs& p,
+                     TileGridParams grid,
+                     std::int32_t* tiles_per_splat,
+                     SplatRecord* records,
+                     std::uint32_t* depth_keys,
+                     std::uint32_t* iota,
+                     cudaStream_t stream);
 
 // order[j] = the splat with the j-th smallest depth key, equal keys in index order (a stable radix
 // sort of the tiles::kDepthKeyBits key bits): sort_intersections over the n (depth key, index)
 // pairs, with temp of sort_temp_bytes(n). depth_keys_sorted is scratch [N].
-void depth_order(int n, const std::uint32_t* depth_keys, const std::uint32_t* iota, std::uint32_t* depth_keys_sorted,
-                 std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream);
+void depth_order(int n,
+                 const std::uint32_t* depth_keys,
+                 const std::uint32_t* iota,
+                 std::uint32_t* depth_keys_sorted,
+                 std::uint32_t* order,
+                 void* temp,
+                 std::size_t temp_bytes,
+                 cudaStream_t stream);
 
 // offsets[j] = inclusive prefix sum of tiles_per_splat in depth order, up to splat order[j];
 // offsets[n-1] is the intersection count. The scan reads the counts through order.
 std::size_t scan_temp_bytes(int n);
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order, std::int32_t* offsets,
-                    void* temp, std::size_t temp_bytes, cudaStream_t stream);
+void intersect_scan(int n,
+                    const std::int32_t* tiles_per_splat,
+                    const std::uint32_t* order,
+                    std::int32_t* offsets,
+                    void* temp,
+                    std::size_t temp_bytes,
+                    cudaStream_t stream);
 
 // Writes keys (tile ids) / gaussian ids for every intersection, splat order[j] at
 // [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU order). Entries at or
 // past `capacity` are dropped (bounded sizing, below).
-void intersect_emit(int n, const ProjectedPtrs& p, const std::uint32_t* order, const std::int32_t* offsets,
-                    TileGridParams grid, std::uint32_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+void intersect_emit(int n,
+                    const ProjectedPtrs& p,
+                    const std::uint32_t* order,
+                    const std::int32_t* offsets,
+                    TileGridParams grid,
+                    std::uint32_t* keys,
+                    std::uint32_t* gaussian_ids,
+                    cudaStream_t stream,
                     std::int32_t capacity = INT32_MAX);
 
 // The bits the tile sort looks at: enough for every tile id and one more value (padding's).
-inline int tile_key_bits(int tile_count) { return std::bit_width(static_cast<std::uint32_t>(tile_count)); }
+inline int tile_key_bits(int tile_count) {
+  return std::bit_width(static_cast<std::uint32_t>(tile_count));
+}
 
 // Bounded sizing, where no host wait reads the count first: the per-intersection arrays hold
 // `capacity` entries and the sort and tile_ranges run over all of them. Entries from the count on
@@ -54,28 +79,49 @@ inline int tile_key_bits(int tile_count) { return std::bit_width(static_cast<std
 // status[0] = the count (offsets[n-1]); status[1] is set to 1 if it exceeds the capacity: the
 // lists were cut short and the step must be repeated with more room (nothing here clears it);
 // status[2] = the largest count seen.
-void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint32_t* keys,
-                   std::uint32_t* gaussian_ids, int* status, cudaStream_t stream);
+void intersect_pad(int n,
+                   const std::int32_t* offsets,
+                   std::int32_t capacity,
+                   int end_bit,
+                   std::uint32_t* keys,
+                   std::uint32_t* gaussian_ids,
+                   int* status,
+                   cudaStream_t stream);
 
 // Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit): the intersections by tile id,
 // and depth_order's splats by depth. Double-buffered: the result lands in the *_out arrays.
 std::size_t sort_temp_bytes(int m);
-void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::uint32_t* keys_out,
-                        const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,
-                        std::size_t temp_bytes, cudaStream_t stream);
+void sort_intersections(int m,
+                        int end_bit,
+                        const std::uint32_t* keys_in,
+                        std::uint32_t* keys_out,
+                        const std::uint32_t* ids_in,
+                        std::uint32_t* ids_out,
+                        void* temp,
+                        std::size_t temp_bytes,
+                        cudaStream_t stream);
 
 // ranges[tile] = {start, end} into the sorted arrays; tiles without intersections get {0, 0}.
 // Zeroes ranges itself. Keys naming a tile at or past tile_count (padding) are skipped.
-void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::uint32_t* ranges,
+void tile_ranges(int m,
+                 const std::uint32_t* sorted_keys,
+                 int tile_count,
+                 std::uint32_t* ranges,
                  cudaStream_t stream);
 
 // order[0, tile_count) = the tiles by descending intersection count (from ranges; counts above
-// 2^16 - 1 count as that), equal counts in tile order: the order in which both rasterizer passes take their tiles. A tile's block runs for
-// about as long as its list, and blocks start in launch order, so the long ones start first and
-// the short ones fill the SMs around them instead of long ones running alone at the end
-// (longest processing time first). scratch holds 3 * tile_count words.
+// 2^16 - 1 count as that), equal counts in tile order: the order in which both rasterizer passes
+// take their tiles. A tile's block runs for about as long as its list, and blocks start in launch
+// order, so the long ones start first and the short ones fill the SMs around them instead of long
+// ones running alone at the end (longest processing time first). scratch holds 3 * tile_count
+// words.
 std::size_t tile_order_temp_bytes(int tile_count);
-void tile_order(int tile_count, const std::uint32_t* ranges, std::uint32_t* scratch, void* temp, std::size_t temp_bytes,
-                std::uint32_t* order, cudaStream_t stream);
+void tile_order(int tile_count,
+                const std::uint32_t* ranges,
+                std::uint32_t* scratch,
+                void* temp,
+                std::size_t temp_bytes,
+                std::uint32_t* order,
+                cudaStream_t stream);
 
 }  // namespace splat::cuda

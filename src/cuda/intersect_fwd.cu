@@ -6,13 +6,13 @@
 // those 44-bit keys over all M intersections the sort stage took 0.157 ms per step of Lego's final
 // state on the H200, with the 12-bit tile sort 0.071 (the depth sort over the N splats counts in
 // the intersect stage).
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 #include <thrust/iterator/permutation_iterator.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <string>
 
 #include "core/error.h"
@@ -54,9 +54,16 @@ struct Candidates {
 // splat (i, or none if i < 0) reaches. Every lane of the warp must call it; s and done are the
 // warp's own [32] of shared memory.
 template <class F>
-__device__ __forceinline__ int warp_for_each_tile(int i, const float* means2d, const int* radii, const float* conics,
-                                                  const float* opacities, int tiles_x, int tiles_y, Candidates* s,
-                                                  int* done, F&& f) {
+__device__ __forceinline__ int warp_for_each_tile(int i,
+                                                  const float* means2d,
+                                                  const int* radii,
+                                                  const float* conics,
+                                                  const float* opacities,
+                                                  int tiles_x,
+                                                  int tiles_y,
+                                                  Candidates* s,
+                                                  int* done,
+                                                  F&& f) {
   const int lane = int(threadIdx.x % 32);
   Candidates mine{};
   if (i >= 0 && (radii[i * 2] > 0 || radii[i * 2 + 1] > 0)) {
@@ -64,8 +71,17 @@ __device__ __forceinline__ int warp_for_each_tile(int i, const float* means2d, c
     const tiles::Box box = tiles::box(mx, my, radii[i * 2], radii[i * 2 + 1], tiles_x, tiles_y);
     const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
     const float q_max = tiles::max_quad(opacities[i]);  // negative: the splat reaches no tile
-    mine = {conics[i * 3], conics[i * 3 + 1], conics[i * 3 + 2], mx, my, q_max, box.x0, box.y0, w,
-            q_max < 0.0f ? 0 : w * h, 0};
+    mine = {conics[i * 3],
+            conics[i * 3 + 1],
+            conics[i * 3 + 2],
+            mx,
+            my,
+            q_max,
+            box.x0,
+            box.y0,
+            w,
+            q_max < 0.0f ? 0 : w * h,
+            0};
   }
   int end = mine.n;  // inclusive scan of the lanes' candidate counts
   for (int offset = 1; offset < 32; offset *= 2) {
@@ -124,13 +140,15 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   __shared__ int s_done[kWarps][32];
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32);
   if (i < n) {
-    records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
-                              tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
+    records[i] =
+        splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
+                     tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
     depth_keys[i] = tiles::depth_key(depths[i]);
     iota[i] = std::uint32_t(i);
   }
-  const int count = warp_for_each_tile(i < n ? i : -1, means2d, radii, conics, opacities, tiles_x, tiles_y,
-                                       s_candidates[warp], s_done[warp], [](int, int, int) {});
+  const int count =
+      warp_for_each_tile(i < n ? i : -1, means2d, radii, conics, opacities, tiles_x, tiles_y,
+                         s_candidates[warp], s_done[warp], [](int, int, int) {});
   if (i < n) tiles_per_splat[i] = count;
 }
 
@@ -144,20 +162,21 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                 const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
                 int tiles_x,
                 int tiles_y,
-                std::int32_t capacity,  // entries past it are dropped (bounded sizing)
-                std::uint32_t* __restrict__ keys,            // [capacity] tile ids
+                std::int32_t capacity,             // entries past it are dropped (bounded sizing)
+                std::uint32_t* __restrict__ keys,  // [capacity] tile ids
                 std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
   __shared__ Candidates s_candidates[kWarps][32];
   __shared__ int s_done[kWarps][32];
   __shared__ std::int32_t s_first[kWarps][32];  // where each lane's splat's entries start
   __shared__ std::uint32_t s_id[kWarps][32];
-  const int j = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32), lane = j % 32;
+  const int j = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32),
+            lane = j % 32;
   const int i = j < n ? int(order[j]) : -1;
   s_first[warp][lane] = j < n && j > 0 ? offsets[j - 1] : 0;
   s_id[warp][lane] = std::uint32_t(i);
   // The same decisions as count_kernel, so exactly tiles_per_splat[i] entries.
-  warp_for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, s_candidates[warp], s_done[warp],
-                     [&](int owner, int tile, int rank) {
+  warp_for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, s_candidates[warp],
+                     s_done[warp], [&](int owner, int tile, int rank) {
                        const std::int32_t k = s_first[warp][owner] + rank;
                        if (k < capacity) {
                          keys[k] = std::uint32_t(tile);
@@ -169,7 +188,8 @@ __global__ void __launch_bounds__(config::intersect_block_size)
 // Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
 // so it sorts after all real entries and names a tile past the grid (tile_ranges skips it).
 // status[0] = count; status[1] is raised (never lowered) when the count exceeds the capacity;
-// status[2] is the largest count so far (the room a repeated step needs, whichever view overflowed).
+// status[2] is the largest count so far (the room a repeated step needs, whichever view
+// overflowed).
 __global__ void pad_kernel(int n,
                            const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum
                            std::int32_t capacity,
@@ -196,13 +216,12 @@ __global__ void pad_kernel(int n,
 __global__ void tile_ranges_kernel(int m,
                                    const std::uint32_t* __restrict__ sorted_keys,  // [M] tile ids
                                    std::uint32_t tile_count,
-                                   std::uint32_t* __restrict__ ranges) {           // [tiles, 2]
+                                   std::uint32_t* __restrict__ ranges) {  // [tiles, 2]
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (k >= m) return;
   const std::uint32_t tile = sorted_keys[k];
   if (tile >= tile_count) return;
-  if (k == 0 || sorted_keys[k - 1] != tile)
-    ranges[std::size_t(tile) * 2] = std::uint32_t(k);
+  if (k == 0 || sorted_keys[k - 1] != tile) ranges[std::size_t(tile) * 2] = std::uint32_t(k);
   if (k + 1 == m || sorted_keys[k + 1] != tile)
     ranges[std::size_t(tile) * 2 + 1] = std::uint32_t(k + 1);
 }
@@ -220,25 +239,39 @@ __global__ void tile_counts_kernel(int tile_count,
                                    std::uint32_t* __restrict__ tiles) {       // [tiles]
   const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (t >= tile_count) return;
-  counts[t] = min(ranges[std::size_t(t) * 2 + 1] - ranges[std::size_t(t) * 2], (1u << kTileOrderBits) - 1u);
+  counts[t] =
+      min(ranges[std::size_t(t) * 2 + 1] - ranges[std::size_t(t) * 2], (1u << kTileOrderBits) - 1u);
   tiles[t] = std::uint32_t(t);
 }
 
 }  // namespace
 
-void intersect_count(int n, const ProjectedPtrs& p, TileGridParams grid, std::int32_t* tiles_per_splat,
-                     SplatRecord* records, std::uint32_t* depth_keys, std::uint32_t* iota, cudaStream_t stream) {
+void intersect_count(int n,
+                     const ProjectedPtrs& p,
+                     TileGridParams grid,
+                     std::int32_t* tiles_per_splat,
+                     SplatRecord* records,
+                     std::uint32_t* depth_keys,
+                     std::uint32_t* iota,
+                     cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y, tiles_per_splat, p.depths,
-      records, depth_keys, iota);
+      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y,
+      tiles_per_splat, p.depths, records, depth_keys, iota);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
-void depth_order(int n, const std::uint32_t* depth_keys, const std::uint32_t* iota, std::uint32_t* depth_keys_sorted,
-                 std::uint32_t* order, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
+void depth_order(int n,
+                 const std::uint32_t* depth_keys,
+                 const std::uint32_t* iota,
+                 std::uint32_t* depth_keys_sorted,
+                 std::uint32_t* order,
+                 void* temp,
+                 std::size_t temp_bytes,
+                 cudaStream_t stream) {
   if (n <= 0) return;
-  sort_intersections(n, tiles::kDepthKeyBits, depth_keys, depth_keys_sorted, iota, order, temp, temp_bytes, stream);
+  sort_intersections(n, tiles::kDepthKeyBits, depth_keys, depth_keys_sorted, iota, order, temp,
+                     temp_bytes, stream);
 }
 
 // tiles_per_splat[order[j]] at j: the counts in depth order, read by the scan where it needs them.
@@ -248,30 +281,48 @@ auto counts_in_depth_order(const std::int32_t* tiles_per_splat, const std::uint3
 
 std::size_t scan_temp_bytes(int n) {
   std::size_t bytes = 0;
-  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, counts_in_depth_order(nullptr, nullptr),
-                                                 static_cast<std::int32_t*>(nullptr), n > 0 ? n : 0));
+  SPLAT_CUDA_CHECK(
+      cub::DeviceScan::InclusiveSum(nullptr, bytes, counts_in_depth_order(nullptr, nullptr),
+                                    static_cast<std::int32_t*>(nullptr), n > 0 ? n : 0));
   return bytes;
 }
 
-void intersect_scan(int n, const std::int32_t* tiles_per_splat, const std::uint32_t* order, std::int32_t* offsets,
-                    void* temp, std::size_t temp_bytes, cudaStream_t stream) {
+void intersect_scan(int n,
+                    const std::int32_t* tiles_per_splat,
+                    const std::uint32_t* order,
+                    std::int32_t* offsets,
+                    void* temp,
+                    std::size_t temp_bytes,
+                    cudaStream_t stream) {
   if (n <= 0) return;
-  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, counts_in_depth_order(tiles_per_splat, order),
-                                                 offsets, n, stream));
+  SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(
+      temp, temp_bytes, counts_in_depth_order(tiles_per_splat, order), offsets, n, stream));
 }
 
-void intersect_emit(int n, const ProjectedPtrs& p, const std::uint32_t* order, const std::int32_t* offsets,
-                    TileGridParams grid, std::uint32_t* keys, std::uint32_t* gaussian_ids, cudaStream_t stream,
+void intersect_emit(int n,
+                    const ProjectedPtrs& p,
+                    const std::uint32_t* order,
+                    const std::int32_t* offsets,
+                    TileGridParams grid,
+                    std::uint32_t* keys,
+                    std::uint32_t* gaussian_ids,
+                    cudaStream_t stream,
                     std::int32_t capacity) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, order, offsets, grid.tiles_x, grid.tiles_y, capacity, keys,
-      gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, order, offsets, grid.tiles_x, grid.tiles_y,
+      capacity, keys, gaussian_ids);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 
-void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, int end_bit, std::uint32_t* keys,
-                   std::uint32_t* gaussian_ids, int* status, cudaStream_t stream) {
+void intersect_pad(int n,
+                   const std::int32_t* offsets,
+                   std::int32_t capacity,
+                   int end_bit,
+                   std::uint32_t* keys,
+                   std::uint32_t* gaussian_ids,
+                   int* status,
+                   cudaStream_t stream) {
   if (end_bit <= 0 || end_bit > 32)
     throw Error("intersect_pad: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
   const std::uint32_t pad_key = end_bit == 32 ? ~0u : (1u << end_bit) - 1;
@@ -285,14 +336,21 @@ void intersect_pad(int n, const std::int32_t* offsets, std::int32_t capacity, in
 std::size_t sort_temp_bytes(int m) {
   std::size_t bytes = 0;
   SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), m > 0 ? m : 0, 0, 32));
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), m > 0 ? m : 0, 0, 32));
   return bytes;
 }
 
-void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::uint32_t* keys_out,
-                        const std::uint32_t* ids_in, std::uint32_t* ids_out, void* temp,
-                        std::size_t temp_bytes, cudaStream_t stream) {
+void sort_intersections(int m,
+                        int end_bit,
+                        const std::uint32_t* keys_in,
+                        std::uint32_t* keys_out,
+                        const std::uint32_t* ids_in,
+                        std::uint32_t* ids_out,
+                        void* temp,
+                        std::size_t temp_bytes,
+                        cudaStream_t stream) {
   if (end_bit <= 0 || end_bit > 32)
     throw Error("sort_intersections: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
   if (m <= 0) return;
@@ -301,7 +359,10 @@ void sort_intersections(int m, int end_bit, const std::uint32_t* keys_in, std::u
                                                    ids_out, m, 0, end_bit, stream));
 }
 
-void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::uint32_t* ranges,
+void tile_ranges(int m,
+                 const std::uint32_t* sorted_keys,
+                 int tile_count,
+                 std::uint32_t* ranges,
                  cudaStream_t stream) {
   if (tile_count <= 0) return;
   SPLAT_CUDA_CHECK(
@@ -315,21 +376,29 @@ void tile_ranges(int m, const std::uint32_t* sorted_keys, int tile_count, std::u
 std::size_t tile_order_temp_bytes(int tile_count) {
   std::size_t bytes = 0;
   SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
-      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), std::max(tile_count, 0)));
+      nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), std::max(tile_count, 0)));
   return bytes;
 }
 
-void tile_order(int tile_count, const std::uint32_t* ranges, std::uint32_t* scratch, void* temp, std::size_t temp_bytes,
-                std::uint32_t* order, cudaStream_t stream) {
+void tile_order(int tile_count,
+                const std::uint32_t* ranges,
+                std::uint32_t* scratch,
+                void* temp,
+                std::size_t temp_bytes,
+                std::uint32_t* order,
+                cudaStream_t stream) {
   if (tile_count <= 0) return;
-  std::uint32_t *counts = scratch, *counts_sorted = scratch + tile_count, *tiles = scratch + 2 * tile_count;
-  tile_counts_kernel<<<blocks_for(tile_count), config::intersect_block_size, 0, stream>>>(tile_count, ranges, counts,
-                                                                                         tiles);
+  std::uint32_t *counts = scratch, *counts_sorted = scratch + tile_count,
+                *tiles = scratch + 2 * tile_count;
+  tile_counts_kernel<<<blocks_for(tile_count), config::intersect_block_size, 0, stream>>>(
+      tile_count, ranges, counts, tiles);
   SPLAT_CUDA_CHECK_LAUNCH("tile_order");
   // Stable: equal counts keep tile order.
-  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, counts, counts_sorted, tiles, order,
-                                                             tile_count, 0, kTileOrderBits, stream));
+  SPLAT_CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, counts, counts_sorted, tiles,
+                                                order, tile_count, 0, kTileOrderBits, stream));
 }
 
 }  // namespace splat::cuda

@@ -232,7 +232,8 @@ __global__ void __launch_bounds__(kThreads)
   // One channel's partials with halo, kLoads per thread (rows of kRegionW consecutive floats per
   // partial plane), fetched into registers while the block works on the previous channel, so the
   // L2 latency of the next channel's loads hides behind this one's blurs.
-  constexpr int kRegion = kPartials * kRegionH * kRegionW, kLoads = (kRegion + kThreads - 1) / kThreads;
+  constexpr int kRegion = kPartials * kRegionH * kRegionW,
+                kLoads = (kRegion + kThreads - 1) / kThreads;
   float fetched[kLoads];
   const auto fetch = [&](int ch) {
 #pragma unroll

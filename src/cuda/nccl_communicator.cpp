@@ -43,8 +43,10 @@ struct Nccl {
   static Nccl load() {
     void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
-      throw Error(std::string("cannot load NCCL (libnccl.so.2, part of the CUDA toolkit; is its lib64 on "
-                              "LD_LIBRARY_PATH?): ") + dlerror());
+      throw Error(
+          std::string("cannot load NCCL (libnccl.so.2, part of the CUDA toolkit; is its lib64 on "
+                      "LD_LIBRARY_PATH?): ") +
+          dlerror());
     auto sym = [&](const char* name) {
       void* f = dlsym(lib, name);
       if (!f) throw Error(std::string("libnccl.so.2 has no ") + name);
@@ -55,7 +57,8 @@ struct Nccl {
     n.comm_init_rank = reinterpret_cast<decltype(n.comm_init_rank)>(sym("ncclCommInitRank"));
     n.comm_destroy = reinterpret_cast<decltype(n.comm_destroy)>(sym("ncclCommDestroy"));
     n.comm_abort = reinterpret_cast<decltype(n.comm_abort)>(sym("ncclCommAbort"));
-    n.comm_get_async_error = reinterpret_cast<decltype(n.comm_get_async_error)>(sym("ncclCommGetAsyncError"));
+    n.comm_get_async_error =
+        reinterpret_cast<decltype(n.comm_get_async_error)>(sym("ncclCommGetAsyncError"));
     n.get_error_string = reinterpret_cast<decltype(n.get_error_string)>(sym("ncclGetErrorString"));
     n.all_reduce = reinterpret_cast<decltype(n.all_reduce)>(sym("ncclAllReduce"));
     n.broadcast = reinterpret_cast<decltype(n.broadcast)>(sym("ncclBroadcast"));
@@ -77,15 +80,18 @@ class NcclCommunicator final : public Communicator {
     int devices = 0;
     SPLAT_CUDA_CHECK(cudaGetDeviceCount(&devices));
     if (device >= devices)
-      throw Error("rank " + std::to_string(rank) + " of " + std::to_string(size) + " needs CUDA device " +
-                  std::to_string(device) + ", but this machine has " + std::to_string(devices));
+      throw Error("rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                  " needs CUDA device " + std::to_string(device) + ", but this machine has " +
+                  std::to_string(devices));
     SPLAT_CUDA_CHECK(cudaSetDevice(device));
     SPLAT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     check(Nccl::get().comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
     // Rank 0 watches the ranks it started: one that fails ends the job even while this rank
-    // waits inside a step's collective on the GPU (ranks 1 .. N-1 die with rank 0, dist/launch.cpp).
+    // waits inside a step's collective on the GPU (ranks 1 .. N-1 die with rank 0,
+    // dist/launch.cpp).
     if (!peers_.empty())
-      watch_ = std::make_unique<PeerWatch>(peers_, [this](const std::string& failed) { abort("error: " + failed); });
+      watch_ = std::make_unique<PeerWatch>(
+          peers_, [this](const std::string& failed) { abort("error: " + failed); });
   }
   ~NcclCommunicator() override {
     // The destroy waits for every rank's; the watch stays on meanwhile, for a rank that dies first.
@@ -101,33 +107,47 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   bool reduces_device_buffers() const override { return true; }
 
-  void allreduce_sum(std::span<float> d, const char* what) override { host_allreduce(d, ncclFloat32, what); }
-  void allreduce_sum(std::span<double> d, const char* what) override { host_allreduce(d, ncclFloat64, what); }
-  void allreduce_sum(std::span<std::int32_t> d, const char* what) override { host_allreduce(d, ncclInt32, what); }
+  void allreduce_sum(std::span<float> d, const char* what) override {
+    host_allreduce(d, ncclFloat32, what);
+  }
+  void allreduce_sum(std::span<double> d, const char* what) override {
+    host_allreduce(d, ncclFloat64, what);
+  }
+  void allreduce_sum(std::span<std::int32_t> d, const char* what) override {
+    host_allreduce(d, ncclInt32, what);
+  }
 
-  void allreduce_sum_device(float* data, std::size_t count, cudaStream_t stream, const char* what) override {
+  void allreduce_sum_device(float* data,
+                            std::size_t count,
+                            cudaStream_t stream,
+                            const char* what) override {
     check(Nccl::get().all_reduce(data, data, count, ncclFloat32, ncclSum, comm_, stream), what);
   }
-  void allreduce_sum_device(std::int32_t* data, std::size_t count, cudaStream_t stream,
+  void allreduce_sum_device(std::int32_t* data,
+                            std::size_t count,
+                            cudaStream_t stream,
                             const char* what) override {
     check(Nccl::get().all_reduce(data, data, count, ncclInt32, ncclSum, comm_, stream), what);
   }
 
   void broadcast(std::span<std::byte> data, int root, const char* what) override {
     void* dev = stage(data.size());
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(dev, data.data(), data.size(), cudaMemcpyHostToDevice, stream_));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(dev, data.data(), data.size(), cudaMemcpyHostToDevice, stream_));
     check(Nccl::get().broadcast(dev, dev, data.size(), ncclUint8, root, comm_, stream_), what);
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(data.data(), dev, data.size(), cudaMemcpyDeviceToHost, stream_));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(data.data(), dev, data.size(), cudaMemcpyDeviceToHost, stream_));
     wait(what);
   }
 
   std::vector<std::uint64_t> allgather(std::uint64_t value, const char* what) override {
     std::vector<std::uint64_t> out(static_cast<std::size_t>(size_));
     auto* dev = static_cast<std::uint64_t*>(stage(out.size() * sizeof(std::uint64_t)));
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(dev + rank_, &value, sizeof value, cudaMemcpyHostToDevice, stream_));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(dev + rank_, &value, sizeof value, cudaMemcpyHostToDevice, stream_));
     check(Nccl::get().all_gather(dev + rank_, dev, 1, ncclUint64, comm_, stream_), what);
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data(), dev, out.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                                     stream_));
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data(), dev, out.size() * sizeof(std::uint64_t),
+                                     cudaMemcpyDeviceToHost, stream_));
     wait(what);
     return out;
   }
@@ -145,9 +165,11 @@ class NcclCommunicator final : public Communicator {
   template <class T>
   void host_allreduce(std::span<T> d, ncclDataType_t type, const char* what) {
     void* dev = stage(d.size_bytes());
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(dev, d.data(), d.size_bytes(), cudaMemcpyHostToDevice, stream_));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(dev, d.data(), d.size_bytes(), cudaMemcpyHostToDevice, stream_));
     check(Nccl::get().all_reduce(dev, dev, d.size(), type, ncclSum, comm_, stream_), what);
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(d.data(), dev, d.size_bytes(), cudaMemcpyDeviceToHost, stream_));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(d.data(), dev, d.size_bytes(), cudaMemcpyDeviceToHost, stream_));
     wait(what);
   }
 
@@ -170,13 +192,16 @@ class NcclCommunicator final : public Communicator {
       ncclResult_t async = ncclSuccess;
       Nccl::get().comm_get_async_error(comm_, &async);
       if (async != ncclSuccess && async != ncclInProgress)
-        abort(std::string("error: collective '") + what + "' failed: " + Nccl::get().get_error_string(async));
+        abort(std::string("error: collective '") + what +
+              "' failed: " + Nccl::get().get_error_string(async));
       if (const std::string failed = failed_peer(peers_); !failed.empty())
         abort(std::string("error: collective '") + what + "': " + failed);
-      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (timeout_s_ > 0 && waited > timeout_s_)
-        abort(std::string("error: collective '") + what + "' did not complete within train.collective_timeout = " +
-              std::to_string(timeout_s_) + " s (another rank failed or hangs)");
+        abort(std::string("error: collective '") + what +
+              "' did not complete within train.collective_timeout = " + std::to_string(timeout_s_) +
+              " s (another rank failed or hangs)");
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
@@ -189,7 +214,8 @@ class NcclCommunicator final : public Communicator {
   std::size_t staging_bytes_ = 0;
   double timeout_s_ = 300;
   std::atomic<bool> closing_ = false;  // the destructor runs: abort() leaves comm_ alone
-  std::unique_ptr<PeerWatch> watch_;  // last: its thread may call abort(), which uses the members above
+  std::unique_ptr<PeerWatch>
+      watch_;  // last: its thread may call abort(), which uses the members above
 };
 
 }  // namespace
@@ -213,8 +239,8 @@ std::string nccl_unique_id() {
   return out;
 }
 
-std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id, int device,
-                                                     std::vector<int> peers) {
+std::unique_ptr<Communicator> make_nccl_communicator(
+    int rank, int size, const std::string& unique_id, int device, std::vector<int> peers) {
   ncclUniqueId id;
   if (unique_id.size() != 2 * sizeof id.internal)
     throw Error("NCCL unique id: " + std::to_string(unique_id.size()) + " hex digits, expected " +

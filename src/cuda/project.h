@@ -36,8 +36,12 @@ struct ShAdam {
 // Overwrites every entry of `grads` for all n splats (zeros for culled splats and inactive SH).
 // With sh_adam, grads.sh is left alone: the SH coefficients (in.sh, which must be the group's
 // parameters) get the Adam update adam_step would give them from those gradients, same bits.
-void project_bwd(const ProjectParams& p, GaussianPtrs in, const ProjectedPtrs& fwd,
-                 const ProjectedGradPtrs& v, GaussianGradPtrs grads, cudaStream_t stream,
+void project_bwd(const ProjectParams& p,
+                 GaussianPtrs in,
+                 const ProjectedPtrs& fwd,
+                 const ProjectedGradPtrs& v,
+                 GaussianGradPtrs grads,
+                 cudaStream_t stream,
                  const ShAdam* sh_adam = nullptr);
 
 }  // namespace splat::cuda

@@ -285,9 +285,9 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
         for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
       }
     } else {
-      splat_bwd<kDeviceCam, kAdamSh>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics,
-                                     v_colors, v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity,
-                                     sh_splat, basis_row);
+      splat_bwd<kDeviceCam, kAdamSh>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d,
+                                     v_conics, v_colors, v_opacities, v_means, v_log_scales,
+                                     v_quats, v_raw_opacity, sh_splat, basis_row);
     }
   }
   __syncthreads();
@@ -305,7 +305,10 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     };
     detail::for_each_slice_unit<kW, kVec ? 2 : 4>(
         K3, count,
-        [&](int e) { return Moments{detail::load_floats<kW>(G.m + base + e), detail::load_floats<kW>(G.v + base + e)}; },
+        [&](int e) {
+          return Moments{detail::load_floats<kW>(G.m + base + e),
+                         detail::load_floats<kW>(G.v + base + e)};
+        },
         [&](int e, int j, int off, Moments mv) {
           const float* row = basis + j * kBasisStride;
           detail::Floats<kW> param;
@@ -357,8 +360,9 @@ void project_bwd(const ProjectParams& p,
   const int blocks = (p.n + block - 1) / block;
   const std::size_t stage_bytes =
       std::size_t(block) * (((p.K * 3) | 1) + (sh_adam ? kBasisStride : 0)) * sizeof(float);
-  const bool vec = sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
-                           : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});
+  const bool vec =
+      sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
+              : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});
   using Kernel = decltype(&project_bwd_kernel<false, false, false>);
   // [device camera][SH Adam][float4 slices]
   constexpr Kernel kernels[2][2][2] = {
@@ -368,9 +372,9 @@ void project_bwd(const ProjectParams& p,
        {project_bwd_kernel<true, true, false>, project_bwd_kernel<true, true, true>}}};
   const Kernel kernel = kernels[p.device_cam != nullptr][sh_adam != nullptr][vec];
   kernel<<<blocks, block, stage_bytes, stream>>>(
-      p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics, fwd.radii,
-      v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales, grads.quats, grads.raw_opacity,
-      grads.sh, sh_adam ? *sh_adam : ShAdam{});
+      p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics,
+      fwd.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales,
+      grads.quats, grads.raw_opacity, grads.sh, sh_adam ? *sh_adam : ShAdam{});
   SPLAT_CUDA_CHECK_LAUNCH("project_bwd_kernel");
 }
 

@@ -28,13 +28,15 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
                        int* __restrict__ radii,                // [N, 2]
                        float* __restrict__ colors,             // [N, 3]
                        float* __restrict__ opacities) {        // [N]
-  extern __shared__ float stage[];  // [blockDim.x, K*3 | 1]: odd rows keep threads on distinct banks
+  extern __shared__ float
+      stage[];  // [blockDim.x, K*3 | 1]: odd rows keep threads on distinct banks
   const int K3 = p.K * 3, stride = K3 | 1;
   const int first = blockIdx.x * blockDim.x;
   const float* sh_block = sh + std::size_t(first) * K3;
   constexpr int kW = kVec ? 4 : 1;
   detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
-      K3, min(int(blockDim.x), p.n - first), [&](int e) { return detail::load_floats<kW>(sh_block + e); },
+      K3, min(int(blockDim.x), p.n - first),
+      [&](int e) { return detail::load_floats<kW>(sh_block + e); },
       [&](int, int j, int off, const detail::Floats<kW>& f) {
 #pragma unroll
         for (int c = 0; c < kW; ++c) stage[j * stride + off + c] = f.v[c];
@@ -116,9 +118,11 @@ void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cud
   if (p.n <= 0) return;
   const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
   const bool vec = detail::slices_vectorize(p.K * 3, {in.sh});
-  auto kernel = p.device_cam ? (vec ? project_fwd_kernel<true, true> : project_fwd_kernel<true, false>)
-                             : (vec ? project_fwd_kernel<false, true> : project_fwd_kernel<false, false>);
-  const std::size_t stage_bytes = std::size_t(config::project_fwd_block_size) * ((p.K * 3) | 1) * sizeof(float);
+  auto kernel = p.device_cam
+                    ? (vec ? project_fwd_kernel<true, true> : project_fwd_kernel<true, false>)
+                    : (vec ? project_fwd_kernel<false, true> : project_fwd_kernel<false, false>);
+  const std::size_t stage_bytes =
+      std::size_t(config::project_fwd_block_size) * ((p.K * 3) | 1) * sizeof(float);
   kernel<<<blocks, config::project_fwd_block_size, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, in.sh, out.means2d, out.depths,
       out.conics, out.radii, out.colors, out.opacities);

@@ -25,14 +25,14 @@ struct RasterParams {
 // projection's arrays took nine 4-byte copies from about six sectors of L1 (each warp stages its
 // own copy of its tile's chunks, so L1 holds them for the block's other warps).
 struct SplatRecord {
-  float4 q;      // the exponent's coefficients (-a/2, -b, -c/2) of the conic (a, b, c), and the opacity
+  float4 q;  // the exponent's coefficients (-a/2, -b, -c/2) of the conic (a, b, c), and the opacity
   float4 mean;   // mean2d x, y; tiles::max_quad of the opacity; 0
   float4 color;  // r, g, b; 0
 };
 // The coefficients are exact (powers of two) and the rest are copies, so passes reading a record
 // compute what they computed from the arrays, bit for bit.
-SPLAT_HD inline SplatRecord splat_record(const float* conic, float opacity, const float* mean2d, float q_max,
-                                         const float* color) {
+SPLAT_HD inline SplatRecord splat_record(
+    const float* conic, float opacity, const float* mean2d, float q_max, const float* color) {
   return {{-0.5f * conic[0], -conic[1], -0.5f * conic[2], opacity},
           {mean2d[0], mean2d[1], q_max, 0.0f},
           {color[0], color[1], color[2], 0.0f}};
@@ -68,15 +68,27 @@ inline std::size_t boundary_count(int width, int height) {
 // boundaries [kSegments - 1, H, W]: entry k of a pixel = (T, r, g, b so far, background not
 // included) before list entry start + (k + 1) segment_length(count) of its tile, written only
 // where the pixel was still blending there (last beyond it).
-void rasterize_fwd(const RasterParams& p, TileLists lists, float* image,
-                   float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream);
+void rasterize_fwd(const RasterParams& p,
+                   TileLists lists,
+                   float* image,
+                   float* alpha,
+                   std::uint32_t* last,
+                   float4* boundaries,
+                   cudaStream_t stream);
 
 // Accumulates into v (the caller zeroes it first). v_alpha may be null. Reads the forward's
 // outputs. Float atomics: the sums depend on the order the warps reach them, so two runs can
 // differ in the last bits.
-void rasterize_bwd(const RasterParams& p, TileLists lists, const float* image,
-                   const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
-                   const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream);
+void rasterize_bwd(const RasterParams& p,
+                   TileLists lists,
+                   const float* image,
+                   const float* alpha,
+                   const std::uint32_t* last,
+                   const float4* boundaries,
+                   const float* v_image,
+                   const float* v_alpha,
+                   const ProjectedGradPtrs& v,
+                   cudaStream_t stream);
 
 // The deterministic variant: every warp's contribution is rounded to a multiple of
 // 2^-kFixedFractionBits and summed as a 64-bit integer, which is associative, so the result does
@@ -86,14 +98,23 @@ void rasterize_bwd(const RasterParams& p, TileLists lists, const float* image,
 // quaternion gradients of small splats lost enough bits that 15 Adam steps moved the quaternions
 // 2.5e-3 (relative L2) away from a float-atomics run.)
 inline constexpr int kFixedFractionBits = 44;
-void rasterize_bwd_deterministic(const RasterParams& p, TileLists lists,
-                                 const float* image, const float* alpha, const std::uint32_t* last,
-                                 const float4* boundaries, const float* v_image, const float* v_alpha, int n,
-                                 unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream);
+void rasterize_bwd_deterministic(const RasterParams& p,
+                                 TileLists lists,
+                                 const float* image,
+                                 const float* alpha,
+                                 const std::uint32_t* last,
+                                 const float4* boundaries,
+                                 const float* v_image,
+                                 const float* v_alpha,
+                                 int n,
+                                 unsigned long long* fixed,
+                                 const ProjectedGradPtrs& v,
+                                 cudaStream_t stream);
 
 // Test hook: the warp test of both passes (rasterize_common.cuh) run on the device, for a splat of
-// conic (a, b, c), mean and opacity against the pixels [x0, x0 + w] x [y0, y0 + h]: 1 where it keeps
-// the splat. Its contract is to be conservative: a splat it drops blends into none of those pixels.
+// conic (a, b, c), mean and opacity against the pixels [x0, x0 + w] x [y0, y0 + h]: 1 where it
+// keeps the splat. Its contract is to be conservative: a splat it drops blends into none of those
+// pixels.
 struct WarpTestCase {
   float a, b, c, mean_x, mean_y, opacity;
   int x0, y0, w, h;

@@ -48,7 +48,8 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[kN], int lane) {
   if constexpr (kN >= 8) halve<kN / 8>(v, lane & 4, 4);
   if constexpr (kN >= 16) halve<1>(v, lane & 2, 2);
   float total = v[0];
-  for (int offset = 16 / kN; offset > 0; offset /= 2) total += __shfl_xor_sync(kFullWarp, total, offset);
+  for (int offset = 16 / kN; offset > 0; offset /= 2)
+    total += __shfl_xor_sync(kFullWarp, total, offset);
   return total;
 }
 
@@ -56,11 +57,15 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[kN], int lane) {
 // added where it belongs, as a float atomic into v or (kFixed) a 64-bit integer atomic of its
 // fixed-point value into fixed [N, 9]. Lanes add different values in one instruction.
 template <bool kFixed>
-__device__ __forceinline__ void add_splat_grad(std::uint32_t g, int index, float value, const ProjectedGradPtrs& v,
+__device__ __forceinline__ void add_splat_grad(std::uint32_t g,
+                                               int index,
+                                               float value,
+                                               const ProjectedGradPtrs& v,
                                                unsigned long long* fixed) {
   if constexpr (kFixed) {
     constexpr float scale = float(1ull << kFixedFractionBits);
-    atomicAdd(&fixed[std::size_t(g) * 9 + index], static_cast<unsigned long long>(__float2ll_rn(value * scale)));
+    atomicAdd(&fixed[std::size_t(g) * 9 + index],
+              static_cast<unsigned long long>(__float2ll_rn(value * scale)));
   } else {
     float* dst = index < 2   ? v.means2d + std::size_t(g) * 2 + index
                  : index < 5 ? v.conics + std::size_t(g) * 3 + (index - 2)
@@ -71,21 +76,21 @@ __device__ __forceinline__ void add_splat_grad(std::uint32_t g, int index, float
 }
 
 template <bool kFixed>
-__global__ void __launch_bounds__(kBlock)
-    rasterize_bwd_kernel(RasterParams p,
-                         const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
-                         const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
-                         const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
-                         const SplatRecord* __restrict__ records,         // [N]
-                         const float* __restrict__ image,                 // [H, W, 3]
-                         const float* __restrict__ alpha,                 // [H, W]
-                         const std::uint32_t* __restrict__ last,          // [H, W]
-                         const float4* __restrict__ boundaries,           // [kSegments - 1, H, W]
-                         const float* __restrict__ v_image,               // [H, W, 3]
-                         const float* __restrict__ v_alpha,               // [H, W] or null
-                         ProjectedGradPtrs v,                             // [N, ...] (float sums)
-                         unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
-  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
+__global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
+    RasterParams p,
+    const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
+    const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
+    const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
+    const SplatRecord* __restrict__ records,         // [N]
+    const float* __restrict__ image,                 // [H, W, 3]
+    const float* __restrict__ alpha,                 // [H, W]
+    const std::uint32_t* __restrict__ last,          // [H, W]
+    const float4* __restrict__ boundaries,           // [kSegments - 1, H, W]
+    const float* __restrict__ v_image,               // [H, W, 3]
+    const float* __restrict__ v_alpha,               // [H, W] or null
+    ProjectedGradPtrs v,                             // [N, ...] (float sums)
+    unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
+  __shared__ Chunk s_chunk[2][kWarps];               // the warp's two slots (rasterize_common.cuh)
 
   const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
   const int lane = rank % 32, warp = rank / 32;
@@ -120,7 +125,8 @@ __global__ void __launch_bounds__(kBlock)
   float behind[3];
   for (int ch = 0; ch < 3; ++ch) behind[ch] = t_final * p.background[ch];
   if (my_last > hi) {
-    const float4 b = boundaries[std::size_t(k) * std::size_t(p.width) * std::size_t(p.height) + pix];
+    const float4 b =
+        boundaries[std::size_t(k) * std::size_t(p.width) * std::size_t(p.height) + pix];
     trans = b.x;
     behind[0] = image[pix * 3 + 0] - b.y;
     behind[1] = image[pix * 3 + 1] - b.z;
@@ -145,7 +151,8 @@ __global__ void __launch_bounds__(kBlock)
     const int n = int(min(walk - c0, 32u));
     // The pixels with a valid entry possible in this chunk (list entries top - c0 - n ..
     // top - 1 - c0): those that blended beyond its front.
-    const WarpPixels wp = warp_pixels(int(px), int(py), my_last > top - c0 - unsigned(n));  // px = x + 0.5
+    const WarpPixels wp =
+        warp_pixels(int(px), int(py), my_last > top - c0 - unsigned(n));  // px = x + 0.5
     // The forward's alpha of entry t of the chunk at this pixel, recomputed bit for bit (same
     // expressions, same order), and whether the pixel blended it.
     struct Visit {
@@ -161,7 +168,8 @@ __global__ void __launch_bounds__(kBlock)
       r.gauss = gaussian_falloff(power);
       r.raw_alpha = co.w * r.gauss;
       r.a = fminf(config::alpha_max, r.raw_alpha);
-      r.valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) && !(r.a < config::alpha_min);
+      r.valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) &&
+                !(r.a < config::alpha_min);
       return r;
     };
     // d loss / d (mean2d x, y, conic a, b, c, color r, g, b) of entry t into vg, and opacity,
@@ -184,8 +192,8 @@ __global__ void __launch_bounds__(kBlock)
       }
       // A clamped alpha is constant in opacity and power: no gradient through them.
       if (!(s.raw_alpha > config::alpha_max)) {
-        // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean - px;
-        // co holds (-a/2, -b, -c/2).
+        // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean -
+        // px; co holds (-a/2, -b, -c/2).
         const float4 co = c.q[t];
         const float v_power = v_alpha_i * s.a;
         vg[0] = v_power * (2.0f * co.x * s.dx + co.y * s.dy);
@@ -208,7 +216,8 @@ __global__ void __launch_bounds__(kBlock)
       const Visit s0 = visit_at(t0);
       Visit s1 = visit_at(t1);
       s1.valid = s1.valid && two;
-      const unsigned lanes0 = __ballot_sync(kFullWarp, s0.valid), lanes1 = __ballot_sync(kFullWarp, s1.valid);
+      const unsigned lanes0 = __ballot_sync(kFullWarp, s0.valid),
+                     lanes1 = __ballot_sync(kFullWarp, s1.valid);
       if ((lanes0 | lanes1) == 0) continue;
       float vg[16] = {}, vo[2] = {};
       gradient(t0, s0, vg, vo[0]);
@@ -229,12 +238,15 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // v = fixed / 2^kFixedFractionBits, back in float.
-__global__ void fixed_to_float_kernel(int n, const unsigned long long* __restrict__ fixed, ProjectedGradPtrs v) {
+__global__ void fixed_to_float_kernel(int n,
+                                      const unsigned long long* __restrict__ fixed,
+                                      ProjectedGradPtrs v) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   constexpr double inv_scale = 1.0 / double(1ull << kFixedFractionBits);
   float val[9];
-  for (int j = 0; j < 9; ++j) val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * 9 + j])) * inv_scale);
+  for (int j = 0; j < 9; ++j)
+    val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * 9 + j])) * inv_scale);
   for (int j = 0; j < 2; ++j) v.means2d[i * 2 + j] = val[j];
   for (int j = 0; j < 3; ++j) v.conics[i * 3 + j] = val[2 + j];
   for (int j = 0; j < 3; ++j) v.colors[i * 3 + j] = val[5 + j];
@@ -243,40 +255,67 @@ __global__ void fixed_to_float_kernel(int n, const unsigned long long* __restric
 
 // The launch of both variants; false when there is nothing to rasterize.
 template <bool kFixed>
-bool launch(const char* who, const RasterParams& p, TileLists lists, const float* image,
-            const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
-            const float* v_alpha, const ProjectedGradPtrs& v, unsigned long long* fixed, cudaStream_t stream) {
+bool launch(const char* who,
+            const RasterParams& p,
+            TileLists lists,
+            const float* image,
+            const float* alpha,
+            const std::uint32_t* last,
+            const float4* boundaries,
+            const float* v_image,
+            const float* v_alpha,
+            const ProjectedGradPtrs& v,
+            unsigned long long* fixed,
+            cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
   const dim3 block(config::tile_size, config::tile_size);
   static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed>, 132);  // four blocks
   (void)carved;
-  rasterize_bwd_kernel<kFixed><<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                                          lists.records, image, alpha, last, boundaries, v_image,
-                                                          v_alpha, v, fixed);
+  rasterize_bwd_kernel<kFixed>
+      <<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order, lists.records,
+                                   image, alpha, last, boundaries, v_image, v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
 }
 
 }  // namespace
 
-void rasterize_bwd(const RasterParams& p, TileLists lists, const float* image,
-                   const float* alpha, const std::uint32_t* last, const float4* boundaries, const float* v_image,
-                   const float* v_alpha, const ProjectedGradPtrs& v, cudaStream_t stream) {
-  launch<false>("rasterize_bwd", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v, nullptr, stream);
+void rasterize_bwd(const RasterParams& p,
+                   TileLists lists,
+                   const float* image,
+                   const float* alpha,
+                   const std::uint32_t* last,
+                   const float4* boundaries,
+                   const float* v_image,
+                   const float* v_alpha,
+                   const ProjectedGradPtrs& v,
+                   cudaStream_t stream) {
+  launch<false>("rasterize_bwd", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
+                nullptr, stream);
 }
 
-void rasterize_bwd_deterministic(const RasterParams& p, TileLists lists,
-                                 const float* image, const float* alpha, const std::uint32_t* last,
-                                 const float4* boundaries, const float* v_image, const float* v_alpha, int n,
-                                 unsigned long long* fixed, const ProjectedGradPtrs& v, cudaStream_t stream) {
+void rasterize_bwd_deterministic(const RasterParams& p,
+                                 TileLists lists,
+                                 const float* image,
+                                 const float* alpha,
+                                 const std::uint32_t* last,
+                                 const float4* boundaries,
+                                 const float* v_image,
+                                 const float* v_alpha,
+                                 int n,
+                                 unsigned long long* fixed,
+                                 const ProjectedGradPtrs& v,
+                                 cudaStream_t stream) {
   if (n <= 0) return;
-  SPLAT_CUDA_CHECK(cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
-  launch<true>("rasterize_bwd_deterministic", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
-               fixed, stream);
+  SPLAT_CUDA_CHECK(
+      cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
+  launch<true>("rasterize_bwd_deterministic", p, lists, image, alpha, last, boundaries, v_image,
+               v_alpha, v, fixed, stream);
   constexpr int kThreads = 256;
-  fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed, v);
+  fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed,
+                                                                                          v);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd_deterministic: fixed_to_float");
 }
 

@@ -19,8 +19,9 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
   const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
   const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
   if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
-    throw Error(std::string(who) + ": tile grid " + std::to_string(p.tiles_x) + "x" + std::to_string(p.tiles_y) +
-                " does not fit a " + std::to_string(p.width) + "x" + std::to_string(p.height) + " image");
+    throw Error(std::string(who) + ": tile grid " + std::to_string(p.tiles_x) + "x" +
+                std::to_string(p.tiles_y) + " does not fit a " + std::to_string(p.width) + "x" +
+                std::to_string(p.height) + " image");
   grid = dim3(unsigned(tiles_x * tiles_y));
   return tiles_x > 0 && tiles_y > 0;
 }
@@ -34,7 +35,8 @@ inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid)
 // ms against 0.762 at 100, and at 164 it gained 0.003 ms while the other stages slowed by 1-3%.
 template <class Kernel>
 bool limit_shared_memory(Kernel* kernel, int kb) {
-  SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (kb * 100 + 227) / 228));
+  SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (kb * 100 + 227) / 228));
   return true;
 }
 
@@ -87,8 +89,8 @@ __device__ __forceinline__ float rcp_approx(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
-__device__ __forceinline__ bool box_reached(float a, float b, float c, float mean_x, float mean_y, float q_max,
-                                            const WarpPixels& wp) {
+__device__ __forceinline__ bool box_reached(
+    float a, float b, float c, float mean_x, float mean_y, float q_max, const WarpPixels& wp) {
   if (q_max < 0.0f) return false;
   if (!(a > 0.0f && c > 0.0f)) return true;  // not positive definite: keep the whole box
   const float lx = add_rn(add_rn(float(wp.x0), 0.5f), -mean_x);
@@ -102,8 +104,9 @@ __device__ __forceinline__ bool box_reached(float a, float b, float c, float mea
   };
   const float inv_a = rcp_approx(a), inv_c = rcp_approx(c);
   if (!(inv_a < INFINITY && inv_c < INFINITY)) return true;  // a denormal flushed to zero
-  const float q = fminf(fminf(edge_min(a, c, inv_c, lx, ly, hy), edge_min(a, c, inv_c, hx, ly, hy)),
-                        fminf(edge_min(c, a, inv_a, ly, lx, hx), edge_min(c, a, inv_a, hy, lx, hx)));
+  const float q =
+      fminf(fminf(edge_min(a, c, inv_c, lx, ly, hy), edge_min(a, c, inv_c, hx, ly, hy)),
+            fminf(edge_min(c, a, inv_a, ly, lx, hx), edge_min(c, a, inv_a, hy, lx, hx)));
   return q <= q_max;
 }
 
@@ -119,7 +122,10 @@ struct Chunk {
 // order, only the entries whose bit is set: an entry that reaches none of the warp's pixels would
 // be skipped at each of them, so nothing else changes, and it costs a 32nd of a test instead of an
 // exponent per pixel.
-__device__ __forceinline__ unsigned warp_reached(const Chunk& c, int lane, int n, const WarpPixels& wp) {
+__device__ __forceinline__ unsigned warp_reached(const Chunk& c,
+                                                 int lane,
+                                                 int n,
+                                                 const WarpPixels& wp) {
   bool reached = false;
   if (lane < n) {
     const float4 q = c.q[lane], m = c.mean[lane];
@@ -135,7 +141,8 @@ __device__ __forceinline__ unsigned warp_reached(const Chunk& c, int lane, int n
 // wait_staged() before chunk k always means "chunk k has landed" for this lane. The caller
 // separates a slot's last reads from its next stage, and a lane's wait from the other lanes'
 // reads, with __syncwarp.
-__device__ __forceinline__ void stage(Chunk& c, int lane, bool valid, std::uint32_t g, const SplatRecord* records) {
+__device__ __forceinline__ void stage(
+    Chunk& c, int lane, bool valid, std::uint32_t g, const SplatRecord* records) {
   if (valid) {
     c.id[lane] = g;
     __pipeline_memcpy_async(&c.q[lane], &records[g].q, sizeof(float4));
@@ -146,7 +153,9 @@ __device__ __forceinline__ void stage(Chunk& c, int lane, bool valid, std::uint3
 }
 
 // All but the latest staged chunk have landed (this lane's copies).
-__device__ __forceinline__ void wait_staged() { __pipeline_wait_prior(1); }
+__device__ __forceinline__ void wait_staged() {
+  __pipeline_wait_prior(1);
+}
 
 // The pixel of thread `rank` of tile (tx, ty)'s block: warp w covers the 8x4 patch (w % 2, w / 2)
 // of the 16x16 tile and lane l its pixel (l % 8, l / 8). A compact patch meets fewer splats than a

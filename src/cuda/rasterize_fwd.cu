@@ -24,26 +24,27 @@ constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 // registers, and more exponents computed past the last set bit).
 constexpr int kVisits = 4;
 
-__global__ void __launch_bounds__(kBlock)
-    rasterize_fwd_kernel(RasterParams p,
-                         const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
-                         const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
-                         const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
-                         const SplatRecord* __restrict__ records,         // [N]
-                         float* __restrict__ image,                       // [H, W, 3]
-                         float* __restrict__ alpha,                       // [H, W]
-                         std::uint32_t* __restrict__ last,                // [H, W]
-                         float4* __restrict__ boundaries) {               // [kSegments - 1, H, W]
-  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
+__global__ void __launch_bounds__(kBlock) rasterize_fwd_kernel(
+    RasterParams p,
+    const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
+    const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
+    const std::uint32_t* __restrict__ order,         // [tiles] block -> tile
+    const SplatRecord* __restrict__ records,         // [N]
+    float* __restrict__ image,                       // [H, W, 3]
+    float* __restrict__ alpha,                       // [H, W]
+    std::uint32_t* __restrict__ last,                // [H, W]
+    float4* __restrict__ boundaries) {               // [kSegments - 1, H, W]
+  __shared__ Chunk s_chunk[2][kWarps];               // the warp's two slots (rasterize_common.cuh)
 
-  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32, warp = rank / 32;
+  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32,
+            warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
   const int2 xy = tile_pixel(rank, tile, p.tiles_x);
   const int x = xy.x, y = xy.y;
   // Lanes of a partial edge tile outside the image still stage their share of each chunk.
   const bool inside = x < p.width && y < p.height;
   const std::uint32_t start = ranges[tile * 2], count = ranges[tile * 2 + 1] - start;
-  const float px = float(x) + 0.5f, py = float(y) + 0.5f;  // pixel center
+  const float px = float(x) + 0.5f, py = float(y) + 0.5f;                          // pixel center
   const std::size_t pix = std::size_t(y) * std::size_t(p.width) + std::size_t(x);  // when inside
   const std::size_t pixels = std::size_t(p.width) * std::size_t(p.height);
   // The next segment boundary (a multiple of 32, so chunks start on it) and its record's index.
@@ -59,7 +60,8 @@ __global__ void __launch_bounds__(kBlock)
   const auto id_at = [&](std::uint32_t e) { return e < count ? gaussian_ids[start + e] : 0u; };
   stage(s_chunk[0][warp], lane, unsigned(lane) < count, id_at(lane), records);
   std::uint32_t next_id = id_at(32 + unsigned(lane));
-  for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done); c0 += 32, slot ^= 1) {
+  for (std::uint32_t c0 = 0, slot = 0; c0 < count && !__all_sync(kFullWarp, done);
+       c0 += 32, slot ^= 1) {
     // The state in front of a segment boundary, for the backward's block of the next segment.
     if (c0 == boundary) {
       if (!done) boundaries[boundary_k * pixels + pix] = make_float4(trans, cr, cg, cb);
@@ -73,7 +75,8 @@ __global__ void __launch_bounds__(kBlock)
     const Chunk& c = s_chunk[slot][warp];
     __syncwarp();
     const int n = int(min(count - c0, 32u));
-    const WarpPixels wp = warp_pixels(int(px), int(py), !done);  // the pixels still blending (px = x + 0.5)
+    const WarpPixels wp =
+        warp_pixels(int(px), int(py), !done);  // the pixels still blending (px = x + 0.5)
     // Opacity <= 1, so below log(1/255) alpha < alpha_min for sure: such an entry is skipped.
     const auto alpha_at = [&](int j, float& a) {
       const float4 co = c.q[j];
@@ -126,11 +129,14 @@ __global__ void __launch_bounds__(kBlock)
   last[pix] = last_k;
 }
 
-__global__ void warp_test_kernel(int n, const WarpTestCase* __restrict__ cases, std::uint8_t* __restrict__ keep) {
+__global__ void warp_test_kernel(int n,
+                                 const WarpTestCase* __restrict__ cases,
+                                 std::uint8_t* __restrict__ keep) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   const WarpTestCase c = cases[i];
-  keep[i] = box_reached(c.a, c.b, c.c, c.mean_x, c.mean_y, tiles::max_quad(c.opacity), {c.x0, c.y0, c.w, c.h});
+  keep[i] = box_reached(c.a, c.b, c.c, c.mean_x, c.mean_y, tiles::max_quad(c.opacity),
+                        {c.x0, c.y0, c.w, c.h});
 }
 
 }  // namespace
@@ -147,15 +153,20 @@ std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases) {
   return keep.download();
 }
 
-void rasterize_fwd(const RasterParams& p, TileLists lists, float* image,
-                   float* alpha, std::uint32_t* last, float4* boundaries, cudaStream_t stream) {
+void rasterize_fwd(const RasterParams& p,
+                   TileLists lists,
+                   float* image,
+                   float* alpha,
+                   std::uint32_t* last,
+                   float4* boundaries,
+                   cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
   static const bool carved = limit_shared_memory(rasterize_fwd_kernel, 64);  // two blocks
   (void)carved;
-  rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order, lists.records,
-                                                   image, alpha, last, boundaries);
+  rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
+                                                   lists.records, image, alpha, last, boundaries);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

@@ -7,8 +7,8 @@
 namespace splat::cuda {
 
 void PerSplat::carve(Carver& c, int n) {
-  proj = {c.take<float>(n * 2), c.take<float>(n), c.take<float>(n * 3), c.take<int>(n * 2),
-          c.take<float>(n * 3), c.take<float>(n)};
+  proj = {c.take<float>(n * 2), c.take<float>(n),     c.take<float>(n * 3),
+          c.take<int>(n * 2),   c.take<float>(n * 3), c.take<float>(n)};
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
   tiles_per_splat = c.take<std::int32_t>(n);
   offsets = c.take<std::int32_t>(n);
@@ -56,7 +56,12 @@ Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer)
   status_.zero(stream_);
 }
 
-void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs, Sizing sizing,
+void Renderer::forward(GaussianPtrs params,
+                       int n,
+                       int K,
+                       const Camera& cam,
+                       const RasterSettings& rs,
+                       Sizing sizing,
                        const CameraParams* device_cam) {
   n_ = n;
   PerSplat& sp = splats_.ensure(n);
@@ -70,8 +75,10 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
 
   timer_.begin("intersect", stream_);
   intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.depth_keys, sp.iota, stream_);
-  depth_order(n, sp.depth_keys, sp.iota, sp.depth_keys_sorted, sp.depth_order, sp.depth_temp, sp.depth_bytes, stream_);
-  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.offsets, sp.scan_temp, sp.scan_bytes, stream_);
+  depth_order(n, sp.depth_keys, sp.iota, sp.depth_keys_sorted, sp.depth_order, sp.depth_temp,
+              sp.depth_bytes, stream_);
+  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.offsets, sp.scan_temp, sp.scan_bytes,
+                 stream_);
   const int end_bit = tile_key_bits(grid.count());
   m_ = 0;
   if (sizing == Sizing::Bounded) {
@@ -85,42 +92,51 @@ void Renderer::forward(GaussianPtrs params, int n, int K, const Camera& cam, con
   }
   PerIsect& is = isects_.ensure(m_);
   intersect_emit(n, sp.proj, sp.depth_order, sp.offsets, tg, is.keys, is.ids, stream_, m_);
-  if (sizing == Sizing::Bounded) intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
+  if (sizing == Sizing::Bounded)
+    intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
   timer_.end(stream_);
 
   timer_.begin("sort", stream_);
-  sort_intersections(m_, end_bit, is.keys, is.keys_sorted, is.ids, is.ids_sorted, is.sort_temp, is.sort_bytes,
-                     stream_);
+  sort_intersections(m_, end_bit, is.keys, is.keys_sorted, is.ids, is.ids_sorted, is.sort_temp,
+                     is.sort_bytes, stream_);
   PerTile& tl = tiles_.ensure(grid.count());
   tile_ranges(m_, is.keys_sorted, grid.count(), tl.ranges, stream_);
-  tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order_bytes, tl.order, stream_);
+  tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order_bytes, tl.order,
+             stream_);
   timer_.end(stream_);
 
   timer_.begin("rasterize", stream_);
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
-  raster_params_ = {cam.width, cam.height, grid.width, grid.height,
+  raster_params_ = {cam.width,
+                    cam.height,
+                    grid.width,
+                    grid.height,
                     {rs.background[0], rs.background[1], rs.background[2]}};
   lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.records};
   rasterize_fwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
   timer_.end(stream_);
 }
 
-void Renderer::backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
-                        bool deterministic, const ShAdam* sh_adam) {
+void Renderer::backward(GaussianPtrs params,
+                        const float* v_image,
+                        const float* v_alpha,
+                        GaussianGradPtrs grads,
+                        bool deterministic,
+                        const ShAdam* sh_adam) {
   PerSplat& sp = splats_.get();
   PerPixel& px = pixels_.get();
   const std::size_t n = std::size_t(n_);
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
-                                v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
+    rasterize_bwd_deterministic(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries,
+                                v_image, v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
   } else {
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-    rasterize_bwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image, v_alpha, sp.v,
-                  stream_);
+    rasterize_bwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
+                  v_alpha, sp.v, stream_);
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);

@@ -62,7 +62,7 @@ enum class Sizing {
   Bounded,
 };
 
-struct FixedGrads {  // rasterize_bwd_deterministic's fixed-point sums
+struct FixedGrads {          // rasterize_bwd_deterministic's fixed-point sums
   unsigned long long* sums;  // [N, 9]
   void carve(Carver& c, int n) { sums = c.take<unsigned long long>(std::size_t(n) * 9); }
 };
@@ -74,23 +74,32 @@ class Renderer {
   // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
   // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
   // the camera from that device copy (a replayed graph); `cam` still gives the image size.
-  void forward(GaussianPtrs params, int n, int K, const Camera& cam, const RasterSettings& rs,
-               Sizing sizing = Sizing::Exact, const CameraParams* device_cam = nullptr);
+  void forward(GaussianPtrs params,
+               int n,
+               int K,
+               const Camera& cam,
+               const RasterSettings& rs,
+               Sizing sizing = Sizing::Exact,
+               const CameraParams* device_cam = nullptr);
   // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
   // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
   // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.
   // With sh_adam, grads.sh is not written: the projection backward updates the SH coefficients
   // with Adam instead (ShAdam in cuda/project.h).
-  void backward(GaussianPtrs params, const float* v_image, const float* v_alpha, GaussianGradPtrs grads,
-                bool deterministic = false, const ShAdam* sh_adam = nullptr);
+  void backward(GaussianPtrs params,
+                const float* v_image,
+                const float* v_alpha,
+                GaussianGradPtrs grads,
+                bool deterministic = false,
+                const ShAdam* sh_adam = nullptr);
 
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }
   // The intersection count of the last exact forward; the capacity of a bounded one.
   int intersections() const { return m_; }
   int allocations() const {
-    return splats_.allocations() + isects_.allocations() + tiles_.allocations() + pixels_.allocations() +
-           fixed_.allocations();
+    return splats_.allocations() + isects_.allocations() + tiles_.allocations() +
+           pixels_.allocations() + fixed_.allocations();
   }
 
   // Bounded sizing: room for at least m intersections from the next forward on.
@@ -107,7 +116,9 @@ class Renderer {
     pixels_.poison(stream_);
     fixed_.poison(stream_);
   }
-  void clear_abort() { SPLAT_CUDA_CHECK(cudaMemsetAsync(status_.data() + 1, 0, sizeof(int), stream_)); }
+  void clear_abort() {
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(status_.data() + 1, 0, sizeof(int), stream_));
+  }
 
  private:
   cudaStream_t stream_;

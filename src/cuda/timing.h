@@ -41,7 +41,8 @@ class StageTimer {
     SPLAT_CUDA_CHECK(cudaEventRecord(s.start, stream));
   }
   void end(cudaStream_t stream) {
-    if (on()) SPLAT_CUDA_CHECK(cudaEventRecord(sets_[cur_].stages[sets_[cur_].used - 1].stop, stream));
+    if (on())
+      SPLAT_CUDA_CHECK(cudaEventRecord(sets_[cur_].stages[sets_[cur_].used - 1].stop, stream));
     if (sync_) sync_->stream(stream, "per_kernel");
   }
   // Closes the current step; its events are read by a later harvest.
@@ -64,7 +65,8 @@ class StageTimer {
   // Mean milliseconds per step of each stage, in first-seen order.
   std::vector<std::pair<std::string, double>> mean_ms() const {
     std::vector<std::pair<std::string, double>> out;
-    for (const auto& name : order_) out.push_back({name, steps_ ? total_.at(name) / double(steps_) : 0.0});
+    for (const auto& name : order_)
+      out.push_back({name, steps_ ? total_.at(name) / double(steps_) : 0.0});
     return out;
   }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Plain parameter structs shared by the CUDA stages. No CUDA types beyond a forward-declared stream,
-// so host code can include every stage header.
+// Plain parameter structs shared by the CUDA stages. No CUDA types beyond a forward-declared
+// stream, so host code can include every stage header.
 #include <cstdint>
 
 struct CUstream_st;

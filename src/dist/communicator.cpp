@@ -12,15 +12,19 @@ namespace splat::dist {
 
 namespace {
 [[noreturn]] void refuse_device(const Communicator& c, const char* what) {
-  throw Error(std::string(what) + ": the " + c.name() +
-              " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
+  throw Error(
+      std::string(what) + ": the " + c.name() +
+      " communicator reduces host buffers only (device buffers need a GPU communicator, NCCL)");
 }
 }  // namespace
 
 void Communicator::allreduce_sum_device(float*, std::size_t, cudaStream_t, const char* what) {
   refuse_device(*this, what);
 }
-void Communicator::allreduce_sum_device(std::int32_t*, std::size_t, cudaStream_t, const char* what) {
+void Communicator::allreduce_sum_device(std::int32_t*,
+                                        std::size_t,
+                                        cudaStream_t,
+                                        const char* what) {
   refuse_device(*this, what);
 }
 

@@ -45,7 +45,8 @@ void launch_gpus(int gpus) {
   }
   // Rank 0: start ranks 1 .. N-1 as copies of this command with their rank in the environment.
   if (world().size() > 1)
-    throw Error("--gpus " + std::to_string(gpus) + " under an MPI launcher: use one of the two, not both");
+    throw Error("--gpus " + std::to_string(gpus) +
+                " under an MPI launcher: use one of the two, not both");
   if (const int devices = cuda_device_count(); devices < gpus)
     throw Error("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
                 " CUDA device(s)");
@@ -71,20 +72,25 @@ void launch_gpus(int gpus) {
   adopt_world(make_nccl_communicator(0, gpus, id, 0, peers));
 #else
   throw Error("--gpus " + std::to_string(gpus) +
-              ": this build has no NCCL (nccl.h was not found with the CUDA toolkit), so gradients cannot be "
-              "reduced across GPUs; use --gpus 1, or several processes on the CPU backend (mpirun -n N splat "
+              ": this build has no NCCL (nccl.h was not found with the CUDA toolkit), so gradients "
+              "cannot be "
+              "reduced across GPUs; use --gpus 1, or several processes on the CPU backend (mpirun "
+              "-n N splat "
               "train ... --set backend.type=cpu)");
 #endif
 }
 
-GpuPlace place_on_gpu(Communicator& host, const std::function<std::string()>& make_id, int devices) {
+GpuPlace place_on_gpu(Communicator& host,
+                      const std::function<std::string()>& make_id,
+                      int devices) {
   GpuPlace place;
   const int local = launcher_local_rank();
   place.device = local >= 0 ? local : host.rank();
   if (place.device >= devices)
-    throw Error("rank " + std::to_string(host.rank()) + " of " + std::to_string(host.size()) + " is rank " +
-                std::to_string(place.device) + " on its host" +
-                (local >= 0 ? "" : " (the launcher gives no local rank)") + ", which has " + std::to_string(devices) +
+    throw Error("rank " + std::to_string(host.rank()) + " of " + std::to_string(host.size()) +
+                " is rank " + std::to_string(place.device) + " on its host" +
+                (local >= 0 ? "" : " (the launcher gives no local rank)") + ", which has " +
+                std::to_string(devices) +
                 " CUDA device(s): start at most one rank per GPU on each host");
   if (host.rank() == 0) place.nccl_id = make_id();
   std::int64_t length = std::int64_t(place.nccl_id.size());
@@ -103,7 +109,8 @@ void gpus_over_mpi() {
   adopt_world(make_nccl_communicator(host.rank(), host.size(), place.nccl_id, place.device));
 #else
   throw Error("an MPI job of " + std::to_string(world().size()) +
-              " ranks on the cuda backend: this build has no NCCL (nccl.h was not found with the CUDA toolkit); "
+              " ranks on the cuda backend: this build has no NCCL (nccl.h was not found with the "
+              "CUDA toolkit); "
               "use backend.type = \"cpu\" to reduce over MPI");
 #endif
 }
@@ -117,7 +124,8 @@ void finish_gpus() {
       failed += (failed.empty() ? "" : ", ") + std::to_string(pid);
   }
   g_children.clear();
-  if (!failed.empty()) throw Error("--gpus: the rank process(es) " + failed + " did not finish cleanly");
+  if (!failed.empty())
+    throw Error("--gpus: the rank process(es) " + failed + " did not finish cleanly");
 }
 
 }  // namespace splat::dist

@@ -25,7 +25,7 @@ std::string nccl_unique_id();
 // This process's communicator: rank `rank` of `size`, on CUDA device `device` (made current
 // here), joined through `unique_id` (nccl_unique_id() of rank 0). `peers` are the process ids whose
 // exit ends the job (rank 0 of --gpus N lists the ranks it started).
-std::unique_ptr<Communicator> make_nccl_communicator(int rank, int size, const std::string& unique_id, int device,
-                                                     std::vector<int> peers = {});
+std::unique_ptr<Communicator> make_nccl_communicator(
+    int rank, int size, const std::string& unique_id, int device, std::vector<int> peers = {});
 
 }  // namespace splat::dist

@@ -21,7 +21,8 @@ std::string failed_peer(const std::vector<int>& pids);
 // every `period`; at most once. The destructor stops the thread.
 class PeerWatch {
  public:
-  PeerWatch(std::vector<int> pids, std::function<void(const std::string&)> on_failure,
+  PeerWatch(std::vector<int> pids,
+            std::function<void(const std::string&)> on_failure,
             std::chrono::milliseconds period = std::chrono::milliseconds(100));
   ~PeerWatch();
   PeerWatch(const PeerWatch&) = delete;

@@ -265,8 +265,9 @@ std::vector<View> make_views(const std::string& file,
     const CameraIntrinsics& p = pinholes[i];
     views[i].name = frames[i].name;
     views[i].path = frames[i].path;
-    views[i].camera = Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy)
-                          .downscaled(opts.downscale);
+    views[i].camera =
+        Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy)
+            .downscaled(opts.downscale);
     views[i].image = std::move(decoded.images[i]);
   }
   if (full_sizes) *full_sizes = decoded.full_sizes;

@@ -90,10 +90,12 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
                             std::to_string(c.params.size()) + " of degree " +
                             std::to_string(c.params.sh_degree));
   }
-  if (c.adc_grad2d.size() != c.adc_count.size() || (!c.adc_count.empty() && c.adc_count.size() != c.params.size()))
+  if (c.adc_grad2d.size() != c.adc_count.size() ||
+      (!c.adc_count.empty() && c.adc_count.size() != c.params.size()))
     throw input_error(path, section_field("adc_count"),
                       std::to_string(c.adc_grad2d.size()) + " gradient sums and " +
-                          std::to_string(c.adc_count.size()) + " counts for " + std::to_string(c.params.size()) +
+                          std::to_string(c.adc_count.size()) + " counts for " +
+                          std::to_string(c.params.size()) +
                           " Gaussians (either none or one of each per Gaussian)");
   if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
     throw input_error(path, section_field("view_pos"),

@@ -11,8 +11,8 @@ namespace splat {
 struct Checkpoint {
   std::int64_t iteration = 0;  // iterations completed
   Gaussians params;
-  Gaussians adam_m;  // first moments, same shapes as params
-  Gaussians adam_v;  // second moments
+  Gaussians adam_m;                      // first moments, same shapes as params
+  Gaussians adam_v;                      // second moments
   std::vector<std::uint64_t> rng_state;  // trainer RNG, opaque words
   std::vector<std::int32_t> view_order;  // current epoch's view permutation
   std::int64_t view_pos = 0;             // position in view_order

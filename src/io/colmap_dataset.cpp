@@ -129,13 +129,15 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     const std::string record = "camera " + std::to_string(c.id);
     const auto lc = lens_camera_of(c);
     if (!lc) {
-      throw input_error(model.cameras_file, record,
-                        "model " + std::string(colmap_camera_model(c.model_id)->name) +
-                            " is not supported (the pinhole, radial, OpenCV and fisheye models are). " +
-                            undistort_advice(dir, sparse));
+      throw input_error(
+          model.cameras_file, record,
+          "model " + std::string(colmap_camera_model(c.model_id)->name) +
+              " is not supported (the pinhole, radial, OpenCV and fisheye models are). " +
+              undistort_advice(dir, sparse));
     }
     try {
-      cameras[c.id] = {&c, lc->first, undistorted_camera(lc->first, lc->second, opts.crop_undistorted),
+      cameras[c.id] = {&c, lc->first,
+                       undistorted_camera(lc->first, lc->second, opts.crop_undistorted),
                        lc->second};
     } catch (const Error& e) {
       throw input_error(model.cameras_file, record, e.what());
@@ -143,8 +145,9 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     distorted += !lc->second.is_pinhole();
   }
   if (distorted > 0) {
-    std::fprintf(stderr, "%s: undistorting the images of %zu of %zu cameras%s\n", model.cameras_file.c_str(),
-                 distorted, used.size(), opts.crop_undistorted ? ", cropped to the valid region" : "");
+    std::fprintf(stderr, "%s: undistorting the images of %zu of %zu cameras%s\n",
+                 model.cameras_file.c_str(), distorted, used.size(),
+                 opts.crop_undistorted ? ", cropped to the valid region" : "");
   }
 
   std::vector<const ColmapImage*> sorted;
@@ -202,7 +205,8 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   for (std::size_t i = 0; i < ordered.size(); ++i) {
     views[i].name = view_name(ordered[i]->name);
     views[i].path = jobs[i].path;
-    views[i].camera = camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out).downscaled(opts.downscale);
+    views[i].camera =
+        camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out).downscaled(opts.downscale);
     views[i].image = std::move(decoded.images[i]);
   }
   Dataset data;

@@ -17,7 +17,8 @@ void write_atomically(const std::string& path, Body&& body) {
   const std::string tmp = path + ".tmp";
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
+    if (!out)
+      throw input_error(path, "write", "cannot create " + tmp + ": " + std::strerror(errno));
     body(out);
     out.close();
     if (!out) throw input_error(path, "write", "writing " + tmp + " failed (disk full?)");

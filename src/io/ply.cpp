@@ -112,8 +112,11 @@ const PlyElement& vertex_element(const std::string& path, const PlyHeader& h) {
     throw input_error(path, "element vertex", "the header declares no vertex element");
   const PlyElement& v = h.elements.front();
   if (v.name != "vertex")
-    throw input_error(path, "element " + v.name, "elements before 'element vertex' are not supported");
-  if (v.has_list) throw input_error(path, "element vertex", "list properties in element vertex are not supported");
+    throw input_error(path, "element " + v.name,
+                      "elements before 'element vertex' are not supported");
+  if (v.has_list)
+    throw input_error(path, "element vertex",
+                      "list properties in element vertex are not supported");
   return v;
 }
 

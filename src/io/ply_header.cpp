@@ -108,7 +108,8 @@ PlyHeader parse_ply_header(const std::string& path, std::istream& in) {
     const std::string where = "header line " + std::to_string(line_no);
     if (line.size() > kMaxPlyLine) throw input_error(path, where, "line too long");
     const auto tok = split_ws(line);
-    if (!tok.empty() && tok[0] == "comment") h.comments.push_back(line.size() > 8 ? line.substr(8) : std::string());
+    if (!tok.empty() && tok[0] == "comment")
+      h.comments.push_back(line.size() > 8 ? line.substr(8) : std::string());
     if (tok.empty() || tok[0] == "comment" || tok[0] == "obj_info") continue;
     if (tok[0] == "end_header") {
       if (!have_format) throw input_error(path, "format", "the header has no format line");

@@ -33,10 +33,10 @@ struct PlyElement {
 
 struct PlyHeader {
   bool ascii = false;
-  std::vector<PlyElement> elements;  // in file order
-  std::size_t body_start = 0;        // byte offset of the first record
-  std::size_t body_line = 0;         // 1-based line number of the first record (ascii)
-  std::vector<std::string> comments; // the text after "comment ", in file order
+  std::vector<PlyElement> elements;   // in file order
+  std::size_t body_start = 0;         // byte offset of the first record
+  std::size_t body_line = 0;          // 1-based line number of the first record (ascii)
+  std::vector<std::string> comments;  // the text after "comment ", in file order
 
   const PlyElement* find(std::string_view element) const;
 };

@@ -86,7 +86,7 @@ struct BatchView {
 
 // One MCMC refine tick (render/mcmc.h has the shared math).
 struct McmcRefineSettings {
-  float min_opacity = 0.005f;  // splats at or below are dead and get relocated
+  float min_opacity = 0.005f;    // splats at or below are dead and get relocated
   std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
   std::uint64_t seed = 0;        // counter RNG seed of this tick
 };
@@ -98,14 +98,14 @@ struct AdcRefineSettings {
   float prune_opacity = 0.005f;  // splats below this opacity are removed
   float prune_scale3d = 0.1f;    // with prune_big, splats above this scale are removed
   double scene_extent = 1.0;
-  bool prune_big = false;        // gsplat: only after the first opacity reset
-  std::uint64_t seed = 0;        // counter RNG seed of the split samples
+  bool prune_big = false;  // gsplat: only after the first opacity reset
+  std::uint64_t seed = 0;  // counter RNG seed of the split samples
 };
 
 struct RefineStats {
-  std::size_t dead = 0, added = 0;  // mcmc: relocated, appended
+  std::size_t dead = 0, added = 0;                // mcmc: relocated, appended
   std::size_t cloned = 0, split = 0, pruned = 0;  // adc: decisions; pruned counts the grown set
-  std::size_t count = 0;  // live after the tick
+  std::size_t count = 0;                          // live after the tick
 };
 
 struct StepResult {

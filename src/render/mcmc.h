@@ -10,14 +10,16 @@
 namespace splat::mcmc {
 
 namespace config {
-inline constexpr int max_copies = 51;            // relocation ratio cap (binomial table size)
-inline constexpr float noise_gate_k = 100.0f;     // op_sigmoid steepness
-inline constexpr float noise_gate_x0 = 0.995f;    // op_sigmoid midpoint on 1 - opacity
+inline constexpr int max_copies = 51;           // relocation ratio cap (binomial table size)
+inline constexpr float noise_gate_k = 100.0f;   // op_sigmoid steepness
+inline constexpr float noise_gate_x0 = 0.995f;  // op_sigmoid midpoint on 1 - opacity
 }  // namespace config
 
 // Counter-based random numbers (a splitmix64 finalizer over (seed, stream, index)): the same
 // draw for the same counters on any backend and in any thread order.
-SPLAT_HD inline std::uint64_t hash64(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+SPLAT_HD inline std::uint64_t hash64(std::uint64_t seed,
+                                     std::uint64_t stream,
+                                     std::uint64_t index) {
   std::uint64_t z = seed ^ (stream * 0x9E3779B97F4A7C15ULL) ^ (index * 0xBF58476D1CE4E5B9ULL);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
@@ -54,7 +56,7 @@ SPLAT_HD inline Relocated relocate(float o, int copies) {
   const float o_new = 1.0f - powf(1.0f - o, 1.0f / float(n));
   float denom = 0.0f;
   for (int i = 1; i <= n; ++i) {
-    float binom = 1.0f;  // C(i-1, k), built up along k
+    float binom = 1.0f;   // C(i-1, k), built up along k
     float o_pow = o_new;  // o'^(k+1)
     for (int k = 0; k < i; ++k) {
       denom += binom * ((k & 1) ? -1.0f : 1.0f) * o_pow / sqrtf(float(k + 1));

@@ -6,12 +6,12 @@ namespace splat {
 
 namespace config {
 inline constexpr int tile_size = 16;
-inline constexpr float eps2d = 0.3f;             // low-pass added to the 2D covariance, px^2
-inline constexpr float near_plane = 0.01f;       // camera z below this is culled
-inline constexpr float alpha_min = 1.0f / 255.0f; // contributions below are skipped
-inline constexpr float alpha_max = 0.99f;        // alpha is clamped here
-inline constexpr float transmittance_min = 1e-4f; // stop before T would reach this
-inline constexpr float max_extent_sigma = 3.33f; // screen radius cap, in standard deviations
+inline constexpr float eps2d = 0.3f;               // low-pass added to the 2D covariance, px^2
+inline constexpr float near_plane = 0.01f;         // camera z below this is culled
+inline constexpr float alpha_min = 1.0f / 255.0f;  // contributions below are skipped
+inline constexpr float alpha_max = 0.99f;          // alpha is clamped here
+inline constexpr float transmittance_min = 1e-4f;  // stop before T would reach this
+inline constexpr float max_extent_sigma = 3.33f;   // screen radius cap, in standard deviations
 }  // namespace config
 
 struct RasterSettings {

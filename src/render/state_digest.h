@@ -28,8 +28,12 @@ SPLAT_HD inline std::uint64_t digest_term(std::uint64_t word, std::uint64_t inde
 }
 
 // The digest from the terms' sum, the number of words, the SH degree and the Adam step.
-inline std::uint64_t digest_finish(std::uint64_t sum, std::uint64_t words, int sh_degree, std::int64_t adam_step) {
-  return mix64(sum ^ mix64(words ^ mix64(std::uint64_t(adam_step) ^ (std::uint64_t(sh_degree) << 56))));
+inline std::uint64_t digest_finish(std::uint64_t sum,
+                                   std::uint64_t words,
+                                   int sh_degree,
+                                   std::int64_t adam_step) {
+  return mix64(sum ^
+               mix64(words ^ mix64(std::uint64_t(adam_step) ^ (std::uint64_t(sh_degree) << 56))));
 }
 
 // The digest of a state on the host.

@@ -30,15 +30,19 @@ struct Box {
 };
 
 // The clamp happens in float before the conversion: defined for NaN (-> 0) and huge values.
-SPLAT_HD inline int clamp_tile(float v, int hi) { return int(fminf(fmaxf(v, 0.0f), float(hi))); }
+SPLAT_HD inline int clamp_tile(float v, int hi) {
+  return int(fminf(fmaxf(v, 0.0f), float(hi)));
+}
 
 // [floor((m - r) / 16), ceil((m + r) / 16)) per axis, clamped to the grid of tiles_x x tiles_y.
-SPLAT_HD inline Box box(float mean_x, float mean_y, int radius_x, int radius_y, int tiles_x, int tiles_y) {
+SPLAT_HD inline Box box(
+    float mean_x, float mean_y, int radius_x, int radius_y, int tiles_x, int tiles_y) {
   const float ts = float(config::tile_size);
   const float tx = div_rn(mean_x, ts), ty = div_rn(mean_y, ts);
   const float rx = div_rn(float(radius_x), ts), ry = div_rn(float(radius_y), ts);
-  return {clamp_tile(floorf(add_rn(tx, -rx)), tiles_x), clamp_tile(floorf(add_rn(ty, -ry)), tiles_y),
-          clamp_tile(ceilf(add_rn(tx, rx)), tiles_x), clamp_tile(ceilf(add_rn(ty, ry)), tiles_y)};
+  return {clamp_tile(floorf(add_rn(tx, -rx)), tiles_x),
+          clamp_tile(floorf(add_rn(ty, -ry)), tiles_y), clamp_tile(ceilf(add_rn(tx, rx)), tiles_x),
+          clamp_tile(ceilf(add_rn(ty, ry)), tiles_y)};
 }
 
 // The largest q at which the splat can still blend, widened by 0.1% + 1e-3 to cover the float
@@ -55,14 +59,23 @@ SPLAT_HD inline float max_quad(float opacity) {
 SPLAT_HD inline float edge_min(float a, float b, float c, float dx, float lo, float hi) {
   const float dy = fminf(fmaxf(-div_rn(mul_rn(b, dx), c), lo), hi);
   const float bdx = mul_rn(b, dx);
-  return add_rn(add_rn(mul_rn(mul_rn(a, dx), dx), mul_rn(add_rn(bdx, bdx), dy)), mul_rn(mul_rn(c, dy), dy));
+  return add_rn(add_rn(mul_rn(mul_rn(a, dx), dx), mul_rn(add_rn(bdx, bdx), dy)),
+                mul_rn(mul_rn(c, dy), dy));
 }
 
 // Whether the splat (conic a, b, c; mean; max_quad) can blend into a pixel center of the pixels
 // [x0, x0 + w] x [y0, y0 + h]. The minimum of a positive definite quadratic over a rectangle is 0
 // inside it, else on an edge.
-SPLAT_HD inline bool reaches_pixels(float a, float b, float c, float mean_x, float mean_y, float q_max, int x0,
-                                    int y0, int w, int h) {
+SPLAT_HD inline bool reaches_pixels(float a,
+                                    float b,
+                                    float c,
+                                    float mean_x,
+                                    float mean_y,
+                                    float q_max,
+                                    int x0,
+                                    int y0,
+                                    int w,
+                                    int h) {
   if (q_max < 0.0f) return false;
   if (!(a > 0.0f && c > 0.0f)) return true;  // not positive definite: keep the whole box
   const float lx = add_rn(add_rn(float(x0), 0.5f), -mean_x);
@@ -75,7 +88,8 @@ SPLAT_HD inline bool reaches_pixels(float a, float b, float c, float mean_x, flo
 }
 
 // reaches_pixels for the pixels of tile (tx, ty).
-SPLAT_HD inline bool reaches(float a, float b, float c, float mean_x, float mean_y, float q_max, int tx, int ty) {
+SPLAT_HD inline bool reaches(
+    float a, float b, float c, float mean_x, float mean_y, float q_max, int tx, int ty) {
   const int ts = config::tile_size;
   return reaches_pixels(a, b, c, mean_x, mean_y, q_max, tx * ts, ty * ts, ts - 1, ts - 1);
 }
@@ -84,8 +98,18 @@ SPLAT_HD inline bool reaches(float a, float b, float c, float mean_x, float mean
 // order of every backend's intersection lists. A splat with both radii 0 was culled and reaches
 // none; with `cull` false (smooth_cutoff, where nothing is skipped) it reaches its whole box.
 template <class F>
-SPLAT_HD void for_each_tile(float mean_x, float mean_y, int radius_x, int radius_y, float a, float b, float c,
-                            float opacity, bool cull, int tiles_x, int tiles_y, F&& f) {
+SPLAT_HD void for_each_tile(float mean_x,
+                            float mean_y,
+                            int radius_x,
+                            int radius_y,
+                            float a,
+                            float b,
+                            float c,
+                            float opacity,
+                            bool cull,
+                            int tiles_x,
+                            int tiles_y,
+                            F&& f) {
   if (radius_x <= 0 && radius_y <= 0) return;
   const Box box_ = box(mean_x, mean_y, radius_x, radius_y, tiles_x, tiles_y);
   const float q_max = cull ? max_quad(opacity) : 0.0f;

@@ -13,7 +13,8 @@ std::int64_t auto_iterations(std::size_t train_views) {
 
 std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
   const auto by_pixels = std::int64_t(std::llround(5000.0 * train_megapixels / 1e4) * 1e4);
-  return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000), 2 * std::int64_t(initial_splats));
+  return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000),
+                  2 * std::int64_t(initial_splats));
 }
 
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
@@ -21,18 +22,23 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   char why[160];
   if (cfg.train.iterations == 0) {
     cfg.train.iterations = auto_iterations(data.train.size());
-    std::snprintf(why, sizeof why, "500 per training view (%zu), within [7000, 30000]", data.train.size());
+    std::snprintf(why, sizeof why, "500 per training view (%zu), within [7000, 30000]",
+                  data.train.size());
     chosen.push_back({"train.iterations", cfg.train.iterations, why});
   }
   if (cfg.densify.cap_max == 0) {
     double pixels = 0;
     for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
     const bool from_points = data.points && cfg.model.init != InitKind::Random;
-    const std::size_t initial = from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
+    const std::size_t initial =
+        from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
     cfg.densify.cap_max = auto_cap_max(pixels / 1e6, initial);
-    std::snprintf(why, sizeof why, "5000 per training megapixel (%.1f MP), within [100k, 3M], at least 2 x %zu initial",
-                  pixels / 1e6, initial);
-    if (cfg.densify.strategy == DensifyStrategy::Mcmc) chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
+    std::snprintf(
+        why, sizeof why,
+        "5000 per training megapixel (%.1f MP), within [100k, 3M], at least 2 x %zu initial",
+        pixels / 1e6, initial);
+    if (cfg.densify.strategy == DensifyStrategy::Mcmc)
+      chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
   }
   return chosen;
 }

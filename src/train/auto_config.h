@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "train/config.h"
 #include "io/dataset.h"
+#include "train/config.h"
 
 namespace splat {
 

@@ -51,20 +51,24 @@ std::vector<Arm> abba_order(int pairs) {
 }
 
 std::string AbRule::text() const {
-  return fmt("B is adopted iff the median over pairs of train_seconds(B) - train_seconds(A) is below "
-             "-max(%.3g sigma, %.3g%% of median train_seconds(A)), sigma the sample standard deviation of "
-             "the paired deltas (at least 2 pairs), AND median PSNR(B) >= median PSNR(A) - %.3g dB; "
-             "otherwise A is kept (B clearly slower or PSNR guard tripped) or the result is inconclusive "
-             "(within noise). One retry of a pair whose sampled load exceeded the threshold, with the "
-             "evidence recorded.",
-             sigma_factor, 100.0 * min_relative, psnr_drop_db);
+  return fmt(
+      "B is adopted iff the median over pairs of train_seconds(B) - train_seconds(A) is below "
+      "-max(%.3g sigma, %.3g%% of median train_seconds(A)), sigma the sample standard deviation of "
+      "the paired deltas (at least 2 pairs), AND median PSNR(B) >= median PSNR(A) - %.3g dB; "
+      "otherwise A is kept (B clearly slower or PSNR guard tripped) or the result is inconclusive "
+      "(within noise). One retry of a pair whose sampled load exceeded the threshold, with the "
+      "evidence recorded.",
+      sigma_factor, 100.0 * min_relative, psnr_drop_db);
 }
 
 std::string to_string(Verdict v) {
   switch (v) {
-    case Verdict::AdoptB: return "adopt B";
-    case Verdict::KeepA: return "keep A";
-    case Verdict::Inconclusive: return "inconclusive";
+    case Verdict::AdoptB:
+      return "adopt B";
+    case Verdict::KeepA:
+      return "keep A";
+    case Verdict::Inconclusive:
+      return "inconclusive";
   }
   return "?";
 }
@@ -93,7 +97,9 @@ AbDecision decide(const AbRule& rule, const std::vector<PairResult>& pairs) {
     d.reason = "no pairs ran";
   } else if (!d.psnr_ok) {
     d.verdict = Verdict::KeepA;
-    d.reason = fmt("PSNR guard: B %.3f dB < A %.3f dB - %.3g dB", d.psnr_b, d.psnr_a, rule.psnr_drop_db) + "; " + speed;
+    d.reason =
+        fmt("PSNR guard: B %.3f dB < A %.3f dB - %.3g dB", d.psnr_b, d.psnr_a, rule.psnr_drop_db) +
+        "; " + speed;
   } else if (pairs.size() < 2) {
     d.reason = "one pair cannot estimate sigma; " + speed;
   } else if (d.faster) {

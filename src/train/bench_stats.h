@@ -14,7 +14,9 @@ struct Summary {
 Summary summarize(std::vector<double> values);
 
 enum class Arm { A, B };
-inline char arm_char(Arm a) { return a == Arm::A ? 'A' : 'B'; }
+inline char arm_char(Arm a) {
+  return a == Arm::A ? 'A' : 'B';
+}
 
 // Pair k runs A then B for even k, B then A for odd k: A B B A A B B A ... Drifts that are linear
 // in time (thermal, page cache) cancel within every two pairs.
@@ -38,14 +40,14 @@ std::string to_string(Verdict v);
 
 struct AbDecision {
   Verdict verdict = Verdict::Inconclusive;
-  double median_delta = 0;     // median over pairs of seconds_b - seconds_a; negative: B is faster
-  double relative_delta = 0;   // median_delta / median(seconds_a)
-  double sigma = 0;            // sample standard deviation of the paired deltas
-  double threshold = 0;        // max(sigma_factor * sigma, min_relative * median(seconds_a)), seconds
+  double median_delta = 0;    // median over pairs of seconds_b - seconds_a; negative: B is faster
+  double relative_delta = 0;  // median_delta / median(seconds_a)
+  double sigma = 0;           // sample standard deviation of the paired deltas
+  double threshold = 0;  // max(sigma_factor * sigma, min_relative * median(seconds_a)), seconds
   double psnr_a = 0, psnr_b = 0;  // medians over the runs
-  bool faster = false;         // -median_delta > threshold
-  bool psnr_ok = false;        // psnr_b >= psnr_a - psnr_drop_db
-  std::string reason;          // one sentence
+  bool faster = false;            // -median_delta > threshold
+  bool psnr_ok = false;           // psnr_b >= psnr_a - psnr_drop_db
+  std::string reason;             // one sentence
 };
 
 // Applies the rule. Sigma needs two pairs: with fewer the verdict is inconclusive unless the PSNR

@@ -23,7 +23,6 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
-#include "train/config_values.h"
 #include "io/read_file.h"
 #include "train/config_values.h"
 
@@ -53,7 +52,8 @@ Field make_field(std::string_view section,
   const std::string name = std::string(section) + "." + std::string(key);
   std::string allowed = range ? range_text(*range) : "";
   if constexpr (std::is_enum_v<T>) allowed = "one of " + valid_names<T>();
-  if constexpr (IsEnumList<T>::value) allowed = "each one of " + valid_names<typename T::value_type>();
+  if constexpr (IsEnumList<T>::value)
+    allowed = "each one of " + valid_names<typename T::value_type>();
   Field f{section, key, doc, allowed};
   f.read = [=](Config& c, const toml::node& n) -> std::optional<std::string> {
     T v;
@@ -306,7 +306,6 @@ std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
 
-
 template <class E>
 E from_string(std::string_view name) {
   return parse_enum<E>(name);
@@ -330,8 +329,7 @@ void Config::validate() const {
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
   if (densify.strategy == DensifyStrategy::Mcmc && densify.cap_max > 0 &&
-      double(densify.cap_max) < double(model.init_points) &&
-      model.init == InitKind::Random)
+      double(densify.cap_max) < double(model.init_points) && model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +
                 " (MCMC never removes splats, so the cap must hold the initial ones)");
@@ -346,24 +344,30 @@ void Config::validate_backend() const {
   auto conflict = [](const std::string& a, const std::string& b, const std::string& why) {
     return Error("config: " + a + " and " + b + " cannot be combined: " + why);
   };
-  const std::string submission = "backend.submission = \"" + std::string(to_string(backend.submission)) + "\"";
-  const std::string pipelining = "backend.pipelining = \"" + std::string(to_string(backend.pipelining)) + "\"";
+  const std::string submission =
+      "backend.submission = \"" + std::string(to_string(backend.submission)) + "\"";
+  const std::string pipelining =
+      "backend.pipelining = \"" + std::string(to_string(backend.pipelining)) + "\"";
   const Submission sub = resolved(backend.submission, backend.timing, train.batch_size);
   const Pipelining pipe = resolved(backend.pipelining, sub, backend.timing);
   if (sub == Submission::PerKernel && pipe == Pipelining::Depth2)
-    throw conflict(submission, pipelining, "per_kernel waits after every stage, so nothing can overlap");
+    throw conflict(submission, pipelining,
+                   "per_kernel waits after every stage, so nothing can overlap");
   if (backend.timing && sub == Submission::Graph)
-    throw conflict("backend.timing = true", submission,
-                   "stage events cannot be read inside a replayed graph; time with per_kernel or chained");
+    throw conflict(
+        "backend.timing = true", submission,
+        "stage events cannot be read inside a replayed graph; time with per_kernel or chained");
   if (backend.timing && pipe == Pipelining::Depth2)
-    throw conflict("backend.timing = true", pipelining, "stage times need each step to finish before the next");
+    throw conflict("backend.timing = true", pipelining,
+                   "stage times need each step to finish before the next");
   if (sub == Submission::Graph && train.batch_size > 1)
     throw conflict(submission, "train.batch_size = " + std::to_string(train.batch_size),
                    "a replayed graph renders one view per step; use chained");
   if (backend.type == BackendKind::Cpu && backend.submission != Submission::Auto)
     throw conflict("backend.type = \"cpu\"", submission, "submission modes are the cuda backend's");
   if (backend.type == BackendKind::Cpu && backend.pipelining != Pipelining::Auto)
-    throw conflict("backend.type = \"cpu\"", pipelining, "the cpu backend runs each step to the end");
+    throw conflict("backend.type = \"cpu\"", pipelining,
+                   "the cpu backend runs each step to the end");
 }
 
 std::string Config::to_toml() const {

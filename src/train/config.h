@@ -58,15 +58,18 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
-  std::int64_t eval_every = 0;   // test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end)
+  std::int64_t eval_every =
+      0;  // test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end)
   // Views per step, over all ranks: their gradients are averaged into one Adam update. Iterations,
   // schedules and refine intervals count steps.
   std::int64_t batch_size = 1;
   // Learning rates times sqrt(B) (Grendel-GS), B or 1: sqrt keeps the Adam step per epoch, and
   // the MCMC noise (which follows the means rate) per epoch, what they are at B = 1.
   LrBatchScaling lr_batch_scaling = LrBatchScaling::Sqrt;
-  std::int64_t digest_every = 100;  // several ranks: compare a model digest every n steps (0 = never)
-  double collective_timeout = 300;  // several ranks: seconds before a stalled collective ends the job
+  std::int64_t digest_every =
+      100;  // several ranks: compare a model digest every n steps (0 = never)
+  double collective_timeout =
+      300;  // several ranks: seconds before a stalled collective ends the job
 };
 
 struct DensifyConfig {
@@ -77,18 +80,18 @@ struct DensifyConfig {
   std::int64_t refine_start = 500;
   std::int64_t refine_stop = 25000;
   // MCMC (Kheradmand et al. 2024), the paper's defaults.
-  double min_opacity = 0.005;   // at or below: dead, relocated
-  std::int64_t cap_max = 0;     // 0 = auto: from the training pixels (auto_config.h)
-  double growth = 0.05;         // splats added per tick, as a fraction of the count
-  double noise_lr = 5e5;        // position noise scale, times the means learning rate
+  double min_opacity = 0.005;  // at or below: dead, relocated
+  std::int64_t cap_max = 0;    // 0 = auto: from the training pixels (auto_config.h)
+  double growth = 0.05;        // splats added per tick, as a fraction of the count
+  double noise_lr = 5e5;       // position noise scale, times the means learning rate
   double opacity_reg = 0.01;
   double scale_reg = 0.01;
   // ADC (3DGS adaptive density control), gsplat DefaultStrategy's defaults. Scales are relative
   // to the scene extent.
-  double grow_grad2d = 0.0002;   // mean screen-space gradient above: clone or split
-  double grow_scale3d = 0.01;    // clone at or below this max scale, split above
-  double prune_opacity = 0.005;  // splats below are removed
-  double prune_scale3d = 0.1;    // after the first opacity reset, splats above are removed
+  double grow_grad2d = 0.0002;      // mean screen-space gradient above: clone or split
+  double grow_scale3d = 0.01;       // clone at or below this max scale, split above
+  double prune_opacity = 0.005;     // splats below are removed
+  double prune_scale3d = 0.1;       // after the first opacity reset, splats above are removed
   std::int64_t reset_every = 3000;  // opacities clamped to 2 * prune_opacity; 0 = never
 };
 

@@ -35,11 +35,14 @@ struct EnumInfo {
 constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
     {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
 constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
-    {DensifyStrategy::None, "none"}, {DensifyStrategy::Mcmc, "mcmc"}, {DensifyStrategy::Adc, "adc"}};
+    {DensifyStrategy::None, "none"},
+    {DensifyStrategy::Mcmc, "mcmc"},
+    {DensifyStrategy::Adc, "adc"}};
 
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
-    {LrBatchScaling::None, "none"}, {LrBatchScaling::Sqrt, "sqrt"}, {LrBatchScaling::Linear, "linear"}};
-
+    {LrBatchScaling::None, "none"},
+    {LrBatchScaling::Sqrt, "sqrt"},
+    {LrBatchScaling::Linear, "linear"}};
 
 inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
   return {"model format", kModelFormatNames};
@@ -177,7 +180,8 @@ L decode_list(const toml::node& n) {
   for (std::size_t i = 0; i < a->size(); ++i) {
     try {
       const E e = decode<E>(*a->get(i));
-      if (std::find(out.begin(), out.end(), e) != out.end()) throw Bad{quote(name_of(e)) + " is listed twice"};
+      if (std::find(out.begin(), out.end(), e) != out.end())
+        throw Bad{quote(name_of(e)) + " is listed twice"};
       out.push_back(e);
     } catch (const Bad& b) {
       throw Bad{"element " + std::to_string(i) + ": " + b.what};
@@ -290,7 +294,9 @@ std::optional<std::string> problem(const std::string& name, const T& v, const Ra
   return std::nullopt;
 }
 
-inline std::optional<std::string> problem(const std::string& name, const Vec3& v, const Range<double>* r) {
+inline std::optional<std::string> problem(const std::string& name,
+                                          const Vec3& v,
+                                          const Range<double>* r) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (auto p = problem(name + "[" + std::to_string(i) + "]", v[i], r)) return p;
   return std::nullopt;

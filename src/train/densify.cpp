@@ -45,7 +45,8 @@ class McmcDensifier final : public Densifier {
                                                                      std::size_t n) const override {
     std::vector<std::pair<std::int64_t, std::size_t>> out;
     const std::int64_t every = c_.refine_every;
-    for (std::int64_t t = (completed / every + 1) * every; t <= total && t < c_.refine_stop; t += every) {
+    for (std::int64_t t = (completed / every + 1) * every; t <= total && t < c_.refine_stop;
+         t += every) {
       if (!is_tick(t)) continue;
       if (grown(n) == n) break;  // at the cap
       n = grown(n);
@@ -56,10 +57,13 @@ class McmcDensifier final : public Densifier {
 
  private:
   bool is_tick(std::int64_t completed) const {
-    return completed > c_.refine_start && completed < c_.refine_stop && completed % c_.refine_every == 0;
+    return completed > c_.refine_start && completed < c_.refine_stop &&
+           completed % c_.refine_every == 0;
   }
   std::size_t grown(std::size_t n) const {
-    return std::max(n, std::min<std::size_t>(std::size_t(c_.cap_max), std::size_t(std::floor(double(n) * (1.0 + c_.growth)))));
+    return std::max(n,
+                    std::min<std::size_t>(std::size_t(c_.cap_max),
+                                          std::size_t(std::floor(double(n) * (1.0 + c_.growth)))));
   }
 
   DensifyConfig c_;

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "train/config.h"
 #include "render/backend.h"
+#include "train/config.h"
 
 namespace splat {
 
@@ -21,9 +21,8 @@ class Densifier {
   virtual std::optional<RefineStats> after_step(std::int64_t completed, Backend& backend) = 0;
   // The splat count expected after each later step up to `total`, from `count` after `completed`:
   // (step, count) where the count changes. Empty when it is not predictable (ADC) or constant.
-  virtual std::vector<std::pair<std::int64_t, std::size_t>> projected_counts(std::int64_t completed,
-                                                                             std::int64_t total,
-                                                                             std::size_t count) const {
+  virtual std::vector<std::pair<std::int64_t, std::size_t>> projected_counts(
+      std::int64_t completed, std::int64_t total, std::size_t count) const {
     return {};
   }
 };

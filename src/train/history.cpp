@@ -22,7 +22,8 @@ std::vector<nlohmann::json> read_history(const std::string& path) {
 History::History(const std::string& path, std::int64_t first) : path_(path) {
   if (first > 0) {
     std::vector<nlohmann::json> kept = read_history(path);
-    std::erase_if(kept, [&](const nlohmann::json& j) { return j.value("step", std::int64_t(0)) > first; });
+    std::erase_if(
+        kept, [&](const nlohmann::json& j) { return j.value("step", std::int64_t(0)) > first; });
     if (!kept.empty()) resumed_elapsed_ = kept.back().value("elapsed", 0.0);
     write_atomically(path, [&](std::ofstream& out) {
       for (const nlohmann::json& j : kept) out << j.dump() << "\n";

@@ -5,10 +5,9 @@
 // "eval": {"psnr", "ssim", "views"}} for each evaluation during training.
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace splat {
 

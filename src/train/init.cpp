@@ -22,15 +22,20 @@ std::vector<float> knn_log_scales(const std::vector<float>& pos) {
   float lo[3], hi[3];
   for (int k = 0; k < 3; ++k) lo[k] = hi[k] = pos[k];
   for (std::size_t i = 0; i < n; ++i)
-    for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], pos[i * 3 + k]), hi[k] = std::max(hi[k], pos[i * 3 + k]);
+    for (int k = 0; k < 3; ++k)
+      lo[k] = std::min(lo[k], pos[i * 3 + k]), hi[k] = std::max(hi[k], pos[i * 3 + k]);
   const float volume = std::max(1e-12f, (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
   const float cell = std::max(1e-6f, std::cbrt(volume * 2.0f / float(n)));
-  auto coord = [&](std::size_t i, int k) { return int(std::floor((pos[i * 3 + k] - lo[k]) / cell)); };
+  auto coord = [&](std::size_t i, int k) {
+    return int(std::floor((pos[i * 3 + k] - lo[k]) / cell));
+  };
   auto key = [](int x, int y, int z) {
-    return (std::uint64_t(std::uint32_t(x)) << 42) ^ (std::uint64_t(std::uint32_t(y)) << 21) ^ std::uint32_t(z);
+    return (std::uint64_t(std::uint32_t(x)) << 42) ^ (std::uint64_t(std::uint32_t(y)) << 21) ^
+           std::uint32_t(z);
   };
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> grid;
-  for (std::size_t i = 0; i < n; ++i) grid[key(coord(i, 0), coord(i, 1), coord(i, 2))].push_back(std::uint32_t(i));
+  for (std::size_t i = 0; i < n; ++i)
+    grid[key(coord(i, 0), coord(i, 1), coord(i, 2))].push_back(std::uint32_t(i));
 #pragma omp parallel for schedule(dynamic, 256)
   for (std::size_t i = 0; i < n; ++i) {
     float best[3] = {INFINITY, INFINITY, INFINITY};  // squared distances, ascending
@@ -45,7 +50,8 @@ std::vector<float> knn_log_scales(const std::vector<float>& pos) {
             for (std::uint32_t j : it->second) {
               if (j == i) continue;
               float d2 = 0;
-              for (int k = 0; k < 3; ++k) d2 += (pos[j * 3 + k] - pos[i * 3 + k]) * (pos[j * 3 + k] - pos[i * 3 + k]);
+              for (int k = 0; k < 3; ++k)
+                d2 += (pos[j * 3 + k] - pos[i * 3 + k]) * (pos[j * 3 + k] - pos[i * 3 + k]);
               if (d2 < best[2]) {
                 best[2] = d2;
                 std::sort(best, best + 3);
@@ -70,7 +76,9 @@ Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uin
   std::vector<float> positions, colors;
   const bool has_points = data.points && !data.points->positions.empty();
   if (cfg.init == InitKind::Points && !has_points)
-    throw Error("model.init = \"points\" but the dataset has no sparse points; use model.init = \"random\"");
+    throw Error(
+        "model.init = \"points\" but the dataset has no sparse points; use model.init = "
+        "\"random\"");
   if (cfg.init == InitKind::Points || (cfg.init == InitKind::Auto && has_points)) {
     positions = data.points->positions;
     colors = data.points->colors;
@@ -96,7 +104,8 @@ Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uin
   const float raw_opacity = std::log(float(cfg.init_opacity) / (1.0f - float(cfg.init_opacity)));
   const int K = g.K();
   for (std::size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < 3; ++k) g.log_scales[i * 3 + k] = log_scale[i] + std::log(float(cfg.init_scale));
+    for (int k = 0; k < 3; ++k)
+      g.log_scales[i * 3 + k] = log_scale[i] + std::log(float(cfg.init_scale));
     // Random rotations (uniform components, normalized on use), as gsplat's random init.
     for (int k = 0; k < 4; ++k) g.quats[i * 4 + k] = rng.uniform();
     g.raw_opacity[i] = raw_opacity;

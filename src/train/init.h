@@ -3,8 +3,8 @@
 #include <cstdint>
 
 #include "core/gaussians.h"
-#include "train/config.h"
 #include "io/dataset.h"
+#include "train/config.h"
 
 namespace splat {
 

@@ -18,8 +18,12 @@ void install_interrupt_handlers() {
   std::signal(SIGTERM, on_signal);
 }
 
-int interrupt_signal() { return g_signal; }
+int interrupt_signal() {
+  return g_signal;
+}
 
-void request_interrupt(int signal) { g_signal = signal; }
+void request_interrupt(int signal) {
+  g_signal = signal;
+}
 
 }  // namespace splat

@@ -26,7 +26,9 @@ void Smoothed::add(double x) {
   ++n_;
 }
 
-double Smoothed::value() const { return weight_ > 0 ? sum_ / weight_ : 0.0; }
+double Smoothed::value() const {
+  return weight_ > 0 ? sum_ / weight_ : 0.0;
+}
 
 void StepCost::add(std::size_t splats, double seconds_per_step) {
   constexpr std::size_t kKeep = 32;
@@ -53,7 +55,9 @@ double StepCost::seconds_per_step(std::size_t splats) const {
   return n > 0 ? t * double(splats) / n : t;
 }
 
-double StepCost::remaining(std::int64_t it, std::int64_t total, std::size_t splats,
+double StepCost::remaining(std::int64_t it,
+                           std::int64_t total,
+                           std::size_t splats,
                            const std::vector<std::pair<std::int64_t, std::size_t>>& counts) const {
   double seconds = 0;
   std::int64_t from = it;
@@ -67,8 +71,13 @@ double StepCost::remaining(std::int64_t it, std::int64_t total, std::size_t spla
 }
 
 Progress::Progress(std::int64_t first, std::int64_t total, std::int64_t log_every)
-    : first_(first), total_(total), log_every_(log_every), tty_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_), last_sample_(start_),
+    : first_(first),
+      total_(total),
+      log_every_(log_every),
+      tty_(isatty(fileno(stderr)) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_),
+      last_sample_(start_),
       last_sample_it_(first) {}
 
 bool Progress::due(std::int64_t it) const {
@@ -77,7 +86,9 @@ bool Progress::due(std::int64_t it) const {
   return log_every_ > 0 && it % log_every_ == 0;
 }
 
-void Progress::draw(std::int64_t it, double loss, std::size_t splats,
+void Progress::draw(std::int64_t it,
+                    double loss,
+                    std::size_t splats,
                     const std::vector<std::pair<std::int64_t, std::size_t>>& counts) {
   const auto now = std::chrono::steady_clock::now();
   last_draw_ = now;
@@ -94,9 +105,10 @@ void Progress::draw(std::int64_t it, double loss, std::size_t splats,
   }
   const double eta = cost_.remaining(it, total_, splats, counts);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "iter %lld/%lld (%3.0f%%) | loss %.5f | splats %zu | %.1f it/s | ETA %s",
-                (long long)it, (long long)total_, 100.0 * double(it) / double(total_), loss, splats, rate_,
-                format_duration(eta).c_str());
+  std::snprintf(buf, sizeof buf,
+                "iter %lld/%lld (%3.0f%%) | loss %.5f | splats %zu | %.1f it/s | ETA %s",
+                (long long)it, (long long)total_, 100.0 * double(it) / double(total_), loss, splats,
+                rate_, format_duration(eta).c_str());
   std::fprintf(stderr, tty_ ? "\r\033[K%s" : "%s\n", buf);
 }
 

@@ -33,7 +33,9 @@ class StepCost {
   double seconds_per_step(std::size_t splats) const;
   // The seconds left from step `it` to `total` with `splats` now, and the count after each later
   // step given by `counts` ((step, count) where it changes, in order).
-  double remaining(std::int64_t it, std::int64_t total, std::size_t splats,
+  double remaining(std::int64_t it,
+                   std::int64_t total,
+                   std::size_t splats,
                    const std::vector<std::pair<std::int64_t, std::size_t>>& counts) const;
 
  private:
@@ -55,7 +57,9 @@ class Progress {
 
  private:
   bool due(std::int64_t it) const;
-  void draw(std::int64_t it, double loss, std::size_t splats,
+  void draw(std::int64_t it,
+            double loss,
+            std::size_t splats,
             const std::vector<std::pair<std::int64_t, std::size_t>>& counts);
   std::int64_t first_, total_, log_every_;
   bool tty_;

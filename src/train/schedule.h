@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "train/config.h"
 #include "render/backend.h"
+#include "train/config.h"
 
 namespace splat {
 

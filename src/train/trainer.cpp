@@ -22,8 +22,9 @@ namespace splat {
 namespace {
 std::string new_run_id() {
   std::random_device device;
-  const std::uint64_t bits = (std::uint64_t(device()) << 32 | device()) ^
-                             std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+  const std::uint64_t bits =
+      (std::uint64_t(device()) << 32 | device()) ^
+      std::uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
   char id[17];
   std::snprintf(id, sizeof id, "%016llx", (unsigned long long)bits);
   return id;
@@ -51,7 +52,11 @@ RasterSettings final_raster_settings(const Config& cfg) {
 }
 
 Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm)
-    : cfg_(std::move(cfg)), auto_choices_(resolve_auto(cfg_, data)), data_(data), backend_(backend), comm_(comm),
+    : cfg_(std::move(cfg)),
+      auto_choices_(resolve_auto(cfg_, data)),
+      data_(data),
+      backend_(backend),
+      comm_(comm),
       rng_(cfg_.train.seed) {
   if (data_.train.empty()) throw Error("dataset has no training views");
   const std::int64_t batch = cfg_.train.batch_size;
@@ -64,8 +69,10 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
                 " ranks of this job (every rank renders at least one view per step)");
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
-    const std::string setup = cfg_.to_toml() + "\ntraining views " + std::to_string(data_.train.size());
-    dist::expect_identical(comm_, dist::digest(setup), "the resolved config (and training view count)");
+    const std::string setup =
+        cfg_.to_toml() + "\ntraining views " + std::to_string(data_.train.size());
+    dist::expect_identical(comm_, dist::digest(setup),
+                           "the resolved config (and training view count)");
   }
   backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
@@ -86,9 +93,11 @@ void Trainer::initialize_from(Gaussians params) {
 }
 
 void Trainer::start_fresh(Gaussians params, const std::string& source) {
-  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && params.size() > std::size_t(cfg_.densify.cap_max))
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc &&
+      params.size() > std::size_t(cfg_.densify.cap_max))
     throw Error("densify.cap_max = " + std::to_string(cfg_.densify.cap_max) + " is below the " +
-                std::to_string(params.size()) + " initial splats of " + source + " (MCMC never removes splats)");
+                std::to_string(params.size()) + " initial splats of " + source +
+                " (MCMC never removes splats)");
   TrainState st;
   st.params = std::move(params);
   st.adam_m = zeros_like(st.params);
@@ -110,9 +119,10 @@ void Trainer::check_ranks_identical(const std::string& when) {
   schedule.push_back(std::uint64_t(iteration_));
   schedule.push_back(std::uint64_t(view_pos_));
   for (const std::int32_t v : view_order_) schedule.push_back(std::uint64_t(v));
-  const std::uint64_t d = backend_.state_digest() ^
-                          dist::digest(std::string_view(reinterpret_cast<const char*>(schedule.data()),
-                                                        schedule.size() * sizeof(std::uint64_t)));
+  const std::uint64_t d =
+      backend_.state_digest() ^
+      dist::digest(std::string_view(reinterpret_cast<const char*>(schedule.data()),
+                                    schedule.size() * sizeof(std::uint64_t)));
   dist::expect_identical(comm_, d, "the model (parameters, Adam state) or view schedule " + when);
 }
 
@@ -121,9 +131,9 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw Error("checkpoint has SH degree " + std::to_string(ckpt.params.sh_degree) +
                 " but model.sh_degree = " + std::to_string(cfg_.model.sh_degree));
   if (ckpt.iteration > cfg_.train.iterations)
-    throw Error("the checkpoint is at iteration " + std::to_string(ckpt.iteration) + ", past train.iterations = " +
-                std::to_string(cfg_.train.iterations) + "; set train.iterations above " +
-                std::to_string(ckpt.iteration) + " to train on");
+    throw Error("the checkpoint is at iteration " + std::to_string(ckpt.iteration) +
+                ", past train.iterations = " + std::to_string(cfg_.train.iterations) +
+                "; set train.iterations above " + std::to_string(ckpt.iteration) + " to train on");
   const std::size_t views = data_.train.size();
   const bool order_fits =
       (ckpt.view_order.empty() || ckpt.view_order.size() == views) &&
@@ -154,8 +164,9 @@ void Trainer::resume(const Checkpoint& ckpt) {
 void Trainer::check_finite() const {
   const std::string group = backend_.non_finite_group();
   if (!group.empty())
-    throw Error("training diverged: " + group + " holds NaN or inf at iteration " + std::to_string(iteration_) +
-                " (the check runs every " + std::to_string(kFiniteCheckEvery) + " steps). Lower " + lr_key_of(group) +
+    throw Error("training diverged: " + group + " holds NaN or inf at iteration " +
+                std::to_string(iteration_) + " (the check runs every " +
+                std::to_string(kFiniteCheckEvery) + " steps). Lower " + lr_key_of(group) +
                 ", or resume from an earlier checkpoint");
 }
 
@@ -188,7 +199,8 @@ int Trainer::next_view() {
     const int n = int(data_.train.size());
     view_order_.resize(n);
     for (int i = 0; i < n; ++i) view_order_[i] = i;
-    for (int i = n - 1; i > 0; --i) std::swap(view_order_[i], view_order_[rng_.below(std::uint32_t(i + 1))]);
+    for (int i = n - 1; i > 0; --i)
+      std::swap(view_order_[i], view_order_[rng_.below(std::uint32_t(i + 1))]);
     view_pos_ = 0;
   }
   return view_order_[view_pos_++];
@@ -197,7 +209,8 @@ int Trainer::next_view() {
 StepSettings Trainer::settings_at(std::int64_t step) const {
   StepSettings s;
   s.raster = final_raster_settings(cfg_);
-  s.raster.sh_degree = active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
+  s.raster.sh_degree =
+      active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
   s.ssim_lambda = cfg_.train.ssim_lambda;
   s.lr = learning_rates(cfg_.train, scene_extent_, step);
   s.batch_size = int(cfg_.train.batch_size);
@@ -209,7 +222,8 @@ bool Trainer::stop_requested() {
   if (comm_.size() == 1) return interrupt_signal() != 0;
   // Every rank stops after the same step: they agree at fixed steps.
   if (iteration_ % kStopCheckEvery != 0) return false;
-  const auto signals = comm_.allgather(std::uint64_t(interrupt_signal()), "stop request (SIGINT/SIGTERM)");
+  const auto signals =
+      comm_.allgather(std::uint64_t(interrupt_signal()), "stop request (SIGINT/SIGTERM)");
   return std::any_of(signals.begin(), signals.end(), [](std::uint64_t s) { return s != 0; });
 }
 
@@ -226,13 +240,15 @@ void Trainer::train(const std::string& out_dir) {
   Progress progress(iteration_, total, cfg_.train.log_every);
   History history = writes ? History((out / "metrics.jsonl").string(), iteration_) : History();
   Smoothed smoothed;
-  const std::int64_t base = iteration_ - std::int64_t(loss_history_.size());  // the step of history entry 0
+  const std::int64_t base =
+      iteration_ - std::int64_t(loss_history_.size());  // the step of history entry 0
   std::vector<StepResult> finished;
   double last_loss = 0;
   const auto start = std::chrono::steady_clock::now();
   double paused = 0;  // seconds spent on checkpoints and evaluations, not training
   auto elapsed = [&] {
-    return train_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
+    return train_seconds_ +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
   };
   // History records continue a resumed run's clock; `logged` is the last record's step and time.
   auto clock = [&] { return history.resumed_elapsed() + elapsed(); };
@@ -251,9 +267,14 @@ void Trainer::train(const std::string& out_dir) {
       const std::int64_t done = base + std::int64_t(loss_history_.size());
       if (writes && cfg_.train.log_every > 0 && done % cfg_.train.log_every == 0) {
         const double now = clock();
-        const double rate = now > logged.second ? double(done - logged.first) / (now - logged.second) : 0.0;
-        history.add({{"step", done}, {"elapsed", now}, {"loss", r.loss}, {"loss_smoothed", smoothed.value()},
-                     {"splats", backend_.num_splats()}, {"its_per_s", rate}});
+        const double rate =
+            now > logged.second ? double(done - logged.first) / (now - logged.second) : 0.0;
+        history.add({{"step", done},
+                     {"elapsed", now},
+                     {"loss", r.loss},
+                     {"loss_smoothed", smoothed.value()},
+                     {"splats", backend_.num_splats()},
+                     {"its_per_s", rate}});
         logged = {done, now};
       }
     }
@@ -272,8 +293,10 @@ void Trainer::train(const std::string& out_dir) {
   const std::int64_t digest_every = cfg_.train.digest_every;
   check_ranks_identical("at iteration " + std::to_string(iteration_));
   auto last_checkpoint = std::chrono::steady_clock::now();
-  const auto checkpoint_period = std::chrono::duration<double>(60.0 * cfg_.output.checkpoint_minutes);
-  const bool timed_checkpoints = writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0;
+  const auto checkpoint_period =
+      std::chrono::duration<double>(60.0 * cfg_.output.checkpoint_minutes);
+  const bool timed_checkpoints =
+      writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0;
   while (iteration_ < total) {
     for (std::int64_t j = 0; j < batch; ++j) {
       const int view = next_view();
@@ -285,14 +308,17 @@ void Trainer::train(const std::string& out_dir) {
     if (tick && leader && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
       progress.note("refine at " + std::to_string(iteration_) + ": " +
                     (cfg_.densify.strategy == DensifyStrategy::Adc
-                         ? std::to_string(tick->cloned) + " cloned, " + std::to_string(tick->split) + " split, " +
+                         ? std::to_string(tick->cloned) + " cloned, " +
+                               std::to_string(tick->split) + " split, " +
                                std::to_string(tick->pruned) + " pruned, "
-                         : std::to_string(tick->dead) + " relocated, " + std::to_string(tick->added) + " added, ") +
+                         : std::to_string(tick->dead) + " relocated, " +
+                               std::to_string(tick->added) + " added, ") +
                     std::to_string(tick->count) + " splats");
     collect(false);
     if (leader)
-      progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
-                      [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
+      progress.update(
+          iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
+          [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
     if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);
@@ -307,22 +333,28 @@ void Trainer::train(const std::string& out_dir) {
     const std::int64_t every = cfg_.output.checkpoint_every;
     if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
       off_the_clock([&] {
-        if (leader) write_checkpoint((out / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(), checkpoint());
+        if (leader)
+          write_checkpoint((out / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(),
+                           checkpoint());
       });
     }
-    if (timed_checkpoints && iteration_ < total && std::chrono::steady_clock::now() - last_checkpoint >= checkpoint_period) {
+    if (timed_checkpoints && iteration_ < total &&
+        std::chrono::steady_clock::now() - last_checkpoint >= checkpoint_period) {
       off_the_clock([&] { write_checkpoint((out / "checkpoint.ckpt").string(), checkpoint()); });
       last_checkpoint = std::chrono::steady_clock::now();
     }
     const std::int64_t eval_every = cfg_.train.eval_every;
-    if (writes && eval_every > 0 && iteration_ % eval_every == 0 && iteration_ < total && !data_.test.empty()) {
+    if (writes && eval_every > 0 && iteration_ % eval_every == 0 && iteration_ < total &&
+        !data_.test.empty()) {
       off_the_clock([&] {
         const EvalResult e = evaluate_now();
-        history.add({{"step", iteration_},
-                     {"elapsed", clock()},
-                     {"eval", {{"psnr", e.mean_psnr}, {"ssim", e.mean_ssim}, {"views", e.views.size()}}}});
+        history.add(
+            {{"step", iteration_},
+             {"elapsed", clock()},
+             {"eval", {{"psnr", e.mean_psnr}, {"ssim", e.mean_ssim}, {"views", e.views.size()}}}});
         char line[128];
-        std::snprintf(line, sizeof line, "eval at %lld: PSNR %.3f dB, SSIM %.4f over %zu test views",
+        std::snprintf(line, sizeof line,
+                      "eval at %lld: PSNR %.3f dB, SSIM %.4f over %zu test views",
                       (long long)iteration_, e.mean_psnr, e.mean_ssim, e.views.size());
         progress.note(line);
       });
@@ -330,11 +362,14 @@ void Trainer::train(const std::string& out_dir) {
   }
   collect(true);
   if (leader) progress.finish();
-  if (!interrupted_ && digest_every > 0 && total % digest_every != 0) check_ranks_identical("at the end of training");
+  if (!interrupted_ && digest_every > 0 && total % digest_every != 0)
+    check_ranks_identical("at the end of training");
   train_seconds_ = elapsed();
 }
 
-EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,
+EvalResult evaluate(Backend& backend,
+                    const std::vector<View>& views,
+                    const RasterSettings& rs,
                     const std::string& render_dir) {
   EvalResult r;
   if (!render_dir.empty()) std::filesystem::create_directories(render_dir);
@@ -343,7 +378,8 @@ EvalResult evaluate(Backend& backend, const std::vector<View>& views, const Rast
     r.views.push_back({v.name, psnr(img, v.image), ssim(img, v.image)});
     r.mean_psnr += r.views.back().psnr;
     r.mean_ssim += r.views.back().ssim;
-    if (!render_dir.empty()) write_png((std::filesystem::path(render_dir) / (v.name + ".png")).string(), img);
+    if (!render_dir.empty())
+      write_png((std::filesystem::path(render_dir) / (v.name + ".png")).string(), img);
   }
   if (!views.empty()) {
     r.mean_psnr /= double(views.size());

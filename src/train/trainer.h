@@ -8,10 +8,10 @@
 #include "core/rng.h"
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
-#include "train/config.h"
 #include "io/dataset.h"
 #include "render/backend.h"
 #include "train/auto_config.h"
+#include "train/config.h"
 #include "train/densify.h"
 
 namespace splat {
@@ -32,9 +32,12 @@ class Trainer {
   // trainer with the same config and data; each step, rank r renders views
   // [r B / R, (r + 1) B / R) of the step's B views (train.batch_size), which all ranks draw from
   // the same view order. The config is checked to be the same on every rank.
-  Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Communicator& comm = dist::single_process());
+  Trainer(Config cfg,
+          const Dataset& data,
+          Backend& backend,
+          dist::Communicator& comm = dist::single_process());
 
-  void initialize();                  // a fresh model from model.init
+  void initialize();  // a fresh model from model.init
   // A fresh run from a model's splats, its SH padded with zeros or cut to model.sh_degree.
   void initialize_from(Gaussians params);
   void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
@@ -105,7 +108,9 @@ class Trainer {
 
 // Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into
 // render_dir when it is not empty.
-EvalResult evaluate(Backend& backend, const std::vector<View>& views, const RasterSettings& rs,
+EvalResult evaluate(Backend& backend,
+                    const std::vector<View>& views,
+                    const RasterSettings& rs,
                     const std::string& render_dir);
 
 // Raster settings for rendering a finished model of the given config.

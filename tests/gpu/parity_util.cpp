@@ -27,7 +27,8 @@ Scene random_scene(int n, int width, int height, std::uint32_t seed) {
     for (int k = 0; k < 3; ++k) g.log_scales[i * 3 + k] = std::log(uni(0.01f, 0.15f));
     for (int k = 0; k < 4; ++k) g.quats[i * 4 + k] = uni(-1.0f, 1.0f);
     g.raw_opacity[i] = std::log(1.0f / uni(0.05f, 0.95f) - 1.0f) * -1.0f;
-    for (int k = 0; k < g.K() * 3; ++k) g.sh[std::size_t(i) * g.K() * 3 + k] = uni(-0.5f, 0.5f) * (k < 3 ? 1.0f : 0.3f);
+    for (int k = 0; k < g.K() * 3; ++k)
+      g.sh[std::size_t(i) * g.K() * 3 + k] = uni(-0.5f, 0.5f) * (k < 3 ? 1.0f : 0.3f);
   }
   return s;
 }
@@ -52,8 +53,10 @@ Agreement agreement(const std::vector<float>& got, const std::vector<double>& wa
   return a;
 }
 
-void expect_agree(const std::string& what, const std::vector<float>& got,
-                  const std::vector<double>& want, const Tolerance& tol) {
+void expect_agree(const std::string& what,
+                  const std::vector<float>& got,
+                  const std::vector<double>& want,
+                  const Tolerance& tol) {
   ASSERT_EQ(got.size(), want.size()) << what;
   const Agreement a = agreement(got, want);
   EXPECT_TRUE(a.non_finite == 0 && a.rel_l2 <= tol.rel_l2 && a.cosine >= tol.min_cosine &&
@@ -61,7 +64,8 @@ void expect_agree(const std::string& what, const std::vector<float>& got,
       << what << ": rel L2 " << a.rel_l2 << " (tol " << tol.rel_l2 << "), cosine " << a.cosine
       << " (min " << tol.min_cosine << "), max abs " << a.max_abs << " (tol " << tol.max_abs
       << ") at element " << a.worst << ": got " << (got.empty() ? 0.0f : got[a.worst]) << ", want "
-      << (want.empty() ? 0.0 : want[a.worst]) << "; non-finite " << a.non_finite << " [" << tol.why << "]";
+      << (want.empty() ? 0.0 : want[a.worst]) << "; non-finite " << a.non_finite << " [" << tol.why
+      << "]";
 }
 
 std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {

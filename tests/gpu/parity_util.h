@@ -52,10 +52,14 @@ struct Tolerance {
 };
 
 // EXPECTs got ~ want within tol; the message names `what`, the measures and the worst element.
-void expect_agree(const std::string& what, const std::vector<float>& got,
-                  const std::vector<double>& want, const Tolerance& tol);
+void expect_agree(const std::string& what,
+                  const std::vector<float>& got,
+                  const std::vector<double>& want,
+                  const Tolerance& tol);
 template <class T>
-void expect_agree(const std::string& what, const std::vector<float>& got, const std::vector<T>& want,
+void expect_agree(const std::string& what,
+                  const std::vector<float>& got,
+                  const std::vector<T>& want,
                   const Tolerance& tol) {
   expect_agree(what, got, std::vector<double>(want.begin(), want.end()), tol);
 }

@@ -1,9 +1,9 @@
 // The execution modes of the CUDA backend (backend.submission, backend.pipelining,
 // backend.deterministic) against each other, on a training run with MCMC refine ticks (the count
-// grows, so graphs are captured again, or only relocates, so they replay on), a rising SH degree, ADC statistics, scratch poisoned
-// between steps, and intersection buffers that start empty (every bounded run overflows and
-// repeats steps). Each run's report proves its path ran: per-stage waits, graph captures and
-// launches, two steps in flight, overflow recoveries, fixed-point steps.
+// grows, so graphs are captured again, or only relocates, so they replay on), a rising SH degree,
+// ADC statistics, scratch poisoned between steps, and intersection buffers that start empty (every
+// bounded run overflows and repeats steps). Each run's report proves its path ran: per-stage waits,
+// graph captures and launches, two steps in flight, overflow recoveries, fixed-point steps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,12 +14,12 @@
 
 #include "cuda/backend.h"
 #include "io/dataset.h"
-#include "train/backend_factory.h"
-#include "train/config.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
 #include "render/state_digest.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 #include "train/init.h"
 
 namespace splat::test {
@@ -51,7 +51,8 @@ TrainState fresh_state(int points, std::uint64_t seed) {
   st.params = initialize_model(model, engine_scene(), seed);
   st.adam_m = st.adam_v = st.params;
   for (Gaussians* g : {&st.adam_m, &st.adam_v})
-    g->for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+    g->for_each_group(
+        [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
   return st;
 }
 
@@ -110,7 +111,8 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     if (i % 16 == 15) {
       const std::size_t n = b->num_splats();
       const bool grow = i % 32 == 15;
-      const RefineStats t = b->mcmc_refine({grow ? 0.005f : 0.3f, grow ? n + n / 20 : n, 77u + std::uint64_t(i)});
+      const RefineStats t =
+          b->mcmc_refine({grow ? 0.005f : 0.3f, grow ? n + n / 20 : n, 77u + std::uint64_t(i)});
       if (!grow) {
         EXPECT_GT(t.dead, 0u) << "a relocation-only tick must move splats";
       }
@@ -170,7 +172,8 @@ std::vector<Mode> all_modes(bool deterministic) {
   std::vector<Mode> out;
   for (const Submission s : {Submission::PerKernel, Submission::Chained, Submission::Graph})
     for (const Pipelining p : {Pipelining::Off, Pipelining::Depth2})
-      if (!(s == Submission::PerKernel && p == Pipelining::Depth2)) out.push_back({s, p, deterministic});
+      if (!(s == Submission::PerKernel && p == Pipelining::Depth2))
+        out.push_back({s, p, deterministic});
   return out;
 }
 
@@ -197,7 +200,8 @@ TEST(Engine, DeterministicModesAreBitIdentical) {
 
 double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   double d = 0, n = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), n += double(b[i]) * b[i];
+  for (std::size_t i = 0; i < a.size(); ++i)
+    d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), n += double(b[i]) * b[i];
   return std::sqrt(d / std::max(n, 1e-30));
 }
 
@@ -220,17 +224,19 @@ TEST(Engine, AtomicModesAgreeWithinTolerance) {
     double worst_loss = 0;
     for (int i = 0; i < kSteps; ++i)
       worst_loss = std::max(worst_loss, std::abs(r.losses[i] - ref.losses[i]) / ref.losses[i]);
-    std::printf("[ info     ] %s worst relative loss difference over %d steps %.3g\n", m.name().c_str(), kSteps,
-                worst_loss);
+    std::printf("[ info     ] %s worst relative loss difference over %d steps %.3g\n",
+                m.name().c_str(), kSteps, worst_loss);
     EXPECT_LT(worst_loss, 1e-2);
 
     const EngineRun early = train_in(m, kBeforeRefine);
     std::vector<const std::vector<float>*> want;
-    ref_early.state.params.for_each_group([&](const char*, const std::vector<float>& v) { want.push_back(&v); });
+    ref_early.state.params.for_each_group(
+        [&](const char*, const std::vector<float>& v) { want.push_back(&v); });
     int g = 0;
     early.state.params.for_each_group([&](const char* name, const std::vector<float>& v) {
       const double e = rel_l2(v, *want[g++]);
-      std::printf("[ info     ] %s %s after %d steps: rel L2 %.3g\n", m.name().c_str(), name, kBeforeRefine, e);
+      std::printf("[ info     ] %s %s after %d steps: rel L2 %.3g\n", m.name().c_str(), name,
+                  kBeforeRefine, e);
       // Quaternions of near-isotropic splats get gradients at the rounding level, which Adam
       // scales to full steps of either sign: measured 2.35e-3 in every mode, at 2^-40 and 2^-44.
       EXPECT_LT(e, std::string(name) == "quats" ? 1e-2 : 1e-3) << name;

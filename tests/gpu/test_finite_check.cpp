@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "core/finite.h"
+#include "render/backend.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
-#include "render/backend.h"
 
 namespace splat {
 namespace {

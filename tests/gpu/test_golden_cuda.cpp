@@ -24,11 +24,16 @@ TEST_P(GoldenCuda, MatchesGolden) {
   const Gaussians g = golden_params<float>(c.j);
   const int n = int(g.size());
   std::vector<cuda::DeviceBuffer<float>> params;
-  g.for_each_group([&](const char*, const std::vector<float>& v) { params.push_back(to_device(v)); });
-  const cuda::GaussianPtrs in{params[0].data(), params[1].data(), params[2].data(), params[3].data(), params[4].data()};
+  g.for_each_group(
+      [&](const char*, const std::vector<float>& v) { params.push_back(to_device(v)); });
+  const cuda::GaussianPtrs in{params[0].data(), params[1].data(), params[2].data(),
+                              params[3].data(), params[4].data()};
   std::vector<cuda::DeviceBuffer<float>> grads;
-  g.for_each_group([&](const char*, const std::vector<float>& v) { grads.push_back(poisoned<float>(v.size())); });
-  const cuda::GaussianGradPtrs out{grads[0].data(), grads[1].data(), grads[2].data(), grads[3].data(), grads[4].data()};
+  g.for_each_group([&](const char*, const std::vector<float>& v) {
+    grads.push_back(poisoned<float>(v.size()));
+  });
+  const cuda::GaussianGradPtrs out{grads[0].data(), grads[1].data(), grads[2].data(),
+                                   grads[3].data(), grads[4].data()};
 
   cuda::SyncLog syncs;
   cuda::StageTimer timer(false);

@@ -1,8 +1,7 @@
 // The NCCL communicator (dist/nccl.h). One rank runs on any GPU machine; the launch of two ranks
 // (`splat train --gpus 2`) needs two GPUs and is skipped, saying so, where there are fewer.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +33,8 @@ TEST(Nccl, OneRankCollectives) {
   std::vector<std::byte> bytes = {std::byte{1}, std::byte{2}, std::byte{255}};
   comm->broadcast(std::span(bytes), 0, "broadcast");
   EXPECT_EQ(bytes[2], std::byte{255});
-  EXPECT_EQ(comm->allgather(0x1234567890abcdefull, "allgather"), (std::vector<std::uint64_t>{0x1234567890abcdefull}));
+  EXPECT_EQ(comm->allgather(0x1234567890abcdefull, "allgather"),
+            (std::vector<std::uint64_t>{0x1234567890abcdefull}));
 
   float* dev = nullptr;
   SPLAT_CUDA_CHECK(cudaMalloc(&dev, 4 * sizeof(float)));
@@ -52,14 +52,16 @@ TEST(Nccl, OneRankCollectives) {
 // communicator; a rank left alone in NCCL's destroy hangs the job), and match one GPU with the
 // same batch: both sum the same two views' gradients, in one process or through the all-reduce.
 TEST(Nccl, TwoGpusTrainLikeOneGpuWithTheSameBatch) {
-  if (dist::cuda_device_count() < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << dist::cuda_device_count();
+  if (dist::cuda_device_count() < 2)
+    GTEST_SKIP() << "needs 2 GPUs, this machine has " << dist::cuda_device_count();
   auto train = [](int gpus) {
     const auto dir = temp_dir("nccl_gpus" + std::to_string(gpus));
-    const auto r = run_splat("train " + small_demo_scene() + " --gpus " + std::to_string(gpus) + " --out " +
-                                 dir.string() +
-                                 " --set train.iterations=60 --set train.batch_size=2 --set model.init_points=2000"
-                                 " --set train.digest_every=10 --set output.save_renders=false",
-                             120);
+    const auto r = run_splat(
+        "train " + small_demo_scene() + " --gpus " + std::to_string(gpus) + " --out " +
+            dir.string() +
+            " --set train.iterations=60 --set train.batch_size=2 --set model.init_points=2000"
+            " --set train.digest_every=10 --set output.save_renders=false",
+        120);
     EXPECT_EQ(r.exit_code, 0) << r.output;  // 124: timed out
     if (gpus > 1) {
       EXPECT_MENTIONS(r.output, "x 2 ranks (nccl)");

@@ -108,7 +108,8 @@ void check_group(Group& g,
   const auto p = g.download(g.d_param), m = g.download(g.d_m), v = g.download(g.d_v),
              grad = g.download(g.d_grad);
   std::size_t changed = 0;
-  for (std::size_t i = 0; i < g.n; ++i) changed += std::bit_cast<std::uint32_t>(grad[i]) != std::bit_cast<std::uint32_t>(grad_given[i]);
+  for (std::size_t i = 0; i < g.n; ++i)
+    changed += std::bit_cast<std::uint32_t>(grad[i]) != std::bit_cast<std::uint32_t>(grad_given[i]);
   EXPECT_EQ(changed, 0u) << "Adam only reads the gradients (the next backward overwrites them)";
 
   const Tolerance state_tol{
@@ -150,7 +151,7 @@ void run_steps(std::size_t N,
   std::mt19937 rng(seed);
   std::vector<Group> gs = make_groups(N, zero_moments, sh_K, sh_offset, rng);
   if (regularize) {  // terms as large as the gradients, so a lost or doubled one shows
-    gs[1].reg = cuda::AdamReg::Exp, gs[1].reg_coef = 0.5;            // log_scales
+    gs[1].reg = cuda::AdamReg::Exp, gs[1].reg_coef = 0.5;           // log_scales
     gs[4].reg = cuda::AdamReg::SigmoidSlope, gs[4].reg_coef = 2.0;  // raw_opacity
   }
   cudaStream_t stream = nullptr;
@@ -187,7 +188,8 @@ void run_steps(std::size_t N,
     }
     cuda::adam_step(dg.data(), int(dg.size()), step, stream);
     SPLAT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (std::size_t k = 0; k < gs.size(); ++k) check_group(gs[k], grads[k], before[k], ref_before[k], step);
+    for (std::size_t k = 0; k < gs.size(); ++k)
+      check_group(gs[k], grads[k], before[k], ref_before[k], step);
     if (::testing::Test::HasFailure()) break;
   }
   cudaStreamDestroy(stream);

@@ -18,11 +18,11 @@
 #include "core/math.h"
 #include "cpu/adc.h"
 #include "cuda/backend.h"
-#include "train/backend_factory.h"
-#include "train/config.h"
 #include "parity_util.h"
 #include "render/adc.h"
 #include "render/backend.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 
 namespace splat::test {
 namespace {

@@ -49,16 +49,15 @@ struct Emitted {
 Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
   Emitted e;
   for (int i = 0; i < s.n(); ++i) e.order.push_back(std::uint32_t(i));
-  std::stable_sort(e.order.begin(), e.order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) {
-                     return tiles::depth_key(s.depths[a]) < tiles::depth_key(s.depths[b]);
-                   });
+  std::stable_sort(e.order.begin(), e.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return tiles::depth_key(s.depths[a]) < tiles::depth_key(s.depths[b]);
+  });
   e.counts.assign(std::size_t(s.n()), 0);
   std::int32_t total = 0;
   for (const std::uint32_t i : e.order) {
     tiles::for_each_tile(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2], s.radii[i * 2 + 1],
-                         s.conics[i * 3], s.conics[i * 3 + 1], s.conics[i * 3 + 2], s.opacities[i], true,
-                         grid.width, grid.height, [&](int tile) {
+                         s.conics[i * 3], s.conics[i * 3 + 1], s.conics[i * 3 + 2], s.opacities[i],
+                         true, grid.width, grid.height, [&](int tile) {
                            e.keys.push_back(std::uint32_t(tile));
                            e.ids.push_back(i);
                            ++e.counts[i];
@@ -114,13 +113,14 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto depth_keys = test::poisoned<std::uint32_t>(n1);
   auto depth_keys_sorted = test::poisoned<std::uint32_t>(n1);
   auto depth_order = test::poisoned<std::uint32_t>(n1);
-  cuda::intersect_count(n, proj, g, counts.data(), records.data(), depth_keys.data(), iota.data(), nullptr);
+  cuda::intersect_count(n, proj, g, counts.data(), records.data(), depth_keys.data(), iota.data(),
+                        nullptr);
   cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::sort_temp_bytes(n), 1));
   cuda::depth_order(n, depth_keys.data(), iota.data(), depth_keys_sorted.data(), depth_order.data(),
                     depth_temp.data(), depth_temp.size(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
-  cuda::intersect_scan(n, counts.data(), depth_order.data(), offsets.data(), scan_temp.data(), scan_temp.size(),
-                       nullptr);
+  cuda::intersect_scan(n, counts.data(), depth_order.data(), offsets.data(), scan_temp.data(),
+                       scan_temp.size(), nullptr);
   r.counts = download(counts, std::size_t(n));
   r.offsets = download(offsets, std::size_t(n));
   r.records = download(records, std::size_t(n));
@@ -133,7 +133,8 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto sorted_keys = test::poisoned<std::uint32_t>(m1);
   auto sorted_ids = test::poisoned<std::uint32_t>(m1);
   auto ranges = test::poisoned<std::uint32_t>(std::size_t(grid.count()) * 2);
-  cuda::intersect_emit(n, proj, depth_order.data(), offsets.data(), g, keys.data(), ids.data(), nullptr);
+  cuda::intersect_emit(n, proj, depth_order.data(), offsets.data(), g, keys.data(), ids.data(),
+                       nullptr);
   cuda::DeviceBuffer<std::byte> sort_temp(std::max<std::size_t>(cuda::sort_temp_bytes(r.m), 1));
   cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()),
                            keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
@@ -142,9 +143,10 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   const std::size_t tiles1 = std::size_t(std::max(grid.count(), 1));
   auto order = test::poisoned<std::uint32_t>(tiles1);
   auto order_scratch = test::poisoned<std::uint32_t>(tiles1 * 3);
-  cuda::DeviceBuffer<std::byte> order_temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
-  cuda::tile_order(grid.count(), ranges.data(), order_scratch.data(), order_temp.data(), order_temp.size(),
-                   order.data(), nullptr);
+  cuda::DeviceBuffer<std::byte> order_temp(
+      std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
+  cuda::tile_order(grid.count(), ranges.data(), order_scratch.data(), order_temp.data(),
+                   order_temp.size(), order.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   r.keys = download(keys, std::size_t(r.m));
@@ -164,8 +166,8 @@ void expect_same(const std::string& what, const std::vector<T>& got, const std::
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i] && bad++ == 0) first = i;
   if (bad == 0) return;
-  ADD_FAILURE() << what << ": " << bad << " of " << got.size() << " differ, first at " << first << ": got "
-                << got[first] << ", want " << want[first];
+  ADD_FAILURE() << what << ": " << bad << " of " << got.size() << " differ, first at " << first
+                << ": got " << got[first] << ", want " << want[first];
 }
 
 // Every key (tile id) must lie below the end bit handed to the sort, else the truncated sort
@@ -185,8 +187,11 @@ void expect_keys_fit(const std::vector<std::uint32_t>& keys, int tile_count) {
 std::vector<std::uint32_t> longest_first(const std::vector<std::uint32_t>& ranges) {
   std::vector<std::uint32_t> order(ranges.size() / 2);
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = std::uint32_t(t);
-  const auto length = [&](std::uint32_t t) { return std::min(ranges[t * 2 + 1] - ranges[t * 2], 0xFFFFu); };
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return length(a) > length(b); });
+  const auto length = [&](std::uint32_t t) {
+    return std::min(ranges[t * 2 + 1] - ranges[t * 2], 0xFFFFu);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return length(a) > length(b); });
   return order;
 }
 
@@ -208,14 +213,19 @@ void expect_matches_cpu(const SplatInputs& s, const cpu::TileGrid& grid, const G
   for (int i = 0; i < s.n(); ++i) {
     const cuda::SplatRecord& got = r.records[std::size_t(i)];
     const float q_max = got.mean.z;
-    ASSERT_NEAR(q_max, tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(q_max))) << "q_max of splat " << i;
-    const cuda::SplatRecord want = cuda::splat_record(&s.conics[std::size_t(i) * 3], s.opacities[i],
-                                                      &s.means2d[std::size_t(i) * 2], q_max, &r.colors[std::size_t(i) * 3]);
-    const float g[12] = {got.q.x, got.q.y, got.q.z, got.q.w, got.mean.x, got.mean.y, got.mean.z, got.mean.w,
+    ASSERT_NEAR(q_max, tiles::max_quad(s.opacities[i]), 1e-6f * (1.0f + std::fabs(q_max)))
+        << "q_max of splat " << i;
+    const cuda::SplatRecord want =
+        cuda::splat_record(&s.conics[std::size_t(i) * 3], s.opacities[i],
+                           &s.means2d[std::size_t(i) * 2], q_max, &r.colors[std::size_t(i) * 3]);
+    const float g[12] = {got.q.x,     got.q.y,     got.q.z,     got.q.w,
+                         got.mean.x,  got.mean.y,  got.mean.z,  got.mean.w,
                          got.color.x, got.color.y, got.color.z, got.color.w};
-    const float w[12] = {want.q.x, want.q.y, want.q.z, want.q.w, want.mean.x, want.mean.y, want.mean.z, want.mean.w,
+    const float w[12] = {want.q.x,     want.q.y,     want.q.z,     want.q.w,
+                         want.mean.x,  want.mean.y,  want.mean.z,  want.mean.w,
                          want.color.x, want.color.y, want.color.z, want.color.w};
-    for (int k = 0; k < 12; ++k) ASSERT_EQ(g[k], w[k]) << "record of splat " << i << ", float " << k;
+    for (int k = 0; k < 12; ++k)
+      ASSERT_EQ(g[k], w[k]) << "record of splat " << i << ", float " << k;
   }
   expect_same("emitted keys", r.keys, e.keys);
   expect_same("emitted gaussian ids", r.ids, e.ids);
@@ -247,9 +257,11 @@ TEST(IntersectParity, MatchesCpuOnProjectedScenes) {
     EXPECT_GT(std::count(e.counts.begin(), e.counts.end(), 0), 0) << "no culled splat";
     EXPECT_GT(*std::max_element(e.counts.begin(), e.counts.end()), 1) << "no multi-tile splat";
     EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
-    const cpu::Intersections boxes = cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
+    const cpu::Intersections boxes =
+        cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
     EXPECT_LT(std::size_t(r.m), boxes.keys.size()) << "no tile of any box was culled";
-    EXPECT_FALSE(std::is_sorted(r.order.begin(), r.order.end())) << "tile order is the identity: nothing reordered";
+    EXPECT_FALSE(std::is_sorted(r.order.begin(), r.order.end()))
+        << "tile order is the identity: nothing reordered";
     expect_matches_cpu(s, grid, r);
   }
 }
@@ -272,7 +284,8 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
   const GpuResult r = run_gpu(s, grid);
   std::size_t ties = 0;
   for (std::size_t k = 1; k < r.sorted_keys.size(); ++k)
-    ties += r.sorted_keys[k] == r.sorted_keys[k - 1] && s.depths[r.sorted_ids[k]] == s.depths[r.sorted_ids[k - 1]];
+    ties += r.sorted_keys[k] == r.sorted_keys[k - 1] &&
+            s.depths[r.sorted_ids[k]] == s.depths[r.sorted_ids[k - 1]];
   EXPECT_GT(ties, 100u) << "the scene should produce many equal (tile, depth) pairs";
   expect_matches_cpu(s, grid, r);
 }
@@ -282,13 +295,14 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
 // whose last column and row are partial.
 TEST(IntersectParity, HandMadeBoxes) {
   SplatInputs s = {
-      {20, 14, 8, 8, 8, 8, 24, 8, 32, 16, 39, 27, 20, 14, -10, 40, 0, 0, 20, 14, 32, 14, 17, 3,
-       17, 3, 8, 8},
+      {20,  14, 8, 8, 8,  8,  24, 8,  32, 16, 39, 27, 20, 14,
+       -10, 40, 0, 0, 20, 14, 32, 14, 17, 3,  17, 3,  8,  8},
       {5, 5, 0, 0, 8, 8, 8, 8, 16, 16, 2, 2, 100, 100, 4, 4, 6, 4, 5, 0, 0, 5, 0, 7, 0, 0, -3, -1},
       {1.0f, 0.1f, 2.0f, 0.5f, 3.0f, 0.25f, 7.0f, 1.5f, 0.75f, 1.0f, 1.0f, 2.5f, 2.5f, 0.5f},
       {},
       std::vector<float>(14, 1.0f)};  // opaque ...
-  for (int i = 0; i < 14; ++i) s.conics.insert(s.conics.end(), {1e-6f, 0.0f, 1e-6f});  // ... and wide: whole boxes
+  for (int i = 0; i < 14; ++i)
+    s.conics.insert(s.conics.end(), {1e-6f, 0.0f, 1e-6f});  // ... and wide: whole boxes
   const cpu::TileGrid grid = cpu::TileGrid::for_image(40, 28);
   const GpuResult r = run_gpu(s, grid);
   // Pinned by hand (tests/test_intersect.cpp has the box arithmetic): radius-8 boxes on tile
@@ -334,7 +348,8 @@ TEST(IntersectParity, EmptyWhenAllCulled) {
   EXPECT_EQ(r.m, 0);
   expect_same("tiles_per_splat", r.counts, std::vector<std::int32_t>(std::size_t(s.n()), 0));
   expect_same("offsets", r.offsets, std::vector<std::int32_t>(std::size_t(s.n()), 0));
-  expect_same("tile_ranges", r.ranges, std::vector<std::uint32_t>(std::size_t(grid.count()) * 2, 0));
+  expect_same("tile_ranges", r.ranges,
+              std::vector<std::uint32_t>(std::size_t(grid.count()) * 2, 0));
   expect_matches_cpu(s, grid, r);
 
   const GpuResult none = run_gpu(SplatInputs{}, grid);

@@ -19,10 +19,10 @@
 #include "cpu/mcmc.h"
 #include "cuda/backend.h"
 #include "cuda/mcmc.h"
-#include "train/backend_factory.h"
-#include "train/config.h"
 #include "parity_util.h"
 #include "render/backend.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 
 namespace splat::test {
 namespace {

@@ -364,8 +364,10 @@ INSTANTIATE_TEST_SUITE_P(Scenes,
 // Storage degrees below 3: degree 1 (12 floats a splat, float4 slices) and degree 2 (27 floats,
 // one at a time: the kernels' scalar slice path).
 TEST(ProjectParityStorage, StorageDegreesOneAndTwo) {
-  for (const auto& [degree, antialiased] : {std::pair{1, false}, std::pair{1, true}, std::pair{2, true}}) {
-    SCOPED_TRACE("storage degree " + std::to_string(degree) + (antialiased ? ", antialiased" : ", classic"));
+  for (const auto& [degree, antialiased] :
+       {std::pair{1, false}, std::pair{1, true}, std::pair{2, true}}) {
+    SCOPED_TRACE("storage degree " + std::to_string(degree) +
+                 (antialiased ? ", antialiased" : ", classic"));
     const test::Scene s = make_scene(kScenes[1], degree);
     ASSERT_EQ(s.gaussians.K(), (degree + 1) * (degree + 1));
     RasterSettings rs;
@@ -464,13 +466,15 @@ void expect_sh_adam_same_bits(int storage_degree) {
   const DeviceModel model(s.gaussians);
   DeviceProjected dev(n);
   const cpu::Projected<float> fwd = run_fwd(s, rs, model, dev);
-  ASSERT_LT(std::count_if(fwd.radii.begin(), fwd.radii.end(), [](int r) { return r > 0; }), 2 * long(n))
+  ASSERT_LT(std::count_if(fwd.radii.begin(), fwd.radii.end(), [](int r) { return r > 0; }),
+            2 * long(n))
       << "some splats must be culled";
   cuda::DeviceBuffer<float> v_means2d = test::to_device(test::random_vector(n * 2, 31)),
                             v_conics = test::to_device(test::random_vector(n * 3, 32)),
                             v_colors = test::to_device(test::random_vector(n * 3, 33)),
                             v_opacities = test::to_device(test::random_vector(n, 34));
-  const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(), v_opacities.data()};
+  const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
+                                  v_opacities.data()};
   std::vector<float> m0 = test::random_vector(count, 35), v0 = test::random_vector(count, 36);
   for (float& x : m0) x *= 1e-3f;
   for (float& x : v0) x = 1e-6f * x * x;
@@ -483,18 +487,22 @@ void expect_sh_adam_same_bits(int storage_degree) {
   cuda::GaussianPtrs in_a = model.ptrs();
   in_a.sh = sh_a.data();
   cuda::project_bwd(params(s, rs), in_a, dev.ptrs(), v, grads.ptrs(), nullptr);
-  const cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(), count, 1e-3f, K, 5e-5f};
+  const cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(),
+                                count,       1e-3f,           K,          5e-5f};
   cuda::adam_step(&group_a, 1, step, nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   const Gaussians want = grads.download(rs.sh_degree);
-  const std::vector<float> want_sh = sh_a.download(), want_m = m_a.download(), want_v = v_a.download();
+  const std::vector<float> want_sh = sh_a.download(), want_m = m_a.download(),
+                           want_v = v_a.download();
   std::size_t moved = 0;
   for (std::size_t e = 0; e < count; ++e) moved += want_sh[e] != s.gaussians.sh[e];
-  EXPECT_GT(moved, count / 2) << "Adam must move most coefficients, or the comparison proves little";
+  EXPECT_GT(moved, count / 2)
+      << "Adam must move most coefficients, or the comparison proves little";
 
   for (const bool device_scalars : {false, true})
     for (const bool abandoned : {false, true}) {
-      SCOPED_TRACE(std::string(device_scalars ? "device" : "host") + " scalars" + (abandoned ? ", abandoned" : ""));
+      SCOPED_TRACE(std::string(device_scalars ? "device" : "host") + " scalars" +
+                   (abandoned ? ", abandoned" : ""));
       DeviceGrads grads_b(n, K);
       cuda::DeviceBuffer<float> sh_b = test::to_device(s.gaussians.sh), m_b = test::to_device(m0),
                                 v_b = test::to_device(v0);
@@ -515,25 +523,32 @@ void expect_sh_adam_same_bits(int storage_degree) {
       sh_adam.abort = abort.data();
       cuda::project_bwd(params(s, rs), in_b, dev.ptrs(), v, grads_b.ptrs(), nullptr, &sh_adam);
       SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> got_sh = sh_b.download(), got_m = m_b.download(), got_v = v_b.download();
+      const std::vector<float> got_sh = sh_b.download(), got_m = m_b.download(),
+                               got_v = v_b.download();
       if (abandoned) {
-        EXPECT_TRUE(got_sh == s.gaussians.sh && got_m == m0 && got_v == v0) << "an abandoned step changed the SH state";
+        EXPECT_TRUE(got_sh == s.gaussians.sh && got_m == m0 && got_v == v0)
+            << "an abandoned step changed the SH state";
         continue;
       }
       std::size_t differ = 0;
       for (std::size_t e = 0; e < count; ++e)
-        differ += std::memcmp(&got_sh[e], &want_sh[e], 4) != 0 || std::memcmp(&got_m[e], &want_m[e], 4) != 0 ||
+        differ += std::memcmp(&got_sh[e], &want_sh[e], 4) != 0 ||
+                  std::memcmp(&got_m[e], &want_m[e], 4) != 0 ||
                   std::memcmp(&got_v[e], &want_v[e], 4) != 0;
       EXPECT_EQ(differ, 0u) << "of " << count << " coefficients";
       const Gaussians got = grads_b.download(rs.sh_degree);
-      EXPECT_TRUE(got.means == want.means && got.log_scales == want.log_scales && got.quats == want.quats &&
-                  got.raw_opacity == want.raw_opacity)
+      EXPECT_TRUE(got.means == want.means && got.log_scales == want.log_scales &&
+                  got.quats == want.quats && got.raw_opacity == want.raw_opacity)
           << "the other gradients must not change";
     }
 }
 
-TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamFloat4) { expect_sh_adam_same_bits(3); }
-TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamScalar) { expect_sh_adam_same_bits(2); }
+TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamFloat4) {
+  expect_sh_adam_same_bits(3);
+}
+TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamScalar) {
+  expect_sh_adam_same_bits(2);
+}
 
 }  // namespace
 }  // namespace splat

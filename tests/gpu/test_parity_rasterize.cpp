@@ -75,8 +75,9 @@ Inputs make_inputs(const Case& c) {
   in.height = c.height;
   in.rs.background = c.background;
   in.proj = cpu::project_fwd<float>(s.gaussians, s.camera, in.rs);
-  in.isect = cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths, in.proj.conics,
-                                         in.proj.opacities, cpu::TileGrid::for_image(c.width, c.height));
+  in.isect =
+      cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths, in.proj.conics,
+                                  in.proj.opacities, cpu::TileGrid::for_image(c.width, c.height));
   return in;
 }
 
@@ -105,14 +106,17 @@ struct DeviceInputs {
     const std::size_t tiles = std::size_t(std::max(grid.count(), 1));
     order = test::poisoned<std::uint32_t>(tiles);
     cuda::DeviceBuffer<std::uint32_t> scratch(tiles * 3);
-    cuda::DeviceBuffer<std::byte> temp(std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
-    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(), order.data(), nullptr);
+    cuda::DeviceBuffer<std::byte> temp(
+        std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
+    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(),
+                     order.data(), nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     // The records intersect_count writes, built on the host.
     std::vector<cuda::SplatRecord> rec;
     for (std::size_t i = 0; i < in.proj.opacities.size(); ++i)
-      rec.push_back(cuda::splat_record(&in.proj.conics[i * 3], in.proj.opacities[i], &in.proj.means2d[i * 2],
-                                       tiles::max_quad(in.proj.opacities[i]), &in.proj.colors[i * 3]));
+      rec.push_back(
+          cuda::splat_record(&in.proj.conics[i * 3], in.proj.opacities[i], &in.proj.means2d[i * 2],
+                             tiles::max_quad(in.proj.opacities[i]), &in.proj.colors[i * 3]));
     records = test::to_device(rec);
     params.width = in.width;
     params.height = in.height;
@@ -120,7 +124,9 @@ struct DeviceInputs {
     params.tiles_y = grid.height;
     for (int ch = 0; ch < 3; ++ch) params.background[ch] = in.rs.background[ch];
   }
-  cuda::TileLists lists() const { return {ids.data(), ranges.data(), order.data(), records.data()}; }
+  cuda::TileLists lists() const {
+    return {ids.data(), ranges.data(), order.data(), records.data()};
+  }
 };
 
 struct GpuForward {
@@ -134,8 +140,8 @@ GpuForward gpu_forward(DeviceInputs& d, const Inputs& in) {
   GpuForward f{test::poisoned<float>(pixels * 3), test::poisoned<float>(pixels),
                test::poisoned<std::uint32_t>(pixels),
                test::poisoned<float4>(cuda::boundary_count(in.width, in.height))};
-  cuda::rasterize_fwd(d.params, d.lists(), f.image.data(), f.alpha.data(),
-                      f.last.data(), f.boundaries.data(), nullptr);
+  cuda::rasterize_fwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
+                      f.boundaries.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   return f;
 }
@@ -163,7 +169,8 @@ CpuLast cpu_last(const Inputs& in) {
   out.last.assign(std::size_t(in.width) * in.height, 0);
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
-      const std::uint32_t tile = std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t tile =
+          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
       const float px = float(x) + 0.5f, py = float(y) + 0.5f;
       std::uint32_t last = in.isect.tile_ranges[tile * 2];
       cpu::blend_pixel(in.proj, in.isect, tile, px, py, in.rs,
@@ -184,7 +191,9 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+std::vector<double> to_double(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 class RasterizeParity : public ::testing::TestWithParam<Case> {};
 
@@ -197,7 +206,8 @@ TEST_P(RasterizeParity, ForwardMatchesCpu) {
   const std::vector<float> image = f.image.download(), alpha = f.alpha.download();
   const std::vector<std::uint32_t> last = f.last.download();
 
-  const cpu::RasterOut<float> ref32 = cpu::rasterize_fwd(in.proj, in.isect, in.width, in.height, in.rs);
+  const cpu::RasterOut<float> ref32 =
+      cpu::rasterize_fwd(in.proj, in.isect, in.width, in.height, in.rs);
   const CpuLast ref_last = cpu_last(in);
   const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
 
@@ -210,8 +220,10 @@ TEST_P(RasterizeParity, ForwardMatchesCpu) {
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
       const std::size_t pix = std::size_t(y) * in.width + x;
-      const std::uint32_t tile = std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
-      if (last[pix] < in.isect.tile_ranges[tile * 2] || last[pix] > in.isect.tile_ranges[tile * 2 + 1])
+      const std::uint32_t tile =
+          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      if (last[pix] < in.isect.tile_ranges[tile * 2] ||
+          last[pix] > in.isect.tile_ranges[tile * 2 + 1])
         ++out_of_range;
       double diff = std::abs(double(alpha[pix]) - ref32.alpha[pix]);
       for (int ch = 0; ch < 3; ++ch)
@@ -231,18 +243,23 @@ TEST_P(RasterizeParity, ForwardMatchesCpu) {
   EXPECT_EQ(out_of_range, 0u) << c.name << ": `last` outside its tile's range";
   // A flip needs an exp that differs by an ulp right at a threshold: ~1e-6 per pixel. A real bug
   // (pixel center, skip rule, stop rule, batch boundary) disagrees on many pixels.
-  EXPECT_LE(flips, 2 + pixels / 2000) << c.name << ": pixels disagreeing with cpu::rasterize_fwd<float>";
+  EXPECT_LE(flips, 2 + pixels / 2000)
+      << c.name << ": pixels disagreeing with cpu::rasterize_fwd<float>";
   if (c.opaque) {
-    EXPECT_GE(ref_last.stopped, pixels / 4) << c.name << ": the dense scene must exercise the T stop";
+    EXPECT_GE(ref_last.stopped, pixels / 4)
+        << c.name << ": the dense scene must exercise the T stop";
   }
 
   // Against the double reference on the same float inputs: float rounding (~1e-6) and the rare
   // flip, which moves one pixel by at most the stopped splat's a*T*(c - bg) <= ~0.02.
   const cpu::Projected<double> proj64 = to_double(in.proj);
-  const cpu::RasterOut<double> ref64 = cpu::rasterize_fwd(proj64, in.isect, in.width, in.height, in.rs);
-  const test::Tolerance tol{1e-4, 1.0 - 1e-8, 0.03,
-                            "float blending vs double, plus a rare threshold flip (<= 0.03 on one pixel)"};
-  for (const auto& [what, got, want] : {std::tuple{"image", &image, &ref64.image}, std::tuple{"alpha", &alpha, &ref64.alpha}}) {
+  const cpu::RasterOut<double> ref64 =
+      cpu::rasterize_fwd(proj64, in.isect, in.width, in.height, in.rs);
+  const test::Tolerance tol{
+      1e-4, 1.0 - 1e-8, 0.03,
+      "float blending vs double, plus a rare threshold flip (<= 0.03 on one pixel)"};
+  for (const auto& [what, got, want] :
+       {std::tuple{"image", &image, &ref64.image}, std::tuple{"alpha", &alpha, &ref64.alpha}}) {
     const test::Agreement a = test::agreement(*got, *want);
     std::cout << "[ info     ] " << c.name << " " << what << " vs double: rel L2 " << a.rel_l2
               << ", max abs " << a.max_abs << "\n";
@@ -259,16 +276,18 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   GpuForward f = gpu_forward(d, in);
   const std::size_t pixels = std::size_t(in.width) * in.height, n = in.proj.size();
   const std::vector<float> v_image = test::random_vector(pixels * 3, c.seed + 100);
-  const std::vector<float> v_alpha = with_v_alpha ? test::random_vector(pixels, c.seed + 200)
-                                                  : std::vector<float>{};
-  cuda::DeviceBuffer<float> d_v_image = test::to_device(v_image), d_v_alpha = test::to_device(v_alpha);
+  const std::vector<float> v_alpha =
+      with_v_alpha ? test::random_vector(pixels, c.seed + 200) : std::vector<float>{};
+  cuda::DeviceBuffer<float> d_v_image = test::to_device(v_image),
+                            d_v_alpha = test::to_device(v_alpha);
   // Accumulated into, so zeroed (rasterize_bwd's contract), not poisoned.
   cuda::DeviceBuffer<float> v_means2d(n * 2), v_conics(n * 3), v_colors(n * 3), v_opacities(n);
   for (auto* b : {&v_means2d, &v_conics, &v_colors, &v_opacities}) b->zero();
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
                                   v_opacities.data()};
   cuda::rasterize_bwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
-                      f.boundaries.data(), d_v_image.data(), with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
+                      f.boundaries.data(), d_v_image.data(),
+                      with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   // Pixels that blend past their tile's first segment boundary: the backward's later segments
@@ -278,11 +297,14 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   std::size_t segmented = 0;
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
-      const std::uint32_t tile = std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
-      const std::uint32_t start = in.isect.tile_ranges[tile * 2], end = in.isect.tile_ranges[tile * 2 + 1];
+      const std::uint32_t tile =
+          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t start = in.isect.tile_ranges[tile * 2],
+                          end = in.isect.tile_ranges[tile * 2 + 1];
       segmented += last[std::size_t(y) * in.width + x] > start + cuda::segment_length(end - start);
     }
-  std::cout << "[ info     ] " << c.name << ": " << segmented << " pixels blend past a segment boundary\n";
+  std::cout << "[ info     ] " << c.name << ": " << segmented
+            << " pixels blend past a segment boundary\n";
   if (c.faint) {
     EXPECT_GT(segmented, pixels / 4) << c.name << ": the faint scene must exercise the segments";
   }
@@ -294,17 +316,20 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   // costs up to 6e-4 relative on that pixel's terms; elsewhere T_final is larger. Seen on an H200:
   // rel L2 <= 1.1e-4 (opaque), <= 8e-5 (others, which stop on up to a quarter of the pixels).
   const double rel_l2 = c.opaque ? 1e-3 : 3e-4;
-  const char* why = c.opaque
-                        ? "float + reordered atomics; T recovered from 1 - alpha_out (<= 6e-4 rel at T ~ 1e-4)"
-                        : "float + reordered atomics; T recovered from 1 - alpha_out by division";
-  auto check = [&](const char* what, const std::vector<float>& got, const std::vector<double>& want) {
+  const char* why =
+      c.opaque
+          ? "float + reordered atomics; T recovered from 1 - alpha_out (<= 6e-4 rel at T ~ 1e-4)"
+          : "float + reordered atomics; T recovered from 1 - alpha_out by division";
+  auto check = [&](const char* what, const std::vector<float>& got,
+                   const std::vector<double>& want) {
     ASSERT_GT(max_abs(want), 0.0) << c.name << " " << what << ": reference gradient is all zero";
     const test::Agreement a = test::agreement(got, want);
-    std::cout << "[ info     ] " << c.name << " " << what << ": rel L2 " << a.rel_l2 << ", 1 - cosine "
-              << 1.0 - a.cosine << ", max abs " << a.max_abs << " of " << max_abs(want) << "\n";
+    std::cout << "[ info     ] " << c.name << " " << what << ": rel L2 " << a.rel_l2
+              << ", 1 - cosine " << 1.0 - a.cosine << ", max abs " << a.max_abs << " of "
+              << max_abs(want) << "\n";
     // Max error: a rare threshold flip changes one pixel's term of one splat.
-    test::expect_agree(std::string(c.name) + " " + what + (with_v_alpha ? "" : " (no v_alpha)"), got,
-                       want, {rel_l2, 1.0 - 1e-6, 1e-2 * max_abs(want), why});
+    test::expect_agree(std::string(c.name) + " " + what + (with_v_alpha ? "" : " (no v_alpha)"),
+                       got, want, {rel_l2, 1.0 - 1e-6, 1e-2 * max_abs(want), why});
   };
   check("v_means2d", v_means2d.download(), ref.means2d);
   check("v_conics", v_conics.download(), ref.conics);
@@ -312,12 +337,20 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   check("v_opacities", v_opacities.download(), ref.opacities);
 }
 
-TEST_P(RasterizeParity, BackwardMatchesCpu) { expect_backward_agrees(GetParam(), true); }
+TEST_P(RasterizeParity, BackwardMatchesCpu) {
+  expect_backward_agrees(GetParam(), true);
+}
 
-INSTANTIATE_TEST_SUITE_P(Scenes, RasterizeParity, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Scenes,
+                         RasterizeParity,
+                         ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.name);
+                         });
 
-TEST(RasterizeParityExtra, BackwardWithoutVAlpha) { expect_backward_agrees(kCases[4], false); }
+TEST(RasterizeParityExtra, BackwardWithoutVAlpha) {
+  expect_backward_agrees(kCases[4], false);
+}
 
 // rasterize_bwd adds into its outputs: two calls give twice one call.
 TEST(RasterizeParityExtra, BackwardAccumulates) {
@@ -390,8 +423,8 @@ TEST(RasterizeParityExtra, WarpTestIsConservative) {
         // Half the boxes near the splat's mean, where the decision is close.
         const int x0 = k % 2 ? ux(rng) : int(p.means2d[g * 2]) - w / 2 + int(rng() % 9) - 4;
         const int y0 = k % 2 ? uy(rng) : int(p.means2d[g * 2 + 1]) - h / 2 + int(rng() % 9) - 4;
-        cases.push_back({p.conics[g * 3], p.conics[g * 3 + 1], p.conics[g * 3 + 2], p.means2d[g * 2],
-                         p.means2d[g * 2 + 1], p.opacities[g], x0, y0, w, h});
+        cases.push_back({p.conics[g * 3], p.conics[g * 3 + 1], p.conics[g * 3 + 2],
+                         p.means2d[g * 2], p.means2d[g * 2 + 1], p.opacities[g], x0, y0, w, h});
       }
     }
   }
@@ -406,7 +439,8 @@ TEST(RasterizeParityExtra, WarpTestIsConservative) {
       for (int x = t.x0; x <= t.x0 + t.w; ++x) {
         // The rasterizer's exponent (rasterize_common.cuh, gaussian_power) and skip rules.
         const float dx = t.mean_x - (float(x) + 0.5f), dy = t.mean_y - (float(y) + 0.5f);
-        const float power = std::fma(dx, std::fma(-t.b, dy, (-0.5f * t.a) * dx), ((-0.5f * t.c) * dy) * dy);
+        const float power =
+            std::fma(dx, std::fma(-t.b, dy, (-0.5f * t.a) * dx), ((-0.5f * t.c) * dy) * dy);
         const bool skipped = power > 0.0f || power < float(cpu::kMinPower) ||
                              t.opacity * std::exp(power) < config::alpha_min;
         ASSERT_TRUE(skipped) << "case " << i << ": dropped, but blends at pixel " << x << "," << y;

@@ -1,9 +1,9 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
 // the parameters, the Adam moments and the loss agree.
-#include "train/backend_factory.h"
-#include "train/config.h"
 #include "parity_util.h"
 #include "render/backend.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
 
 namespace splat {
 namespace {
@@ -28,7 +28,9 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     int k = 0;
     for (Gaussians* g : {&st.adam_m, &st.adam_v})
       g->for_each_group([&](const char*, std::vector<float>& v) {
-        for (float& x : v) x = g == &st.adam_v ? 1e-4f * (0.5f + 0.5f * m0[k++ % m0.size()]) : 1e-3f * m0[k++ % m0.size()];
+        for (float& x : v)
+          x = g == &st.adam_v ? 1e-4f * (0.5f + 0.5f * m0[k++ % m0.size()])
+                              : 1e-3f * m0[k++ % m0.size()];
       });
     st.adam_step = 7;
 
@@ -54,7 +56,8 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
       after.push_back(b->state());
     }
     ASSERT_EQ(losses.size(), 2u);
-    const std::string tag = std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
+    const std::string tag =
+        std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
     // Loss sums 3*H*W terms in float on the GPU (atomics reorder them).
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss)) << tag << " loss";
     EXPECT_NEAR(losses[1].ssim, losses[0].ssim, 1e-5) << tag << " ssim";
@@ -75,13 +78,17 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
       return out;
     };
     const char* names[] = {"means", "log_scales", "quats", "raw_opacity", "sh"};
-    const auto d_cpu = deltas(after[0].params, st.params), d_gpu = deltas(after[1].params, st.params);
-    const auto m_cpu = deltas(after[0].adam_m, st.adam_m), m_gpu = deltas(after[1].adam_m, st.adam_m);
+    const auto d_cpu = deltas(after[0].params, st.params),
+               d_gpu = deltas(after[1].params, st.params);
+    const auto m_cpu = deltas(after[0].adam_m, st.adam_m),
+               m_gpu = deltas(after[1].adam_m, st.adam_m);
     for (int g = 0; g < 5; ++g) {
       // Adam normalizes by sqrt(v): where a gradient is tiny, the float GPU sum and the CPU sum
       // can differ in relative terms, so single elements may move differently; the bulk agrees.
-      expect_agree(tag + " update " + names[g], d_gpu[g], d_cpu[g], {2e-2, 0.999, 1e-3, "Adam on float gradients summed in another order"});
-      expect_agree(tag + " adam_m " + names[g], m_gpu[g], m_cpu[g], {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
+      expect_agree(tag + " update " + names[g], d_gpu[g], d_cpu[g],
+                   {2e-2, 0.999, 1e-3, "Adam on float gradients summed in another order"});
+      expect_agree(tag + " adam_m " + names[g], m_gpu[g], m_cpu[g],
+                   {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
     }
   }
 }
