@@ -8,9 +8,8 @@
 # Test logs and the gates' reports go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 base=$1 pairs=${2:-2}
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
 for dir in .carry-v/*/; do
   name=$(basename "$dir")
   mkdir -p "/tmp/bins/$name"
@@ -20,8 +19,6 @@ done
 # NCCL comes with PyTorch's wheels on that machine.
 nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
 export LD_LIBRARY_PATH="$PWD/.carry/lib${nccl:+:$nccl}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export SPLAT_SHARED="$PWD/.carry/shared"
-[ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
 passed=()
 for dir in /tmp/bins/*/; do
   name=$(basename "$dir")

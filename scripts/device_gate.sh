@@ -8,10 +8,9 @@
 # Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 base=$1 pairs=$2 cand=${GATE_B:-.carry/bin/splat} cfg_a=${3:-configs/lego.toml} cfg_b=${4:-${3:-configs/lego.toml}}
-out=${OUT:-/tmp/splat_out}
 mkdir -p "$out" /tmp/gate
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 data=.carry/shared/data/lego
 subset() { sed 's/^\[data\]$/[data]\ntest_every = 4/' "$1" > "$2"; grep -q '^test_every = 4' "$2"; }
 subset "$cfg_a" /tmp/gate/a.toml

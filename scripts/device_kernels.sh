@@ -7,9 +7,8 @@
 #   scripts/device_kernels.sh NAME... [CKPT=/tmp/screen_train/checkpoint.ckpt]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 ckpt=${CKPT:-/tmp/screen_train/checkpoint.ckpt} data=${DATA:-.carry/shared/data/lego} steps=4
-out=${OUT:-/tmp/splat_out}
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 [ -n "$ncu" ] || { echo "error: ncu not found on this machine" >&2; exit 1; }
 for name in "$@"; do

@@ -5,11 +5,7 @@
 # both trainings, e.g. --set model.init=random. Logs and metrics go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export SPLAT_SHARED="$PWD/.carry/shared"
-[ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
+. scripts/device_env.sh
 # fox_colmap/images links to fox/images; a copy may hold the link as a file naming its target.
 ln -sfn ../fox/images .carry/shared/data/fox_colmap/images
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

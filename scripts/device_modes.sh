@@ -5,10 +5,9 @@
 #   scripts/device_modes.sh CHECKPOINT [ITERS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 ckpt=$1 iters=${2:-300}
-out=${OUT:-/tmp/splat_out}
 mkdir -p "$out/modes"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 data=.carry/shared/data/lego
 modes=("chained off false" "chained depth2 false" "graph off false" "graph depth2 false" "chained off true" "graph depth2 true")
 for round in 1 2; do

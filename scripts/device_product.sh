@@ -5,10 +5,7 @@
 #   scripts/device_product.sh [--tests] [--downscale N] [--scenes "fox figurine"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export SPLAT_SHARED="$PWD/.carry/shared"
+. scripts/device_env.sh
 tests=0 downscale=1 scenes="fox figurine"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -24,7 +21,6 @@ for f in .carry/bin*/*.xz; do [ -f "$f" ] && xz -d -f "$f"; done
 .carry/bin/splat --version
 rc=0
 if [ "$tests" = 1 ]; then
-  [ -f .carry/golden.tar.xz ] && tar -C .carry/shared -xJf .carry/golden.tar.xz
   for dir in .carry/bin .carry/bin-*; do
     [ -x "$dir/splat_gpu_tests" ] || continue
     echo "== GPU tests, $dir"

@@ -10,10 +10,8 @@
 # and 15).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 ckpt=${1:-} regex=${2:-rasterize}
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 data=.carry/shared/data/lego
 bin=${SPLAT_BIN:-.carry/bin/splat}
 if [ -z "$ckpt" ]; then

@@ -9,9 +9,8 @@
 #   scripts/device_round.sh BASE [PAIRS]        # about 100 s plus 170 s for a gate of 2 pairs
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 base=$1 pairs=${2:-2}
-out=${OUT:-/tmp/splat_out}
-mkdir -p "$out"
 GATES=none bash scripts/device_candidates.sh "$base"
 bash scripts/device_screen.sh "$base" "${ROUNDS:-3}"
 best=$(python3 - "$out" "$base" "${MIN_GAIN:-1}" "${GATEABLE:-}" <<'PY'

@@ -8,12 +8,12 @@
 # SPLAT_BIN picks the binary (default .carry/bin/splat). Logs and metrics go to $OUT/scale/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 [ $# -ge 3 ] || { echo "usage: RUNS='G:B ...' $0 DATA CONFIG VIEWS [--set k=v ...]" >&2; exit 2; }
 data=$1 config=$2 views=$3
 shift 3
 bin=${SPLAT_BIN:-.carry/bin/splat}
 out=${OUT:-/tmp/splat_out}/scale
-mkdir -p "$out"
 # NCCL comes with PyTorch's wheels on that machine; NVLink multicast stays off (README.md,
 # "Multi-process training": every launch path that may start GPU collectives sets these).
 nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)

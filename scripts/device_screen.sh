@@ -8,11 +8,10 @@
 #   scripts/device_screen.sh BASE [ROUNDS] [CHECKPOINT]       # ITERS (500), DATA (Lego) from env
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 base=$1 rounds=${2:-3} ckpt=${3:-}
 iters=${ITERS:-500} data=${DATA:-.carry/shared/data/lego}
 out=${OUT:-/tmp/splat_out}/screen
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -z "$ckpt" ]; then
   "/tmp/bins/$base/splat" train "$data" --config configs/lego.toml --set data.test_every=4 \
     --set output.save_renders=false --out /tmp/screen_train > "$out/train.log" 2>&1 ||

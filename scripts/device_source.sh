@@ -6,10 +6,9 @@
 #   scripts/device_source.sh NAME [REGEX [TAG]]   # default: rasterize_fwd_kernel, tag fwd
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/device_env.sh
 name=$1 regex=${2:-rasterize_fwd_kernel} tag=${3:-fwd}
 ckpt=${CKPT:-/tmp/screen_train/checkpoint.ckpt} data=${DATA:-.carry/shared/data/lego}
-out=${OUT:-/tmp/splat_out}
-export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 [ -n "$ncu" ] || { echo "error: ncu not found on this machine" >&2; exit 1; }
 rep=/tmp/source_${name}_$tag
