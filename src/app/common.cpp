@@ -424,6 +424,10 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   install_interrupt_handlers();
   trainer.train(run.out);
   if (!leader) return {EvalResult{}, 0};
+  // A time budget planned the iterations and schedules: config.toml says what the run did.
+  if (used.train.time_budget > 0)
+    write_atomically((out / "config.toml").string(),
+                     [&](std::ofstream& f) { f << used.to_toml(); });
 
   if (trainer.interrupted()) {
     const int signal = interrupt_signal();

@@ -127,6 +127,7 @@ const std::vector<Field>& fields() {
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
       model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),
       train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: from the number of training views)"),
+      train("time_budget", &T::time_budget, {0, 1e7}, "seconds of training (0 = no budget): iterations and step schedules are compressed to fit, planned from this run's measured steps; never stretched"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
       train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
       train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),

@@ -46,6 +46,9 @@ struct ModelConfig {
 struct TrainConfig {
   // 0 = auto: chosen from the dataset when training starts (auto_config.h), then saved resolved.
   std::int64_t iterations = 0;
+  // Seconds of training to fit the run into, 0 = none: the recipe is compressed to fit
+  // (time_budget.h).
+  double time_budget = 0;
   std::uint64_t seed = 0;
   double ssim_lambda = 0.2;
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
@@ -58,18 +61,18 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
-  std::int64_t eval_every =
-      0;  // test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end)
+  // Test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end).
+  std::int64_t eval_every = 0;
   // Views per step, over all ranks: their gradients are averaged into one Adam update. Iterations,
   // schedules and refine intervals count steps.
   std::int64_t batch_size = 1;
   // Learning rates times sqrt(B) (Grendel-GS), B or 1: sqrt keeps the Adam step per epoch, and
   // the MCMC noise (which follows the means rate) per epoch, what they are at B = 1.
   LrBatchScaling lr_batch_scaling = LrBatchScaling::Sqrt;
-  std::int64_t digest_every =
-      100;  // several ranks: compare a model digest every n steps (0 = never)
-  double collective_timeout =
-      300;  // several ranks: seconds before a stalled collective ends the job
+  // Several ranks: compare a model digest every n steps (0 = never).
+  std::int64_t digest_every = 100;
+  // Several ranks: seconds before a stalled collective ends the job.
+  double collective_timeout = 300;
 };
 
 struct DensifyConfig {

@@ -52,6 +52,7 @@ class Progress {
     if (due(it)) draw(it, loss, splats, counts());
   }
   void finish();
+  void set_total(std::int64_t total) { total_ = total; }  // a re-planned run (time_budget.h)
   // A line of its own, above the progress line on a terminal.
   void note(const std::string& message);
 

@@ -16,6 +16,7 @@
 #include "train/metrics.h"
 #include "train/progress.h"
 #include "train/schedule.h"
+#include "train/time_budget.h"
 
 namespace splat {
 
@@ -67,6 +68,10 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
     throw Error("train.batch_size = " + std::to_string(batch) + " is smaller than the " +
                 std::to_string(comm_.size()) +
                 " ranks of this job (every rank renders at least one view per step)");
+  if (cfg_.train.time_budget > 0 && comm_.size() > 1)
+    throw Error(
+        "train.time_budget plans from one process's measured steps; it cannot be used with " +
+        std::to_string(comm_.size()) + " ranks");
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
@@ -233,8 +238,8 @@ EvalResult Trainer::evaluate_now() {
 }
 
 void Trainer::train(const std::string& out_dir) {
-  const std::int64_t total = cfg_.train.iterations;
-  const bool leader = comm_.rank() == 0;  // shows progress and writes
+  std::int64_t total = cfg_.train.iterations;  // a time budget re-plans it
+  const bool leader = comm_.rank() == 0;       // shows progress and writes
   const bool writes = leader && !out_dir.empty();
   const std::filesystem::path out(out_dir);
   Progress progress(iteration_, total, cfg_.train.log_every);
@@ -297,6 +302,20 @@ void Trainer::train(const std::string& out_dir) {
       std::chrono::duration<double>(60.0 * cfg_.output.checkpoint_minutes);
   const bool timed_checkpoints =
       writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0;
+  std::optional<TimeBudget> budget;
+  if (cfg_.train.time_budget > 0)
+    budget.emplace(cfg_, cfg_.train.time_budget,
+                   [extent = scene_extent_](const Config& c, std::int64_t done, std::size_t n) {
+                     return make_densifier(c, extent)->projected_counts(done, c.train.iterations,
+                                                                        n);
+                   });
+  auto replan = [&](const Config& planned, const std::string& why) {
+    cfg_ = planned;
+    densifier_ = make_densifier(cfg_, scene_extent_);
+    total = cfg_.train.iterations;
+    progress.set_total(total);
+    if (leader) progress.note(why);
+  };
   while (iteration_ < total) {
     for (std::int64_t j = 0; j < batch; ++j) {
       const int view = next_view();
@@ -319,6 +338,23 @@ void Trainer::train(const std::string& out_dir) {
       progress.update(
           iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
           [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
+    if (budget) {
+      char line[160];
+      if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed())) {
+        std::snprintf(line, sizeof line,
+                      "time budget %.4g s: %lld iterations planned (%.3f of the recipe's steps)",
+                      budget->seconds(), (long long)planned->train.iterations,
+                      budget->compression());
+        replan(*planned, line);
+      }
+      if (iteration_ < total && budget->spent(elapsed())) {
+        Config stop_here = cfg_;
+        stop_here.train.iterations = iteration_;
+        std::snprintf(line, sizeof line, "time budget %.4g s spent: stopping at iteration %lld",
+                      budget->seconds(), (long long)iteration_);
+        replan(stop_here, line);
+      }
+    }
     if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);

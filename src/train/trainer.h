@@ -2,6 +2,7 @@
 // The training loop, backend-agnostic: pick a view, step, schedule, report, save.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,8 @@ class Trainer {
   // alone shows progress): metrics.jsonl (history.h) with the evaluations of train.eval_every,
   // checkpoint_<step>.ckpt every output.checkpoint_every steps and checkpoint.ckpt every
   // output.checkpoint_minutes. Several ranks compare model digests every train.digest_every steps
-  // and at the end, and agree on a stop every kStopCheckEvery steps.
+  // and at the end, and agree on a stop every kStopCheckEvery steps. With train.time_budget the
+  // iterations and step schedules are re-planned as it goes (time_budget.h).
   void train(const std::string& out_dir);
   bool interrupted() const { return interrupted_; }
   // Model snapshots during train() (the live viewer): on rank 0, after every step, `due` gets the

@@ -1,0 +1,146 @@
+// train.time_budget: the compressed recipe, the plan that fills the budget and no more, the
+// re-plans of a simulated run whose steps slow down as splats grow, and a real CPU run that
+// stops within its budget.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "io/demo_scene.h"
+#include "test_util.h"
+#include "train/backend_factory.h"
+#include "train/densify.h"
+#include "train/time_budget.h"
+#include "train/trainer.h"
+
+namespace splat {
+namespace {
+
+Config lego_like_recipe() {
+  Config c;
+  c.train.iterations = 12500;
+  c.densify.cap_max = 400000;
+  c.densify.refine_stop = 25000;
+  return c;
+}
+
+CountProjection mcmc_projection() {
+  return [](const Config& c, std::int64_t done, std::size_t n) {
+    return make_densifier(c, 1.0)->projected_counts(done, c.train.iterations, n);
+  };
+}
+
+// A step cost of a + b * splats seconds, as the H200 measures Lego (0.65 ms + 1.33 ms per
+// million splats), given to StepCost as two measurements at different counts.
+constexpr double kA = 0.65e-3, kB = 1.33e-9;
+StepCost linear_cost() {
+  StepCost cost;
+  cost.add(100000, kA + kB * 100000);
+  cost.add(300000, kA + kB * 300000);
+  return cost;
+}
+
+double predicted(const Config& recipe, double s, std::int64_t done, std::size_t splats) {
+  const Config c = compressed_recipe(recipe, s);
+  return linear_cost().remaining(done, c.train.iterations, splats,
+                                 mcmc_projection()(c, done, splats));
+}
+
+TEST(TimeBudget, CompressedRecipeScalesEveryStepSchedule) {
+  Config recipe = lego_like_recipe();
+  recipe.densify.reset_every = 3000;
+  const Config half = compressed_recipe(recipe, 0.5);
+  EXPECT_EQ(half.train.iterations, 6250);
+  EXPECT_EQ(half.train.sh_increase_every, 500);
+  EXPECT_EQ(half.densify.refine_start, 250);
+  EXPECT_EQ(half.densify.refine_stop, 12500);
+  EXPECT_EQ(half.densify.reset_every, 1500);
+  // What is not a step count stays.
+  EXPECT_EQ(half.densify.refine_every, recipe.densify.refine_every);
+  EXPECT_EQ(half.densify.cap_max, recipe.densify.cap_max);
+  EXPECT_EQ(half.train.lr_means, recipe.train.lr_means);
+  const Config tiny = compressed_recipe(recipe, 1e-9);
+  EXPECT_EQ(tiny.train.iterations, 1);
+  EXPECT_EQ(tiny.train.sh_increase_every, 1);
+  recipe.densify.reset_every = 0;  // never stays never
+  EXPECT_EQ(compressed_recipe(recipe, 0.5).densify.reset_every, 0);
+}
+
+TEST(TimeBudget, AFittingRecipeIsNotCompressed) {
+  const Config recipe = lego_like_recipe();
+  const double full = predicted(recipe, 1.0, 100, 100000);
+  EXPECT_EQ(plan_compression(recipe, linear_cost(), mcmc_projection(), 100, 100000, full + 1.0),
+            1.0);
+}
+
+TEST(TimeBudget, ThePlanFillsTheBudgetAndNoMore) {
+  const Config recipe = lego_like_recipe();
+  const double full = predicted(recipe, 1.0, 100, 100000);
+  for (double fraction : {0.8, 0.5, 0.2, 0.05}) {
+    const double budget = fraction * full;
+    const double s =
+        plan_compression(recipe, linear_cost(), mcmc_projection(), 100, 100000, budget);
+    EXPECT_LT(s, 1.0);
+    EXPECT_LE(predicted(recipe, s, 100, 100000), budget) << fraction;
+    // Maximal: a recipe one percent longer would not fit.
+    EXPECT_GT(predicted(recipe, s * 1.01, 100, 100000), budget) << fraction;
+  }
+}
+
+TEST(TimeBudget, ABudgetTooSmallForAnyRecipeLeavesOneStep) {
+  const Config recipe = lego_like_recipe();
+  const double s = plan_compression(recipe, linear_cost(), mcmc_projection(), 100, 100000, 0.0);
+  EXPECT_EQ(compressed_recipe(recipe, s).train.iterations, 101);
+}
+
+// A run simulated step by step: each step costs a + b * splats, the count grows as MCMC grows it.
+// The planner sees only the elapsed times; its plan must end the run near the budget.
+TEST(TimeBudget, ASimulatedRunEndsNearItsBudget) {
+  const Config recipe = lego_like_recipe();
+  const double full = predicted(recipe, 1.0, 0, 100000);
+  for (double fraction : {0.3, 0.6}) {
+    const double budget = fraction * full;
+    TimeBudget tb(recipe, budget, mcmc_projection());
+    Config cfg = recipe;
+    std::size_t splats = 100000;
+    double elapsed = 0;
+    int plans = 0;
+    std::int64_t step = 0;
+    while (step < cfg.train.iterations && !tb.spent(elapsed)) {
+      elapsed += kA + kB * double(splats);
+      ++step;
+      const auto next = mcmc_projection()(cfg, step - 1, splats);
+      if (!next.empty() && next.front().first == step) splats = next.front().second;
+      if (auto planned = tb.after_step(step, splats, elapsed)) cfg = *planned, ++plans;
+    }
+    EXPECT_GE(plans, 2) << "a first plan and at least one re-plan";
+    EXPECT_EQ(step, cfg.train.iterations) << "the plan, not the hard stop, ended the run";
+    EXPECT_LE(elapsed, budget);
+    EXPECT_GT(elapsed, 0.97 * budget) << "the plan wasted budget";
+    EXPECT_NEAR(tb.compression(), double(cfg.train.iterations) / 12500.0, 1e-3);
+  }
+}
+
+TEST(TimeBudget, ACpuRunStopsWithinItsBudget) {
+  Config cfg;
+  cfg.model.init_points = 2000;
+  cfg.train.iterations = 1000000;  // a recipe far longer than the budget
+  cfg.train.time_budget = 1.5;
+  cfg.train.log_every = 0;
+  cfg.backend.type = BackendKind::Cpu;
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  t.initialize();
+  t.train("");
+  EXPECT_FALSE(t.interrupted());
+  EXPECT_EQ(t.config().train.iterations, t.iteration()) << "the config holds what the run did";
+  EXPECT_LT(t.iteration(), 1000000);
+  // It ends by its plan, or at the first step boundary past the budget: within a few steps' time
+  // of it (on a loaded machine a step of this scene can take a good part of a second).
+  const double step = t.train_seconds() / double(t.iteration());
+  EXPECT_LE(t.train_seconds(), 1.5 + std::max(0.1, 3 * step));
+  EXPECT_GT(t.train_seconds(), 0.5 * 1.5);
+}
+
+}  // namespace
+}  // namespace splat
