@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 . scripts/device_env.sh
 scene=$1 budgets=$2
 shift 2
+mkdir -p "$out/budget"
 echo "| scene | budget s | iterations | train s | splats | PSNR dB |"
 echo "|---|---|---|---|---|---|"
 for b in $budgets; do
