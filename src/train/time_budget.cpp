@@ -48,25 +48,22 @@ TimeBudget::TimeBudget(const Config& recipe, double seconds, CountProjection pro
 std::optional<Config> TimeBudget::after_step(std::int64_t completed,
                                              std::size_t splats,
                                              double elapsed) {
+  // On a slow machine a window is a share of the budget rather than a number of steps.
+  const double share = seconds_ / 50;
   if (window_start_ < 0) {
-    if (completed >= kWarmup) window_start_ = completed, window_elapsed_ = elapsed;
+    if (completed >= kWarmup || elapsed >= share)
+      window_start_ = completed, window_elapsed_ = elapsed;
     return std::nullopt;
   }
-  if (completed - window_start_ < kWindow) return std::nullopt;
-  cost_.add(splats, (elapsed - window_elapsed_) / double(completed - window_start_));
+  const std::int64_t steps = completed - window_start_;
+  if (steps < kWindow && (steps < 2 || elapsed - window_elapsed_ < share)) return std::nullopt;
+  cost_.add(splats, (elapsed - window_elapsed_) / double(steps));
   window_start_ = completed, window_elapsed_ = elapsed;
-  // The first plan after two measurements; later ones at the quarters of the plan.
-  const bool first = ++samples_ == 2;
-  const bool due = !replan_at_.empty() && completed >= replan_at_.front();
-  if (!first && !due) return std::nullopt;
+  // A fit needs two measurements; then every measurement re-plans.
+  if (++samples_ < 2) return std::nullopt;
   s_ = plan_compression(recipe_, cost_, project_, completed, splats,
                         (1.0 - kMargin) * (seconds_ - elapsed));
-  Config planned = compressed_recipe(recipe_, s_);
-  const std::int64_t total = planned.train.iterations;
-  replan_at_.clear();
-  for (std::int64_t quarter : {1, 2, 3})
-    if (total * quarter / 4 > completed + kWindow) replan_at_.push_back(total * quarter / 4);
-  return planned;
+  return compressed_recipe(recipe_, s_);
 }
 
 }  // namespace splat

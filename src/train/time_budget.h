@@ -7,9 +7,10 @@
 // bands all complete in the shorter run; the cap, the rates and the growth per tick stay. The
 // plan is the largest s whose predicted time fits the budget: the cost of a step is fitted to
 // the run's own measured steps against the splat count (StepCost), the counts ahead come from the
-// densifier's projection. The run plans after its first measured steps and again at a quarter, a
-// half and three quarters of the plan, as the measurements cover more splat counts; and it stops
-// at the budget whatever the prediction said. A budget that the whole recipe fits changes nothing.
+// densifier's projection. The run plans after its first two measurements (80 steps, or less on
+// a slow machine) and again after every later one, as the measurements come to cover more splat
+// counts and SH bands; and it stops at the budget whatever the prediction said. A budget that the
+// whole recipe fits changes nothing.
 // The plan depends on measured times, so a budgeted run is not bit-reproducible; its config.toml
 // and checkpoint hold the planned values, which reproduce it without the budget.
 #include <cstdint>
@@ -29,9 +30,7 @@ Config compressed_recipe(const Config& recipe, double s);
 // (step, splat count) where the count changes after `completed` steps with `splats` now, up to
 // the config's iterations: Densifier::projected_counts of the config's strategy.
 using CountProjection = std::function<std::vector<std::pair<std::int64_t, std::size_t>>(
-    const Config& cfg,
-    std::int64_t completed,
-    std::size_t splats)>;
+    const Config& cfg, std::int64_t completed, std::size_t splats)>;
 
 // The largest s in (0, 1] whose compressed recipe, continued from `completed` steps with `splats`,
 // is predicted to take at most `seconds` more (bisection; the prediction grows with s). Never
@@ -54,8 +53,10 @@ class TimeBudget {
   double compression() const { return s_; }
 
  private:
-  static constexpr std::int64_t kWarmup = 20;  // steps before the first measurement window
-  static constexpr std::int64_t kWindow = 40;  // steps per measurement
+  // Steps before the first measurement (first steps allocate and capture), and steps per
+  // measurement; or a fiftieth of the budget for each, whichever comes first (at least 2 steps).
+  static constexpr std::int64_t kWarmup = 20;
+  static constexpr std::int64_t kWindow = 40;
   // The plan leaves this fraction of the time left unplanned: a measured cost is an average
   // over a window, and an end by the plan completes the schedules, an end by the budget does not.
   static constexpr double kMargin = 0.01;
@@ -68,7 +69,6 @@ class TimeBudget {
   std::int64_t window_start_ = -1;
   double window_elapsed_ = 0;
   int samples_ = 0;
-  std::vector<std::int64_t> replan_at_;  // the steps of the next plans
 };
 
 }  // namespace splat

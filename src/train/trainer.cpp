@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -309,12 +310,14 @@ void Trainer::train(const std::string& out_dir) {
                      return make_densifier(c, extent)->projected_counts(done, c.train.iterations,
                                                                         n);
                    });
+  std::int64_t noted_total = total;  // the plan last shown: a change over 2% is shown
   auto replan = [&](const Config& planned, const std::string& why) {
     cfg_ = planned;
     densifier_ = make_densifier(cfg_, scene_extent_);
     total = cfg_.train.iterations;
     progress.set_total(total);
-    if (leader) progress.note(why);
+    if (leader && std::abs(double(total - noted_total)) > 0.02 * double(noted_total))
+      progress.note(why), noted_total = total;
   };
   while (iteration_ < total) {
     for (std::int64_t j = 0; j < batch; ++j) {
@@ -352,6 +355,7 @@ void Trainer::train(const std::string& out_dir) {
         stop_here.train.iterations = iteration_;
         std::snprintf(line, sizeof line, "time budget %.4g s spent: stopping at iteration %lld",
                       budget->seconds(), (long long)iteration_);
+        noted_total = -1000000000;  // always shown
         replan(stop_here, line);
       }
     }
