@@ -162,7 +162,8 @@ export function decodeModel(buffer) {
   const count = head.getUint32(8, true), version = head.getUint32(12, true);
   const shDegree = layout >= 2 ? head.getUint32(16, true) : 0;
   const shValues = shDegree > 0 ? count * (shDegree + 1) ** 2 * 3 : 0;
-  if (shDegree > 3 || buffer.byteLength !== start + count * SPLAT_BYTES + 2 * shValues) throw new Error('/model: truncated');
+  if (shDegree > 3) throw new Error(`/model: SH degree ${shDegree}, above 3`);
+  if (buffer.byteLength !== start + count * SPLAT_BYTES + 2 * shValues) throw new Error('/model: truncated');
   const f = new Float32Array(buffer, start, count * SPLAT_BYTES / 4);
   const u = new Uint16Array(buffer, start, count * SPLAT_BYTES / 2);
   const rows = Math.max(1, Math.ceil(count / SPLATS_PER_ROW));

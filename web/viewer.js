@@ -6,7 +6,8 @@
 // limits the view-dependent colour to SH degree D (0-3; the server sends no coefficients above it:
 // at degree 3 they are 96 bytes a splat, at 0 none).
 // window.splatView exposes the state for tests: frames drawn, sorts done, settled (the last frame shows the
-// current camera and model in an order sorted for them), version, pixels(), useCamera(i).
+// current camera and model in an order sorted for them), version, shDegree (of the colours drawn),
+// pixels(), useCamera(i).
 import {Camera, vec} from './camera.js';
 import {Renderer, decodeModel} from './renderer.js';
 
