@@ -31,9 +31,10 @@ Gaussians two_splats() {
   g.quats = {2, 0, 0, 0, s, 0, 0, s};  // the first unnormalized: normalized on use
   g.raw_opacity = {0, 100};
   std::fill(g.sh.begin(), g.sh.end(), 0.0f);
-  g.sh[0] = 1.0f;        // splat 0, DC, red: 0.5 + 0.2821 = 0.7821
-  g.sh[3 * 4 + 1] = 9;   // splat 1, DC, green: above 2, stored as 2
-  g.sh[3 * 4 + 2] = -9;  // splat 1, DC, blue: below 0, stored as 0
+  g.sh[0] = 1.0f;          // splat 0, DC, red: 0.5 + 0.2821 = 0.7821
+  g.sh[3 * 3 + 2] = 0.5f;  // splat 0, band 1 (the view-dependent part), blue
+  g.sh[3 * 4 + 1] = 9;     // splat 1, DC, green: above 2, stored as 2
+  g.sh[3 * 4 + 2] = -9;    // splat 1, DC, blue: below 0, stored as 0
   return g;
 }
 
@@ -100,6 +101,22 @@ TEST(ModelBlob, ShCoefficientsAsHalfFloatsUpToTheDegreeSent) {
       EXPECT_EQ(at<std::uint16_t>(blob, first + 2 * (i * 12 + k)),
                 view::half_bits(g3.sh[i * 48 + k]))
           << i << " " << k;
+}
+
+// Bands whose coefficients are all zero (during training, those not yet active) are not sent.
+TEST(ModelBlob, AllZeroHighestBandsAreLeftOut) {
+  Gaussians g = two_splats();
+  g.sh_degree = 3;
+  g.resize(2);
+  std::fill(g.sh.begin(), g.sh.end(), 0.0f);
+  const auto sent_degree = [&] { return at<std::uint32_t>(view::encode_model_blob(g, 1), 16); };
+  EXPECT_EQ(sent_degree(), 0u);
+  g.sh[16 * 3 + 8 * 3 + 1] = -0.1f;  // splat 1, the last coefficient of band 2, green
+  EXPECT_EQ(sent_degree(), 2u);
+  g.sh[16 * 3 + 15 * 3 + 2] = 1e-8f;  // splat 1, the last coefficient of band 3, blue
+  EXPECT_EQ(sent_degree(), 3u);
+  EXPECT_EQ(view::encode_model_blob(g, 1).size(),
+            view::kBlobHeaderBytes + 2 * (view::kBlobSplatBytes + 16 * 3 * 2));
 }
 
 TEST(ModelBlob, HalfBitsRoundToNearestEven) {

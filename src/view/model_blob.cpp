@@ -22,6 +22,17 @@ std::uint16_t unit16(double v) {
   return std::uint16_t(std::lround(std::clamp(v, 0.0, 1.0) * 65535.0));
 }
 
+// The highest band up to `degree` with a non-zero coefficient: the bands above it add nothing to
+// the colour (during training, those not yet active).
+int highest_used_band(const Gaussians& g, int degree) {
+  const int K = g.K();
+  for (; degree > 0; --degree)
+    for (std::size_t i = 0; i < g.size(); ++i)
+      for (int k = sh_coeffs(degree - 1) * 3; k < sh_coeffs(degree) * 3; ++k)
+        if (g.sh[i * K * 3 + k] != 0) return degree;
+  return 0;
+}
+
 }  // namespace
 
 std::uint16_t half_bits(float f) {
@@ -48,7 +59,7 @@ std::uint16_t half_bits(float f) {
 
 std::string encode_model_blob(const Gaussians& g, std::uint32_t version, int max_sh_degree) {
   const std::size_t n = g.size();
-  const int degree = std::clamp(max_sh_degree, 0, g.sh_degree);
+  const int degree = highest_used_band(g, std::clamp(max_sh_degree, 0, g.sh_degree));
   const int K = g.K(), sent = degree > 0 ? sh_coeffs(degree) : 0;
   std::string out(kBlobHeaderBytes + n * (kBlobSplatBytes + sent * 3 * 2), '\0');
   std::size_t at = 0;

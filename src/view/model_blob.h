@@ -19,7 +19,8 @@ namespace splat::view {
 inline constexpr std::uint32_t kBlobLayout = 2;
 inline constexpr std::size_t kBlobHeaderBytes = 20, kBlobSplatBytes = 44;
 
-// The blob of g with its SH coefficients up to degree min(g.sh_degree, max_sh_degree).
+// The blob of g with its SH coefficients up to degree min(g.sh_degree, max_sh_degree), less the
+// highest bands while all their coefficients are zero.
 std::string encode_model_blob(const Gaussians& g, std::uint32_t version, int max_sh_degree = 3);
 
 // IEEE 754 binary16 bits of f, rounded to the nearest even; beyond the range, infinity.

@@ -9,6 +9,7 @@
 //                         "height", "fx", "fy", "cx", "cy", "R" (9, row-major), "t" (3)}, ...]}
 //   GET /model[?sh=D]     the latest snapshot (model_blob.h); its version is in the header. Its SH
 //                         coefficients go up to degree D (0-3; default 3), or the model's if lower
+//                         (or the highest band that is not all zeros)
 //   GET /metrics          metrics.jsonl's records as one JSON array ([] when there is none)
 #include <atomic>
 #include <chrono>
