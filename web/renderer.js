@@ -4,15 +4,20 @@
 // (at most 3.33 sigma), alpha = min(0.99, o exp(power)) skipped below 1/255, pixel centres at
 // +0.5. Each splat is one instanced quad over its screen extent; the fragment shader evaluates
 // the Gaussian and the quads blend back to front (premultiplied alpha) over the background, in
-// the order the sort worker computed.
+// the order the sort worker computed. The colour is view-dependent up to the blob's SH degree:
+// max(0, 0.5 + SH(dir)) with dir from the camera centre to the splat's mean (src/cpu/project.h),
+// in the real SH basis of src/cpu/sh.h.
 
 const SPLATS_PER_ROW = 1024;  // the data texture holds 4 RGBA32F texels a splat
-const HEADER_BYTES = 16, SPLAT_BYTES = 44;  // src/view/model_blob.h
+const SH_TEXELS_PER_ROW = 4096;  // the SH texture holds one RGB16F texel a coefficient, K a splat
+const SPLAT_BYTES = 44, HEADER_BYTES = {1: 16, 2: 20};  // by layout: src/view/model_blob.h
 
 const SPLAT_VS = `#version 300 es
 precision highp float;
 precision highp int;
 uniform highp sampler2D u_splats;
+uniform highp sampler2D u_sh;
+uniform int u_sh_degree;
 uniform mat3 u_R;
 uniform vec3 u_t;
 uniform vec4 u_K;  // fx, fy, cx, cy
@@ -21,6 +26,34 @@ layout(location = 0) in uint a_index;
 flat out vec2 v_mean;
 flat out vec3 v_conic;
 flat out vec4 v_color;
+
+vec3 coeff(int first, int k) {
+  int i = first + k;
+  return texelFetch(u_sh, ivec2(i % ${SH_TEXELS_PER_ROW}, i / ${SH_TEXELS_PER_ROW}), 0).rgb;
+}
+
+// The bands of src/cpu/sh.h up to u_sh_degree at the unit direction d, summed over the splat's
+// coefficients, which start at texel index \`first\`.
+vec3 sh(int first, vec3 d) {
+  float x = d.x, y = d.y, z = d.z, xx = x * x, yy = y * y, zz = z * z;
+  vec3 c = 0.28209479177387814 * coeff(first, 0);
+  if (u_sh_degree < 1) return c;
+  c += 0.48860251190291987 * (-y * coeff(first, 1) + z * coeff(first, 2) - x * coeff(first, 3));
+  if (u_sh_degree < 2) return c;
+  c += 1.0925484305920792 * (x * y * coeff(first, 4) - y * z * coeff(first, 5) - x * z * coeff(first, 7)) +
+       (0.94617469575756008 * zz - 0.31539156525252005) * coeff(first, 6) +
+       0.54627421529603959 * (xx - yy) * coeff(first, 8);
+  if (u_sh_degree < 3) return c;
+  c += -0.59004358992664352 * y * (3.0 * xx - yy) * coeff(first, 9) +
+       2.8906114426405538 * x * y * z * coeff(first, 10) +
+       y * (0.45704579946446572 - 2.2852289973223288 * zz) * coeff(first, 11) +
+       z * (1.8658816629505768 * zz - 1.1195289977703462) * coeff(first, 12) +
+       x * (0.45704579946446572 - 2.2852289973223288 * zz) * coeff(first, 13) +
+       1.4453057213202769 * z * (xx - yy) * coeff(first, 14) -
+       0.59004358992664352 * x * (xx - 3.0 * yy) * coeff(first, 15);
+  return c;
+}
+
 void main() {
   gl_Position = vec4(0.0, 0.0, 2.0, 1.0);  // culled: outside the clip volume
   ivec2 uv = ivec2(int(a_index % ${SPLATS_PER_ROW}u) * 4, int(a_index / ${SPLATS_PER_ROW}u));
@@ -51,7 +84,13 @@ void main() {
   gl_Position = vec4(pixel.x / u_size.x * 2.0 - 1.0, 1.0 - pixel.y / u_size.y * 2.0, 0.0, 1.0);
   v_mean = mean;
   v_conic = vec3(c, -b, a) / det;
-  v_color = vec4(t2.zw, t3.x, opacity);
+  vec3 rgb = vec3(t2.zw, t3.x);  // degree 0, precomputed
+  if (u_sh_degree > 0) {
+    vec3 eye = -(u_t * u_R);  // the camera centre, -R^T t
+    int K = (u_sh_degree + 1) * (u_sh_degree + 1);
+    rgb = max(vec3(0.0), 0.5 + sh(int(a_index) * K, normalize(t0.xyz - eye)));
+  }
+  v_color = vec4(rgb, opacity);
 }`;
 
 const SPLAT_FS = `#version 300 es
@@ -113,16 +152,20 @@ function compile(gl, vsText, fsText) {
   return {program, uniforms};
 }
 
-// The model blob (src/view/model_blob.h) as the data texture's floats, and the positions the sort
-// needs.
+// The model blob (src/view/model_blob.h) as the data texture's floats, the SH coefficients as the
+// half floats of the SH texture, and the positions the sort needs.
 export function decodeModel(buffer) {
-  const head = new DataView(buffer, 0, HEADER_BYTES);
   const magic = String.fromCharCode(...new Uint8Array(buffer, 0, 4));
-  if (magic !== 'SPLV' || head.getUint32(4, true) !== 1) throw new Error('/model: not a splat view blob (layout 1)');
+  const layout = buffer.byteLength >= 16 ? new DataView(buffer).getUint32(4, true) : 0;
+  if (magic !== 'SPLV' || !HEADER_BYTES[layout]) throw new Error('/model: not a splat view blob (layout 1 or 2)');
+  const head = new DataView(buffer, 0, HEADER_BYTES[layout]), start = HEADER_BYTES[layout];
   const count = head.getUint32(8, true), version = head.getUint32(12, true);
-  if (buffer.byteLength !== HEADER_BYTES + count * SPLAT_BYTES) throw new Error('/model: truncated');
-  const f = new Float32Array(buffer, HEADER_BYTES, count * SPLAT_BYTES / 4);
-  const u = new Uint16Array(buffer, HEADER_BYTES, count * SPLAT_BYTES / 2);
+  const shDegree = layout >= 2 ? head.getUint32(16, true) : 0;
+  const shValues = shDegree > 0 ? count * (shDegree + 1) ** 2 * 3 : 0;
+  if (shDegree > 3) throw new Error(`/model: SH degree ${shDegree}, above 3`);
+  if (buffer.byteLength !== start + count * SPLAT_BYTES + 2 * shValues) throw new Error('/model: truncated');
+  const f = new Float32Array(buffer, start, count * SPLAT_BYTES / 4);
+  const u = new Uint16Array(buffer, start, count * SPLAT_BYTES / 2);
   const rows = Math.max(1, Math.ceil(count / SPLATS_PER_ROW));
   const texels = new Float32Array(rows * SPLATS_PER_ROW * 16);
   const positions = new Float32Array(count * 3);
@@ -133,7 +176,8 @@ export function decodeModel(buffer) {
     for (let k = 0; k < 6; k++) texels[o + 4 + k] = f[s + 3 + k];
     for (let k = 0; k < 3; k++) texels[o + 10 + k] = 2 * u[c + k] / 65535;
   }
-  return {count, version, rows, texels, positions};
+  const sh = new Uint16Array(buffer, start + count * SPLAT_BYTES, shValues);
+  return {count, version, rows, texels, positions, shDegree, sh};
 }
 
 export class Renderer {
@@ -145,6 +189,8 @@ export class Renderer {
     this.splatProgram = compile(gl, SPLAT_VS, SPLAT_FS);
     this.lineProgram = compile(gl, LINE_VS, LINE_FS);
     this.texture = gl.createTexture();
+    this.shTexture = gl.createTexture();
+    this.shDegree = 0;
     this.indexBuffer = gl.createBuffer();
     this.splatVao = gl.createVertexArray();
     gl.bindVertexArray(this.splatVao);
@@ -167,11 +213,30 @@ export class Renderer {
 
   setModel(model) {
     const gl = this.gl;
+    this.setSh(model.sh);
     gl.bindTexture(gl.TEXTURE_2D, this.texture);
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, SPLATS_PER_ROW * 4, model.rows, 0, gl.RGBA, gl.FLOAT, model.texels);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+    this.shDegree = model.shDegree;
     this.visible = 0;  // until the worker sorts the new model
+  }
+
+  // The coefficients as RGB16F texels in the order of the blob, full rows and then the last.
+  setSh(sh) {
+    const gl = this.gl, texels = sh.length / 3;
+    const full = Math.floor(texels / SH_TEXELS_PER_ROW), rest = texels % SH_TEXELS_PER_ROW;
+    const rows = Math.max(1, full + (rest > 0));
+    if (rows > gl.getParameter(gl.MAX_TEXTURE_SIZE))
+      throw new Error(`the SH coefficients need a texture of ${rows} rows, more than this browser's ` +
+                      `${gl.getParameter(gl.MAX_TEXTURE_SIZE)}: open the page with a lower ?sh=`);
+    gl.bindTexture(gl.TEXTURE_2D, this.shTexture);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB16F, SH_TEXELS_PER_ROW, rows, 0, gl.RGB, gl.HALF_FLOAT, null);
+    if (full > 0) gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, SH_TEXELS_PER_ROW, full, gl.RGB, gl.HALF_FLOAT, sh, 0);
+    if (rest > 0)
+      gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, full, rest, 1, gl.RGB, gl.HALF_FLOAT, sh, full * SH_TEXELS_PER_ROW * 3);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
   }
 
   // Splat indices back to front.
@@ -209,6 +274,10 @@ export class Renderer {
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, this.texture);
       gl.uniform1i(this.splatProgram.uniforms.u_splats, 0);
+      gl.activeTexture(gl.TEXTURE1);
+      gl.bindTexture(gl.TEXTURE_2D, this.shTexture);
+      gl.uniform1i(this.splatProgram.uniforms.u_sh, 1);
+      gl.uniform1i(this.splatProgram.uniforms.u_sh_degree, this.shDegree);
       gl.enable(gl.BLEND);
       gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
       gl.bindVertexArray(this.splatVao);

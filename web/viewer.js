@@ -2,9 +2,12 @@
 // sort worker, draws on change, handles input, and polls for new snapshots while training runs.
 // URL parameters: camera=SPLIT:I (e.g. test:0) or camera=I starts at a dataset camera;
 // size=camera makes the drawing buffer that camera's exact size; frusta=0 hides the frusta;
-// hud=0 hides the overlay; bench=1 turns the orbit every frame (frame-rate measurement).
+// hud=0 hides the overlay; bench=1 turns the orbit every frame (frame-rate measurement); sh=D
+// limits the view-dependent colour to SH degree D (0-3; the server sends no coefficients above it:
+// at degree 3 they are 96 bytes a splat, at 0 none).
 // window.splatView exposes the state for tests: frames drawn, sorts done, settled (the last frame shows the
-// current camera and model in an order sorted for them), version, pixels(), useCamera(i).
+// current camera and model in an order sorted for them), version, shDegree (of the colours drawn),
+// pixels(), useCamera(i).
 import {Camera, vec} from './camera.js';
 import {Renderer, decodeModel} from './renderer.js';
 
@@ -15,6 +18,7 @@ const statusText = document.getElementById('status');
 const cameraName = document.getElementById('camera-name');
 const exactSize = params.get('size') === 'camera';
 const bench = params.get('bench') === '1';
+const modelPath = params.has('sh') ? `/model?sh=${encodeURIComponent(params.get('sh'))}` : '/model';
 if (params.get('hud') === '0') hud.classList.add('hidden');
 
 const renderer = new Renderer(canvas);
@@ -61,12 +65,12 @@ function sceneBounds(positions) {
 async function loadModel() {
   state.loading = true;
   try {
-    const r = await fetch('/model');
-    if (!r.ok) throw new Error(`/model: HTTP ${r.status}`);
+    const r = await fetch(modelPath);
+    if (!r.ok) throw new Error(`${modelPath}: HTTP ${r.status} ${await r.text()}`);
     const model = decodeModel(await r.arrayBuffer());
     renderer.setModel(model);
     const first = state.model === null;
-    state.model = {count: model.count, version: model.version};
+    state.model = {count: model.count, version: model.version, shDegree: model.shDegree};
     if (first) Object.assign(state, sceneBounds(model.positions));
     worker.postMessage({positions: model.positions}, [model.positions.buffer]);
     state.sort.version = -1;
@@ -204,7 +208,7 @@ function showStatus() {
   if (state.error) return;
   const m = state.model;
   const rate = state.fps > 0 ? `${state.fps.toFixed(state.fps < 10 ? 1 : 0)} fps` : 'idle';  // draws only on change
-  statusText.textContent = m ? `${m.count.toLocaleString()} splats · snapshot ${m.version} · ${rate}` : 'loading…';
+  statusText.textContent = m ? `${m.count.toLocaleString()} splats · SH ${m.shDegree} · snapshot ${m.version} · ${rate}` : 'loading…';
 }
 
 // ---- input --------------------------------------------------------------------------------------
@@ -328,6 +332,7 @@ window.splatView = {
   get sorts() { return state.sorts; },
   get sortMs() { return state.sortMs; },
   get version() { return state.model ? state.model.version : 0; },
+  get shDegree() { return state.model ? state.model.shDegree : -1; },
   get error() { return state.error; },
   get settled() {
     const d = state.drawn;

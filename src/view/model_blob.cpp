@@ -22,16 +22,50 @@ std::uint16_t unit16(double v) {
   return std::uint16_t(std::lround(std::clamp(v, 0.0, 1.0) * 65535.0));
 }
 
+// The highest band up to `degree` with a non-zero coefficient: the bands above it add nothing to
+// the colour (during training, those not yet active).
+int highest_used_band(const Gaussians& g, int degree) {
+  const int K = g.K();
+  for (; degree > 0; --degree)
+    for (std::size_t i = 0; i < g.size(); ++i)
+      for (int k = sh_coeffs(degree - 1) * 3; k < sh_coeffs(degree) * 3; ++k)
+        if (g.sh[i * K * 3 + k] != 0) return degree;
+  return 0;
+}
+
 }  // namespace
 
-std::string encode_model_blob(const Gaussians& g, std::uint32_t version) {
+std::uint16_t half_bits(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);  // NaN
+  const int exponent = int(x >> 23) - 127;
+  if (exponent > 15) return std::uint16_t(sign | 0x7c00u);
+  // The 24-bit significand loses `drop` bits: 13 for a normal half, more below 2^-14, where
+  // the half is subnormal (no implicit bit, exponent field 0).
+  const std::uint32_t significand = (x & 0x7fffffu) | 0x800000u;
+  const bool normal = exponent >= -14;
+  const int drop = normal ? 13 : 13 - 14 - exponent;
+  if (drop > 24) return std::uint16_t(sign);
+  std::uint32_t kept = significand >> drop;
+  const std::uint32_t rest = significand & ((1u << drop) - 1), halfway = 1u << (drop - 1);
+  if (rest > halfway || (rest == halfway && (kept & 1))) ++kept;
+  // A carry out of the significand moves into the exponent field: the next binade, or infinity.
+  const std::uint32_t bits = normal ? (std::uint32_t(exponent + 15) << 10) + kept - 0x400u : kept;
+  return std::uint16_t(sign | bits);
+}
+
+std::string encode_model_blob(const Gaussians& g, std::uint32_t version, int max_sh_degree) {
   const std::size_t n = g.size();
-  std::string out(kBlobHeaderBytes + n * kBlobSplatBytes, '\0');
+  const int degree = highest_used_band(g, std::clamp(max_sh_degree, 0, g.sh_degree));
+  const int K = g.K(), sent = degree > 0 ? sh_coeffs(degree) : 0;
+  std::string out(kBlobHeaderBytes + n * (kBlobSplatBytes + sent * 3 * 2), '\0');
   std::size_t at = 0;
-  const std::uint32_t header[3] = {1, std::uint32_t(n), version};
+  const std::uint32_t header[4] = {kBlobLayout, std::uint32_t(n), version, std::uint32_t(degree)};
   put(out, at, "SPLV", 4);
   put(out, at, header, sizeof header);
-  const int K = g.K();
   for (std::size_t i = 0; i < n; ++i) {
     const float* q = &g.quats[i * 4];
     const double qn = std::sqrt(double(q[0]) * q[0] + double(q[1]) * q[1] + double(q[2]) * q[2] +
@@ -57,6 +91,11 @@ std::string encode_model_blob(const Gaussians& g, std::uint32_t version) {
     rgba[3] = unit16(sigmoid(double(g.raw_opacity[i])));
     put(out, at, rgba, sizeof rgba);
   }
+  for (std::size_t i = 0; i < n; ++i)
+    for (int k = 0; k < sent * 3; ++k) {
+      const std::uint16_t h = half_bits(g.sh[i * K * 3 + k]);
+      put(out, at, &h, sizeof h);
+    }
   return out;
 }
 

@@ -102,22 +102,24 @@ std::uint32_t ViewServer::version() const {
   return version_;
 }
 
-// Encoded once per version, outside the lock, by the first request that asks for it.
-std::string ViewServer::model_blob() {
+// Encoded outside the lock by the first request that asks for a version at a degree; the last
+// one encoded is kept (a page asks for one degree).
+std::string ViewServer::model_blob(int max_sh_degree) {
   std::shared_ptr<const Gaussians> model;
   std::uint32_t version;
   {
     std::lock_guard lock(mutex_);
-    if (blob_ && blob_version_ == version_) return *blob_;
+    if (blob_ && blob_version_ == version_ && blob_degree_ == max_sh_degree) return *blob_;
     model = model_;
     version = version_;
   }
-  auto blob =
-      std::make_shared<const std::string>(encode_model_blob(model ? *model : Gaussians{}, version));
+  auto blob = std::make_shared<const std::string>(
+      encode_model_blob(model ? *model : Gaussians{}, version, max_sh_degree));
   std::lock_guard lock(mutex_);
   if (version >= blob_version_) {
     blob_ = blob;
     blob_version_ = version;
+    blob_degree_ = max_sh_degree;
   }
   return *blob;
 }
@@ -136,6 +138,7 @@ void ViewServer::route() {
       std::lock_guard lock(mutex_);
       info = {{"version", version_},
               {"splats", model_ ? model_->size() : 0},
+              {"sh_degree", model_ ? model_->sh_degree : 0},
               {"live", !progress_.is_null()},
               {"progress", progress_}};
     }
@@ -145,8 +148,14 @@ void ViewServer::route() {
     std::lock_guard lock(mutex_);
     res.set_content(scene_.dump(), "application/json");
   });
-  http_->Get("/model", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(model_blob(), "application/octet-stream");
+  http_->Get("/model", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string sh = req.has_param("sh") ? req.get_param_value("sh") : "3";
+    if (sh.size() != 1 || sh[0] < '0' || sh[0] > '3') {
+      res.status = 400;
+      res.set_content("/model: sh=" + sh + " is not an SH degree from 0 to 3", "text/plain");
+      return;
+    }
+    res.set_content(model_blob(sh[0] - '0'), "application/octet-stream");
   });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::string path;

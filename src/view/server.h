@@ -4,10 +4,12 @@
 // with the progress and curves of metrics.jsonl. The page polls GET /info and fetches /model
 // again when the snapshot version there has advanced.
 //   GET /                 index.html (and /<file> for the other files of web/)
-//   GET /info             {"version", "splats", "live", "progress"}
+//   GET /info             {"version", "splats", "sh_degree", "live", "progress"}
 //   GET /scene            {"background": [r, g, b], "cameras": [{"name", "split", "width",
 //                         "height", "fx", "fy", "cx", "cy", "R" (9, row-major), "t" (3)}, ...]}
-//   GET /model            the latest snapshot (model_blob.h); its version is in the header
+//   GET /model[?sh=D]     the latest snapshot (model_blob.h); its version is in the header. Its SH
+//                         coefficients go up to degree D (0-3; default 3), or the model's if lower
+//                         (or the highest band that is not all zeros)
 //   GET /metrics          metrics.jsonl's records as one JSON array ([] when there is none)
 #include <atomic>
 #include <chrono>
@@ -56,7 +58,7 @@ class ViewServer {
 
  private:
   void route();
-  std::string model_blob();
+  std::string model_blob(int max_sh_degree);
 
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
@@ -69,8 +71,9 @@ class ViewServer {
   std::string metrics_path_;
   std::shared_ptr<const Gaussians> model_;
   std::uint32_t version_ = 0;
-  std::shared_ptr<const std::string> blob_;  // model_ encoded, for blob_version_
+  std::shared_ptr<const std::string> blob_;  // model_ encoded, for blob_version_ and blob_degree_
   std::uint32_t blob_version_ = 0;
+  int blob_degree_ = -1;
   std::atomic<std::int64_t> last_poll_ns_{-1};
 };
 

@@ -60,8 +60,8 @@ def main():
                 break
             time.sleep(0.3)
         blob = get(base + 'model')
-        magic, layout, count, version = struct.unpack('<4sIII', blob[:16])
-        seen['final'] = {'version': version, 'splats': count, 'bytes': len(blob)}
+        magic, layout, count, version, degree = struct.unpack('<4sIIII', blob[:20])
+        seen['final'] = {'version': version, 'splats': count, 'sh_degree': degree, 'bytes': len(blob)}
         records = json.loads(get(base + 'metrics'))
         seen['metrics_records'] = len(records)
         seen['evals'] = sum(1 for r in records if 'eval' in r)
@@ -83,7 +83,9 @@ def main():
         distinct = sorted(set(seen['versions']))
         if len(distinct) < 3:
             failures.append(f'the snapshot version did not advance during training: {distinct}')
-        if magic != b'SPLV' or len(blob) != 16 + 44 * count or version != info['version']:
+        coefficients = (degree + 1) ** 2 * 3 if degree > 0 else 0
+        if magic != b'SPLV' or layout != 2 or len(blob) != 20 + (44 + 2 * coefficients) * count or \
+                version != info['version'] or degree > info['sh_degree']:
             failures.append(f'/model: {seen["final"]} does not match /info version {info["version"]}')
         if not any(0 < s < args.iterations for s in seen['steps']):
             failures.append('no progress reported during training')

@@ -71,6 +71,17 @@ def psnr(a, b):
     return 99.0 if mse == 0 else min(99.0, -10 * math.log10(mse))  # 99: identical
 
 
+def start_view(splat, *args):
+    """`splat view ARGS --port 0`: the process and the URL it serves."""
+    server = subprocess.Popen([splat, 'view', *args, '--port', '0'], stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    match = re.search(r'(http://\S+)', line)
+    if not match:
+        server.kill()
+        raise RuntimeError(f'splat view printed no URL: {line!r}')
+    return server, match.group(1)
+
+
 class Page:
     def __init__(self, url, width, height):
         opts = webdriver.ChromeOptions()
@@ -120,16 +131,10 @@ def main():
     ap.add_argument('--min-psnr', type=float, default=30.0)
     args = ap.parse_args()
 
-    server = subprocess.Popen([args.splat, 'view', args.model, args.data, '--port', '0'], stdout=subprocess.PIPE,
-                              text=True)
+    server, base = start_view(args.splat, args.model, args.data)
     page = None
     failures, result = [], {}
     try:
-        line = server.stdout.readline()
-        match = re.search(r'(http://\S+)', line)
-        if not match:
-            raise RuntimeError(f'splat view printed no URL: {line!r}')
-        base = match.group(1)
         scene = json.load(urllib.request.urlopen(base + 'scene'))
         tests = [c for c in scene['cameras'] if c['split'] == 'test']
         cam = tests[0]
