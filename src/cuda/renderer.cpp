@@ -140,6 +140,8 @@ void Renderer::backward(GaussianPtrs params,
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);
+  // With sh_adam this launch is also the SH coefficients' Adam step: it updates them in place
+  // from the gradients it forms and leaves grads.sh unwritten (project.h, ShAdam).
   project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_, sh_adam);
   timer_.end(stream_);
 }
