@@ -109,6 +109,23 @@ void main() {
   o_color = vec4(v_color.rgb * alpha, alpha);
 }`;
 
+// The splats blend into a half-float image, which this pass copies to the canvas: an 8-bit
+// drawing buffer would clamp colours above 1 and round to 1/255 at every blend, where the CPU
+// backend sums in float and clamps once at the end.
+const COPY_VS = `#version 300 es
+void main() {  // one triangle over the viewport
+  vec2 p = vec2(float((gl_VertexID & 1) << 2), float((gl_VertexID & 2) << 1)) - 1.0;
+  gl_Position = vec4(p, 0.0, 1.0);
+}`;
+
+const COPY_FS = `#version 300 es
+precision highp float;
+uniform highp sampler2D u_image;
+out vec4 o_color;
+void main() {
+  o_color = vec4(clamp(texelFetch(u_image, ivec2(gl_FragCoord.xy), 0).rgb, 0.0, 1.0), 1.0);
+}`;
+
 // Lines in world space (camera frusta), projected with the same pinhole; clip z = z - 0.02 puts
 // the GL near plane at z = 0.01, the splats' near plane.
 const LINE_VS = `#version 300 es
@@ -188,6 +205,13 @@ export class Renderer {
     this.gl = gl;
     this.splatProgram = compile(gl, SPLAT_VS, SPLAT_FS);
     this.lineProgram = compile(gl, LINE_VS, LINE_FS);
+    // Without float colour buffers (rare in WebGL2) the splats blend in the canvas directly.
+    if (gl.getExtension('EXT_color_buffer_float') || gl.getExtension('EXT_color_buffer_half_float')) {
+      this.copyProgram = compile(gl, COPY_VS, COPY_FS);
+      this.accumTexture = gl.createTexture();
+      this.accumFramebuffer = gl.createFramebuffer();
+      this.accumSize = [0, 0];
+    }
     this.texture = gl.createTexture();
     this.shTexture = gl.createTexture();
     this.shDegree = 0;
@@ -263,8 +287,33 @@ export class Renderer {
     gl.uniform2f(u.u_size, K.width, K.height);
   }
 
+  // The half-float image the splats blend into, at the drawing size; null without one.
+  accumulation(width, height) {
+    const gl = this.gl;
+    if (!this.copyProgram) return null;
+    if (this.accumSize[0] !== width || this.accumSize[1] !== height) {
+      gl.bindTexture(gl.TEXTURE_2D, this.accumTexture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA16F, width, height, 0, gl.RGBA, gl.HALF_FLOAT, null);
+      for (const p of [gl.TEXTURE_MIN_FILTER, gl.TEXTURE_MAG_FILTER])
+        gl.texParameteri(gl.TEXTURE_2D, p, gl.NEAREST);
+      gl.bindFramebuffer(gl.FRAMEBUFFER, this.accumFramebuffer);
+      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D,
+                              this.accumTexture, 0);
+      const complete = gl.checkFramebufferStatus(gl.FRAMEBUFFER) === gl.FRAMEBUFFER_COMPLETE;
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      if (!complete) {  // the extension without a renderable RGBA16F: blend in the canvas
+        this.copyProgram = null;
+        return null;
+      }
+      this.accumSize = [width, height];
+    }
+    return this.accumFramebuffer;
+  }
+
   draw(camera, K, background, showLines) {
     const gl = this.gl;
+    const accum = this.accumulation(K.width, K.height);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, accum);
     gl.viewport(0, 0, K.width, K.height);
     gl.clearColor(background[0], background[1], background[2], 1);
     gl.clear(gl.COLOR_BUFFER_BIT);
@@ -283,6 +332,15 @@ export class Renderer {
       gl.bindVertexArray(this.splatVao);
       gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, this.visible);
       gl.disable(gl.BLEND);
+    }
+    if (accum) {
+      gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+      gl.useProgram(this.copyProgram.program);
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, this.accumTexture);
+      gl.uniform1i(this.copyProgram.uniforms.u_image, 0);
+      gl.bindVertexArray(null);
+      gl.drawArrays(gl.TRIANGLES, 0, 3);
     }
     if (showLines && this.lineVertices > 0) {
       gl.useProgram(this.lineProgram.program);
