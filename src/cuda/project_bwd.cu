@@ -41,8 +41,8 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
-  const detail::SplatGeometry g =
-      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + i4);
+  const detail::SplatGeometry g = detail::splat_geometry(
+      cam, means + i3, log_scales + i3, quats + i4, p.filter3d ? p.filter3d[i] : 0.f);
   float v_mean[3];  // d loss / d world-space mean
 
   // Color = max(0, 0.5 + sum_k b_k(dir) sh_k), dir = (m - campos) / |m - campos|: gradients go
@@ -93,19 +93,23 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
     for (int k = 0; k < 3; ++k) v_mean[k] = (v_dir[k] - dir[k] * dd) * idn;
   }
 
-  // Opacity = sigmoid(raw), times the Mip-Splatting compensation sqrt(det_orig / det).
+  // Opacity = sigmoid(raw), times the Mip-Splatting factors: the 3D filter's compensation3d
+  // (with p.filter3d) and the 2D mip filter's sqrt(det_orig / det) (antialiased).
   const float sig = 1.f / (1.f + expf(-raw_opacity[i]));
-  const float v_op = v_opacities[i];
+  const float v_op3 = p.filter3d ? v_opacities[i] * g.compensation3d : v_opacities[i];
   float v_det = 0.f, v_det_orig = 0.f;
+  float v_log_comp3d;  // d loss / d log(compensation3d), for the scales below
   if (p.antialiased) {
-    v_raw_opacity[i] = v_op * g.compensation * sig * (1.f - sig);
-    const float v_comp = v_op * sig;
+    v_raw_opacity[i] = v_op3 * g.compensation * sig * (1.f - sig);
+    const float v_comp = v_op3 * sig;
+    v_log_comp3d = v_comp * g.compensation;
     if (g.compensation > 0.f) {
       v_det_orig = v_comp * 0.5f / (g.compensation * g.det);
       v_det = -v_comp * 0.5f * g.compensation / g.det;
     }
   } else {
-    v_raw_opacity[i] = v_op * sig * (1.f - sig);
+    v_raw_opacity[i] = v_op3 * sig * (1.f - sig);
+    v_log_comp3d = v_op3 * sig;
   }
 
   // Conic = inverse(cov2d): dL/dcov = -Ci G Ci, G the symmetric gradient of the conic (the
@@ -195,7 +199,15 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
       v_s += g.Rq[r][c] * v_M[r][c];
       Wq[r][c] = v_M[r][c] * g.s[c];
     }
-    v_log_scales[i3 + c] = v_s * g.s[c];
+    if (p.filter3d) {
+      // s = sqrt(s_raw^2 + var): ds / dlog s_raw = s_raw^2 / s, and
+      // log compensation3d = sum(log s_raw - log s) has d / dlog s_raw = var / s^2.
+      const float is = 1.f / g.s[c];
+      v_log_scales[i3 + c] =
+          v_s * (g.s_raw[c] * g.s_raw[c] * is) + v_log_comp3d * g.filter_var * is * is;
+    } else {
+      v_log_scales[i3 + c] = v_s * g.s[c];
+    }
   }
 
   // Rotation matrix of the unit quaternion -> its components, then through q / |q|.

@@ -49,12 +49,15 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
 
   const detail::SplatGeometry g =
-      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4);
+      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4,
+                             p.filter3d ? p.filter3d[i] : 0.f);
 
   // Culled unless every test below passes; a culled splat still gets every output written.
   bool keep = g.valid;
   float opacity = 1.f / (1.f + expf(-raw_opacity[i]));
-  if (p.antialiased) opacity *= g.compensation;  // Mip-Splatting (Yu et al. 2024)
+  // Mip-Splatting (Yu et al. 2024): the 3D filter's and the 2D mip filter's opacity factors.
+  if (p.filter3d) opacity *= g.compensation3d;
+  if (p.antialiased) opacity *= g.compensation;
   keep = keep && !(opacity < config::alpha_min);
   // Screen extent per axis out to where alpha falls to 1/255 (at most 3.33 sigma), so tile
   // binning never drops a contribution the rasterizer would keep.
