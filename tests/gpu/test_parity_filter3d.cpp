@@ -119,8 +119,10 @@ TEST(ParityFilter3d, OneTrainingStepWithBothFilters) {
     after.push_back(b->state());
   }
   ASSERT_EQ(losses.size(), 2u);
+  // The golden vectors' image bounds (golden_util.h): a contribution right at the 1/255 alpha
+  // threshold may be kept by one backend only.
   expect_agree("render", renders[1].data, renders[0].data,
-               {1e-5, 1 - 1e-9, 2e-4, "float projection and blending"});
+               {1e-4, 1 - 1e-8, 1.0 / 255 + 1e-5, "float projection and blending"});
   EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss));
   // From zero moments, adam_m = (1 - beta1) * gradient: the gradients of every group agree.
   const char* names[] = {"means", "log_scales", "quats", "raw_opacity", "sh"};
