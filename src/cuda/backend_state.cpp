@@ -76,8 +76,11 @@ void CudaBackend::update_filter3d(std::span<const Camera> cameras) {
   const bool same_cams =
       cams.size() == filter_cams_host_.size() &&
       std::memcmp(cams.data(), filter_cams_host_.data(), cams.size() * sizeof(CameraParams)) == 0;
+  // Nothing in flight: a queued step that overflowed its intersection buffers would run again
+  // after this update and see variances from the means before it (recover() queues steps, not
+  // this), where the CPU reference computes them after it. One wait every 100 steps.
+  drain();
   if (!same_cams || filter3d_.size() != std::size_t(n_)) {
-    drain();  // the buffers change under the steps in flight
     if (!same_cams) {
       filter_cams_.upload(cams);
       filter_cams_host_ = std::move(cams);
@@ -87,7 +90,6 @@ void CudaBackend::update_filter3d(std::span<const Camera> cameras) {
     ++generation_;
   }
   filter_on_ = true;
-  // Queued behind the steps in flight, which read the previous variances: the same stream.
   filter3d_variances(n_, params_.g[0].data(), filter_cams_.data(), int(filter_cams_host_.size()),
                      filter3d_.data(), filter_fallback_.data(), stream_);
 }
