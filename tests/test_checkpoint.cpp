@@ -56,6 +56,7 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
   for (std::size_t i = 0; i < n; ++i) {
     c.adc_grad2d.push_back(std::uniform_real_distribution<float>(0, 1)(rng));
     c.adc_count.push_back(std::int32_t(i % 7));
+    c.filter3d.push_back(std::uniform_real_distribution<float>(0, 1e-4f)(rng));
   }
   return c;
 }
@@ -71,6 +72,8 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.config_toml, b.config_toml);
   EXPECT_EQ(a.adc_grad2d, b.adc_grad2d);
   EXPECT_EQ(a.adc_count, b.adc_count);
+  EXPECT_EQ(a.run_id, b.run_id);
+  EXPECT_EQ(a.filter3d, b.filter3d);
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -143,12 +146,34 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.adc_grad2d.clear();
   c.adc_count.clear();
+  c.filter3d.clear();
   write_checkpoint(path_, c);
   std::string bytes = file_bytes(path_);
   bytes.resize(bytes.rfind(std::string("\x0a\0\0\0adc_grad2d", 14)));
   poke(bytes, 8, std::uint32_t(1));
   write_bytes(path_, bytes);
   expect_identical(c, read_checkpoint(path_));
+}
+
+// Version 3 ended at run_id: such a file reads with no 3D filter.
+TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.filter3d.clear();
+  write_checkpoint(path_, c);
+  std::string bytes = file_bytes(path_);
+  bytes.resize(bytes.rfind(std::string("\x08\0\0\0filter3d", 12)));
+  poke(bytes, 8, std::uint32_t(3));
+  write_bytes(path_, bytes);
+  expect_identical(c, read_checkpoint(path_));
+}
+
+TEST_F(CheckpointFile, BadFilter3dIsNamed) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.filter3d.pop_back();
+  EXPECT_NE(error_of([&] { write_checkpoint(path_, c); }).find("filter3d"), std::string::npos);
+  c = make_checkpoint(5, 1);
+  c.filter3d[2] = -1.0f;
+  EXPECT_NE(error_of([&] { write_checkpoint(path_, c); }).find("filter3d"), std::string::npos);
 }
 
 TEST_F(CheckpointFile, AdcStatisticsOfAnotherModelSizeAreNamed) {
@@ -165,7 +190,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 4u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 5u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

@@ -32,6 +32,7 @@ Config changed_everywhere() {
   c.model.init_extent = 2.0 / 3.0;
   c.model.init_opacity = 0.123456789012345678;
   c.model.init_scale = 0.25;
+  c.model.antialiased = true;
   c.train.iterations = 7;
   c.train.time_budget = 90;
   c.train.seed = 9007199254740993ull;  // 2^53 + 1: would be rounded if it went through a double

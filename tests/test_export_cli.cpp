@@ -2,14 +2,18 @@
 // and output.formats / output.save_checkpoint at the end of training.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "core/gaussians.h"
+#include "io/checkpoint.h"
 #include "io/model_file.h"
 #include "io/ply.h"
 #include "io/quantize.h"
+#include "render/filter3d_host.h"
 #include "test_util.h"
 
 namespace splat {
@@ -32,6 +36,41 @@ std::string small_model(const fs::path& dir) {
   const std::string path = (dir / "model.ply").string();
   write_ply(path, g);
   return path;
+}
+
+// A checkpoint of model.antialiased holds the raw parameters and the 3D filter; what `splat export`
+// writes for viewers has the filter baked in (filter3d::bake), in every format.
+TEST(ExportCli, AntialiasedCheckpointIsExportedBaked) {
+  const fs::path dir = test::temp_dir("export_cli_aa");
+  Checkpoint c;
+  c.params = read_ply(small_model(dir));
+  c.adam_m = c.adam_v = c.params;
+  for (std::size_t i = 0; i < c.params.size(); ++i) c.filter3d.push_back(1e-3f * float(i % 5));
+  const std::string ckpt = (dir / "aa.ckpt").string();
+  write_checkpoint(ckpt, c);
+  const Gaussians want = filter3d::bake(c.params, c.filter3d);
+  for (const char* name : {"aa.ply", "aa.spz"}) {
+    const auto r = test::run_splat("export " + ckpt + " --out " + (dir / name).string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Gaussians got = read_model((dir / name).string());
+    ASSERT_EQ(got.size(), want.size());
+    double worst_scale = 0, worst_opacity = 0, moved = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+      worst_opacity = std::max(
+          worst_opacity, std::abs(sigmoid(got.raw_opacity[i]) - sigmoid(want.raw_opacity[i])));
+      moved = std::max(moved, double(std::abs(want.raw_opacity[i] - c.params.raw_opacity[i])));
+      for (int k = 0; k < 3; ++k)
+        worst_scale = std::max(
+            worst_scale, double(std::abs(got.log_scales[i * 3 + k] - want.log_scales[i * 3 + k])));
+    }
+    // .ply keeps floats; .spz rounds log-scales to 1/16 and opacity to 8 bits. The bake moves
+    // the logits by more than 0.5 here.
+    const bool exact = std::string(name) == "aa.ply";
+    EXPECT_LE(worst_scale, exact ? 0.0 : 1.0 / 32 + 1e-6) << name;
+    EXPECT_LE(worst_opacity, exact ? 0.0 : 0.5 / 255 + 1e-6) << name;
+    EXPECT_GT(moved, 0.5);
+  }
 }
 
 TEST(ExportCli, EveryFormatByFlagAndByName) {

@@ -33,7 +33,16 @@ struct Scene {
   GaussiansT<double> g;
   Camera cam;
   RasterSettings rs;
+  std::vector<double> filter;  // Mip-Splatting 3D filter variances [N], or empty
 };
+
+// A 3D filter on every splat, variance 0.001..0.01 (filtered scales 0.06..0.22 from 0.05..0.2),
+// so that both the scale and the opacity factor of the filter move the outputs.
+void add_filter3d(Scene& s, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  s.filter.resize(s.g.size());
+  for (double& v : s.filter) v = std::uniform_real_distribution<>(0.001, 0.01)(rng);
+}
 
 // A small random scene: 40x28 (not a multiple of the 16 px tile), off-center principal point, a
 // rotated camera, splats at depth 1.5..4 whose means project inside the central 80% of the image,
@@ -93,7 +102,7 @@ Scene make_scene(std::uint32_t seed, int n, bool antialiased) {
 
 // The preconditions that make the render smooth near the scene, checked rather than assumed.
 ::testing::AssertionResult is_smooth(const Scene& s) {
-  const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
+  const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs, s.filter);
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (p.radii[i * 2] <= 0) return ::testing::AssertionFailure() << "splat " << i << " culled";
     const double mx = p.means2d[i * 2], my = p.means2d[i * 2 + 1];
@@ -225,14 +234,15 @@ void check_param_groups(const std::string& tag,
 
 // Raw parameters -> (means2d, conics, colors, opacities) through the scalar <w, outputs>.
 // Depths have no backward: they only order the splats.
-void check_project(bool antialiased) {
+void check_project(bool antialiased, bool filter3d = false) {
   Scene s = make_scene(antialiased ? 11 : 7, 30, antialiased);
+  if (filter3d) add_filter3d(s, 5);
   ASSERT_TRUE(is_smooth(s));
   auto outputs = [&] {
-    const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs);
+    const cpu::Projected<double> p = cpu::project_fwd(s.g, s.cam, s.rs, s.filter);
     return concat({&p.means2d, &p.conics, &p.colors, &p.opacities});
   };
-  const cpu::Projected<double> fwd = cpu::project_fwd(s.g, s.cam, s.rs);
+  const cpu::Projected<double> fwd = cpu::project_fwd(s.g, s.cam, s.rs, s.filter);
   const std::size_t n = fwd.size();
   std::mt19937 rng(3);
   cpu::ProjectedGrad<double> v;
@@ -242,14 +252,15 @@ void check_project(bool antialiased) {
   v.opacities = random_vec(rng, n);
   const Vec w = concat({&v.means2d, &v.conics, &v.colors, &v.opacities});
   GaussiansT<double> grads;
-  cpu::project_bwd(s.g, s.cam, s.rs, fwd, v, grads);
+  cpu::project_bwd(s.g, s.cam, s.rs, fwd, v, grads, s.filter);
 
   // A step moves only its own splat's outputs, so the FD is nearly exact. Observed over all groups,
   // both modes: rel L2 <= 3e-10, 1 - cos <= 3e-15, max <= 2.3e-10. Bounds ~30x above that; the
   // subtlest mutation tried (one SH basis derivative term) gives rel L2 1.3e-3 in the means.
   const Tolerance tol{1e-8, 1e-13, 1e-8};
-  check_param_groups(antialiased ? "project [antialiased] " : "project ", s.g, grads, w, outputs,
-                     tol);
+  const std::string name = std::string("project ") + (antialiased ? "[antialiased] " : "") +
+                           (filter3d ? "[3D filter] " : "");
+  check_param_groups(name, s.g, grads, w, outputs, tol);
 }
 
 TEST(Gradcheck, Project) {
@@ -257,6 +268,14 @@ TEST(Gradcheck, Project) {
 }
 TEST(Gradcheck, ProjectAntialiased) {
   check_project(true);
+}
+// Mip-Splatting's 3D filter alone and with the 2D mip filter (model.antialiased): its scale and
+// opacity factors feed the log-scale and opacity gradients.
+TEST(Gradcheck, ProjectFilter3d) {
+  check_project(false, true);
+}
+TEST(Gradcheck, ProjectFilter3dAntialiased) {
+  check_project(true, true);
 }
 
 // ---- (b) rasterization --------------------------------------------------------------------------
@@ -324,20 +343,22 @@ TEST(Gradcheck, Loss) {
 
 // Raw parameters -> render -> photometric loss, against render_bwd of the loss gradient. The
 // target is the rendered image pushed 0.05..0.3 away per element, so L1 stays smooth nearby.
-void check_end_to_end(bool antialiased) {
+void check_end_to_end(bool antialiased, bool filter3d = false) {
   Scene s = make_scene(antialiased ? 23 : 13, 16, antialiased);
+  if (filter3d) add_filter3d(s, 9);
   ASSERT_TRUE(is_smooth(s));
   const int W = s.cam.width, H = s.cam.height;
-  const auto st = cpu::render_fwd(s.g, s.cam, s.rs);
+  const auto st = cpu::render_fwd(s.g, s.cam, s.rs, s.filter);
   std::mt19937 rng(21);
   std::uniform_real_distribution<> u01(0.0, 1.0), gap(0.05, 0.3);
   Vec target(st.raster.image.size());
   for (std::size_t i = 0; i < target.size(); ++i)
     target[i] = st.raster.image[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
   const auto loss = cpu::photometric_loss(st.raster.image, target, W, H, kSsimLambda, true);
-  const GaussiansT<double> grads = cpu::render_bwd(s.g, s.cam, s.rs, st, loss.v_image, {});
+  const GaussiansT<double> grads =
+      cpu::render_bwd(s.g, s.cam, s.rs, st, loss.v_image, {}, s.filter);
   auto outputs = [&] {
-    const auto r = cpu::render_fwd(s.g, s.cam, s.rs);
+    const auto r = cpu::render_fwd(s.g, s.cam, s.rs, s.filter);
     return Vec{cpu::photometric_loss(r.raster.image, target, W, H, kSsimLambda, false).loss};
   };
 
@@ -345,8 +366,9 @@ void check_end_to_end(bool antialiased) {
   // groups, both modes: rel L2 <= 4.8e-7, 1 - cos <= 1.1e-13, max <= 4.1e-7. Bounds ~20x above
   // that; every mutation tried in project, rasterize (image path) and loss gives rel L2 >= 1.9e-3.
   const Tolerance tol{1e-5, 3e-12, 1e-5};
-  check_param_groups(antialiased ? "end to end [antialiased] " : "end to end ", s.g, grads, {1.0},
-                     outputs, tol);
+  const std::string name = std::string("end to end ") + (antialiased ? "[antialiased] " : "") +
+                           (filter3d ? "[3D filter] " : "");
+  check_param_groups(name, s.g, grads, {1.0}, outputs, tol);
 }
 
 TEST(Gradcheck, EndToEnd) {
@@ -354,6 +376,9 @@ TEST(Gradcheck, EndToEnd) {
 }
 TEST(Gradcheck, EndToEndAntialiased) {
   check_end_to_end(true);
+}
+TEST(Gradcheck, EndToEndFilter3dAntialiased) {
+  check_end_to_end(true, true);
 }
 
 }  // namespace

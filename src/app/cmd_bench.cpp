@@ -38,7 +38,9 @@ int run_bench_replay(const ReplayArgs& args) {
   if (ckpt.params.sh_degree != cfg.model.sh_degree)
     throw Error(args.checkpoint + ": SH degree " + std::to_string(ckpt.params.sh_degree) +
                 " but model.sh_degree = " + std::to_string(cfg.model.sh_degree));
-  backend->set_state(TrainState{ckpt.params, ckpt.adam_m, ckpt.adam_v, ckpt.iteration});
+  // With the checkpoint's 3D filter (model.antialiased), as the run trained.
+  backend->set_state(
+      TrainState{ckpt.params, ckpt.adam_m, ckpt.adam_v, ckpt.iteration, {}, ckpt.filter3d});
 
   // The strategy's per-step settings (regularizers, noise, statistics) stay, so a step costs what
   // it costs in training; its refine hook is never called.
@@ -165,7 +167,7 @@ int run_bench_parity(const ParityArgs& args) {
     if (k == 2) bc.deterministic = !bc.deterministic;
     auto backend = make_backend(bc);
     backend->set_images(images);
-    TrainState st{ckpt.params, ckpt.params, ckpt.params, 0};
+    TrainState st{ckpt.params, ckpt.params, ckpt.params, 0, {}, ckpt.filter3d};
     for (Gaussians* g : {&st.adam_m, &st.adam_v})
       g->for_each_group(
           [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });

@@ -41,7 +41,7 @@ void add_export(CLI::App& app, Action& action) {
                     ": cannot tell the format from the name (.ply, .compressed.ply, .splat, .spz); "
                     "give --format");
       }
-      const Gaussians model = load_model(args->model).params;
+      const Gaussians model = viewer_params(load_model(args->model));
       int degree = args->sh_degree >= 0 ? args->sh_degree : model.sh_degree;
       if (format == ModelFormat::Splat) {
         if (args->sh_degree > 0)

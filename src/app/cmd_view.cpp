@@ -45,7 +45,7 @@ void add_view(CLI::App& app, Action& action) {
       server.set_scene(data ? &*data : nullptr, background);
       TrainState model = load_model(args->model);
       const std::size_t n = model.params.size();
-      server.publish(std::move(model.params));
+      server.publish(viewer_params(model));
       std::printf("serving %s (%zu splats) at %s (Ctrl-C stops)\n", args->model.c_str(), n,
                   server.url().c_str());
       std::fflush(stdout);

@@ -19,6 +19,7 @@
 #include "io/model_file.h"
 #include "io/ply.h"
 #include "io/read_file.h"
+#include "render/filter3d_host.h"
 #include "train/backend_factory.h"
 #include "train/history.h"
 #include "train/interrupt.h"
@@ -43,6 +44,7 @@ Config resolve_model_config(const ConfigArgs& args, const std::string& model_pat
     apply_config_text(trained, read_checkpoint(model_path).config_toml,
                       model_path + " (its config)");
     base.data = trained.data;
+    base.model.antialiased = trained.model.antialiased;  // render it as it trained
   }
   return resolve_config(args, std::move(base));
 }
@@ -118,11 +120,19 @@ void check_drawable(const std::string& path, const Gaussians& g) {
 }
 }  // namespace
 
+Gaussians viewer_params(const TrainState& st) {
+  return filter3d::bake(st.params, st.filter3d);
+}
+Gaussians viewer_params(const Backend& backend) {
+  return viewer_params(backend.state());
+}
+
 TrainState load_model(const std::string& path) {
   TrainState st;
   if (fs::path(path).extension() == ".ckpt") {
     Checkpoint c = read_checkpoint(path);
     st.params = std::move(c.params);
+    st.filter3d = std::move(c.filter3d);
   } else {
     st.params = read_model(path);
   }
@@ -432,7 +442,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   if (trainer.interrupted()) {
     const int signal = interrupt_signal();
     write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-    write_ply((out / "model.ply").string(), backend->state().params, ply_run_tag(trainer));
+    write_ply((out / "model.ply").string(), viewer_params(*backend), ply_run_tag(trainer));
     std::fprintf(stderr,
                  "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: "
                  "splat train %s --resume %s --out %s\n",
@@ -451,9 +461,9 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   for (const ModelFormat f : used.output.formats) {
     const std::string path = (out / model_file_name(f)).string();
     if (f == ModelFormat::Ply)
-      write_ply(path, backend->state().params, ply_run_tag(trainer));  // stamped with the run
+      write_ply(path, viewer_params(*backend), ply_run_tag(trainer));  // stamped with the run
     else
-      write_model(path, backend->state().params, f);
+      write_model(path, viewer_params(*backend), f);
     written += model_file_name(f) + ", ";
   }
   const std::string render_dir =

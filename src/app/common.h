@@ -35,8 +35,13 @@ Config resolve_model_config(const ConfigArgs& args, const std::string& model_pat
 // Detects the dataset format of `path` and loads it with the data section of the config.
 Dataset load_dataset(const std::string& path, const Config& cfg);
 
-// Model from a .ply or a checkpoint (.ckpt), as a TrainState with zero optimizer moments.
+// Model from a .ply or a checkpoint (.ckpt), as a TrainState with zero optimizer moments (and a
+// checkpoint's 3D filter, model.antialiased).
 TrainState load_model(const std::string& path);
+// The parameters for viewers and model files: the 3D filter (model.antialiased) baked into the
+// scales and opacities (filter3d::bake), so that plain 3DGS renderers draw the filtered model.
+Gaussians viewer_params(const TrainState& st);
+Gaussians viewer_params(const Backend& backend);
 
 // Renders `views` with the model at model_path (.ply or .ckpt) on the config's backend, at the
 // model's own SH degree; PSNR/SSIM against the views' images, PNGs into render_dir if not empty.

@@ -13,6 +13,7 @@
 #include "dist/communicator.h"
 #include "dist/sync.h"
 #include "render/backend.h"
+#include "render/filter3d_host.h"
 
 namespace splat {
 namespace cpu {
@@ -48,6 +49,9 @@ class CpuBackend final : public Backend {
     images_ = images;
   }
   void set_state(const TrainState& s) override {
+    if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
+      throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
+                  " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
     state_ = s;
     stats_ = std::move(state_.adc);
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -64,6 +68,7 @@ class CpuBackend final : public Backend {
 
   void step(std::span<const BatchView> views, const StepSettings& s) override {
     if (views.empty()) throw Error("cpu backend: a step needs at least one view");
+    const std::span<const float> filter = checked_filter3d();
     Gaussians grads, view_grads;
     double sums[3] = {0, 0, 0};  // loss, l1, ssim over this rank's views
     for (std::size_t k = 0; k < views.size(); ++k) {
@@ -74,13 +79,14 @@ class CpuBackend final : public Backend {
                     std::to_string(target.width) + "x" + std::to_string(target.height) +
                     " but its camera is " + std::to_string(cam.width) + "x" +
                     std::to_string(cam.height));
-      const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster);
+      const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster, filter);
       const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
                                                       cam.height, float(s.ssim_lambda), true);
       // render_bwd's two stages, so ADC can read the projected gradients in between.
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
                                                    s.raster, loss.v_image, {});
-      project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads);
+      project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads,
+                  filter);
       if (k > 0) add_in_place(grads, view_grads);
       if (s.accumulate_grad2d) {
         if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -130,10 +136,14 @@ class CpuBackend final : public Backend {
     cpu::adc_reset_opacity(state_, max_opacity);
   }
 
+  void update_filter3d(std::span<const Camera> cameras) override {
+    state_.filter3d = filter3d::variances(state_.params.means, cameras);
+  }
+
   adc::Stats& stats() { return stats_; }
 
   Image render(const Camera& cam, const RasterSettings& rs) override {
-    const RenderState<float> fwd = render_fwd(state_.params, cam, rs);
+    const RenderState<float> fwd = render_fwd(state_.params, cam, rs, checked_filter3d());
     Image out(cam.width, cam.height, 3);
     out.data = fwd.raster.image;
     return out;
@@ -146,6 +156,16 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // The 3D filter, which a refine tick leaves stale until the trainer's update_filter3d.
+  std::span<const float> checked_filter3d() const {
+    const std::vector<float>& f = state_.filter3d;
+    if (!f.empty() && f.size() != state_.params.size())
+      throw Error("cpu backend: the 3D filter has " + std::to_string(f.size()) + " entries for " +
+                  std::to_string(state_.params.size()) +
+                  " splats (update_filter3d after every refine tick)");
+    return f;
+  }
+
   std::vector<const Image*> images_;
   TrainState state_;
   adc::Stats stats_;  // ADC statistics since the last refine tick, one entry per splat

@@ -4,6 +4,8 @@
 // ../shared/golden/README.md. Forward and backward live side by side so the math reads once.
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/camera.h"
@@ -15,12 +17,13 @@ namespace splat::cpu {
 
 template <class T>
 struct Projected {
-  std::vector<T> means2d;    // [N, 2]
-  std::vector<T> depths;     // [N]
-  std::vector<T> conics;     // [N, 3] inverse 2D covariance (a, b, c)
-  std::vector<int> radii;    // [N, 2] pixels; 0 = culled
-  std::vector<T> colors;     // [N, 3]
-  std::vector<T> opacities;  // [N] sigmoid(raw), times the compensation when antialiased
+  std::vector<T> means2d;  // [N, 2]
+  std::vector<T> depths;   // [N]
+  std::vector<T> conics;   // [N, 3] inverse 2D covariance (a, b, c)
+  std::vector<int> radii;  // [N, 2] pixels; 0 = culled
+  std::vector<T> colors;   // [N, 3]
+  std::vector<T>
+      opacities;  // [N] sigmoid(raw), times the 3D filter's and the 2D mip filter's factors
   std::size_t size() const { return depths.size(); }
 };
 
@@ -61,23 +64,28 @@ struct SplatGeometry {
   bool valid = false;
   T qn[4], qnorm;         // normalized quaternion and the raw norm
   Mat3<T> Rq;             // rotation of the splat
-  Vec3<T> s;              // scales
+  Vec3<T> s;              // scales, with the 3D filter: sqrt(exp(log_scale)^2 + filter var)
+  Vec3<T> s_raw;          // exp(log_scale)
+  T filter_var = 0;       // Mip-Splatting 3D filter variance (0 = none)
+  T compensation3d = 1;   // prod(s_raw / s): the 3D filter's opacity factor
   Mat3<T> cov_cam;        // 3D covariance in camera space
   Vec3<T> p;              // mean in camera space
   T J[2][3];              // EWA Jacobian (with the field-of-view clamp)
   bool clamp_x, clamp_y;  // tangent clamped
   T cov2d[3];             // J cov J^T + eps2d I  (a, b, c)
   T det, det_orig;
-  T compensation;
+  T compensation;  // the 2D mip filter's opacity factor
 };
 
 // The 2D covariance of one splat (3D covariance, camera transform, EWA Jacobian, low-pass).
 // Per-splat geometry is computed in double whatever the storage type: a needle-shaped splat makes
 // det(cov2d) cancel catastrophically, and the oracle should not add float error of its own there.
+// filter_var is the splat's Mip-Splatting 3D filter variance (render/filter3d.h), 0 for none.
 template <class P>
 SplatGeometry<double> splat_geometry(const GaussiansT<P>& g,
                                      std::size_t i,
-                                     const Intrinsics<double>& cam) {
+                                     const Intrinsics<double>& cam,
+                                     double filter_var = 0) {
   using T = double;
   SplatGeometry<T> s;
   const Vec3<T> m{g.means[i * 3], g.means[i * 3 + 1], g.means[i * 3 + 2]};
@@ -88,7 +96,15 @@ SplatGeometry<double> splat_geometry(const GaussiansT<P>& g,
   if (!(s.qnorm > T(0))) return s;
   for (int k = 0; k < 4; ++k) s.qn[k] = q[k] / s.qnorm;
   s.Rq = quat_to_rotmat(s.qn[0], s.qn[1], s.qn[2], s.qn[3]);
-  for (int k = 0; k < 3; ++k) s.s[k] = std::exp(g.log_scales[i * 3 + k]);
+  s.filter_var = filter_var;
+  for (int k = 0; k < 3; ++k) {
+    s.s_raw[k] = std::exp(g.log_scales[i * 3 + k]);
+    s.s[k] = s.s_raw[k];
+    if (filter_var > T(0)) {
+      s.s[k] = std::sqrt(s.s_raw[k] * s.s_raw[k] + filter_var);
+      s.compensation3d *= s.s_raw[k] / s.s[k];
+    }
+  }
   Mat3<T> M;  // Rq * diag(s); world covariance = M M^T
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) M[r][c] = s.Rq[r][c] * s.s[c];
@@ -131,8 +147,15 @@ SplatGeometry<double> splat_geometry(const GaussiansT<P>& g,
   return s;
 }
 
+// The 3D filter variances per splat ([N], render/filter3d.h) or empty for none.
 template <class P>
-Projected<P> project_fwd(const GaussiansT<P>& g, const Camera& camera, const RasterSettings& rs) {
+using FilterVars = std::type_identity_t<std::span<const P>>;
+
+template <class P>
+Projected<P> project_fwd(const GaussiansT<P>& g,
+                         const Camera& camera,
+                         const RasterSettings& rs,
+                         FilterVars<P> filter = {}) {
   using T = double;
   const Intrinsics<T> cam(camera);
   const std::size_t n = g.size();
@@ -146,9 +169,9 @@ Projected<P> project_fwd(const GaussiansT<P>& g, const Camera& camera, const Ras
   out.opacities.assign(n, P(0));
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
-    const SplatGeometry<T> s = splat_geometry(g, i, cam);
+    const SplatGeometry<T> s = splat_geometry(g, i, cam, filter.empty() ? T(0) : T(filter[i]));
     if (!s.valid) continue;
-    T opacity = sigmoid(g.raw_opacity[i]);
+    T opacity = sigmoid(g.raw_opacity[i]) * s.compensation3d;
     if (rs.antialiased) opacity *= s.compensation;
     // Screen extent per axis out to where alpha falls to 1/255 (at most 3.33 sigma), so tile
     // binning never drops a contribution the rasterizer would keep.
@@ -199,7 +222,8 @@ void project_bwd(const GaussiansT<P>& g,
                  const RasterSettings& rs,
                  const Projected<P>& fwd,
                  const ProjectedGrad<P>& v,
-                 GaussiansT<P>& grads) {
+                 GaussiansT<P>& grads,
+                 FilterVars<P> filter = {}) {
   using T = double;
   const Intrinsics<T> cam(camera);
   const std::size_t n = g.size();
@@ -210,7 +234,7 @@ void project_bwd(const GaussiansT<P>& g,
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
     if (fwd.radii[i * 2] <= 0 && fwd.radii[i * 2 + 1] <= 0) continue;
-    const SplatGeometry<T> s = splat_geometry(g, i, cam);
+    const SplatGeometry<T> s = splat_geometry(g, i, cam, filter.empty() ? T(0) : T(filter[i]));
     Vec3<T> v_p{};  // d loss / d camera-space mean
     Vec3<T> v_mean{};
 
@@ -237,19 +261,20 @@ void project_bwd(const GaussiansT<P>& g,
       v_mean += (v_dir - dir * dot(dir, v_dir)) * (T(1) / dn);
     }
 
-    // Opacity (and the antialiasing compensation that multiplies it).
+    // Opacity = sigmoid(raw) * compensation3d [* compensation when antialiased].
     const T sig = sigmoid(g.raw_opacity[i]);
     const T v_op = v.opacities[i];
+    const T comp2d = rs.antialiased ? s.compensation : T(1);
+    grads.raw_opacity[i] = v_op * s.compensation3d * comp2d * sig * (T(1) - sig);
+    // d loss / d log(compensation3d), for the scales below.
+    const T v_log_comp3d = v_op * sig * s.compensation3d * comp2d;
     T v_det = 0, v_det_orig = 0;
     if (rs.antialiased) {
-      grads.raw_opacity[i] = v_op * s.compensation * sig * (T(1) - sig);
-      const T v_comp = v_op * sig;
+      const T v_comp = v_op * sig * s.compensation3d;
       if (s.compensation > T(0)) {
         v_det_orig = v_comp * T(0.5) / (s.compensation * s.det);
         v_det = -v_comp * T(0.5) * s.compensation / s.det;
       }
-    } else {
-      grads.raw_opacity[i] = v_op * sig * (T(1) - sig);
     }
 
     // Conic = inverse(cov2d): dL/dcov = -conic G conic, G the symmetric gradient of the conic
@@ -324,7 +349,14 @@ void project_bwd(const GaussiansT<P>& g,
         v_s += s.Rq[r][c] * v_M[r][c];
         W[r][c] = v_M[r][c] * s.s[c];
       }
-      grads.log_scales[i * 3 + c] = v_s * s.s[c];
+      if (s.filter_var > T(0)) {
+        // s = sqrt(s_raw^2 + var): ds / dlog s_raw = s_raw^2 / s, and
+        // log compensation3d = sum(log s_raw - log s) has d / dlog s_raw = var / s^2.
+        grads.log_scales[i * 3 + c] = v_s * (s.s_raw[c] * s.s_raw[c] / s.s[c]) +
+                                      v_log_comp3d * s.filter_var / (s.s[c] * s.s[c]);
+      } else {
+        grads.log_scales[i * 3 + c] = v_s * s.s[c];
+      }
     }
     // Rotation matrix of the unit quaternion -> its components, then through the normalization.
     const T w = s.qn[0], qx = s.qn[1], qy = s.qn[2], qz = s.qn[3];

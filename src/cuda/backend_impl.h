@@ -59,6 +59,7 @@ struct GraphKey {
   long generation = -1;
   int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
   bool antialiased = false, accumulate_grad2d = false, noise = false, u8 = false;
+  const float* filter3d = nullptr;  // the 3D filter's buffer, or null
   float background[3] = {}, ssim_lambda = 0;
   double opacity_reg = 0, scale_reg = 0;
   bool operator==(const GraphKey&) const = default;
@@ -102,6 +103,8 @@ class CudaBackend final : public Backend {
   RefineStats mcmc_refine(const McmcRefineSettings& s) override;
   RefineStats adc_refine(const AdcRefineSettings& s) override;
   void adc_reset_opacity(float max_opacity) override;
+  // Mip-Splatting's 3D filter (backend_state.cpp).
+  void update_filter3d(std::span<const Camera> cameras) override;
 
   // Test hooks (backend_state.cpp), behind adc_stats, set_adc_stats, poison_scratch and
   // model_arrays in cuda/backend.h.
@@ -158,6 +161,10 @@ class CudaBackend final : public Backend {
   void stage_target(const DeviceImage& target);
   void drain();
 
+  // The 3D filter's variances for the projection, or null without one; an error when a refine
+  // tick changed the splats since the last update_filter3d.
+  const float* filter3d() const;
+
   // Refine tick helpers (backend_refine.cpp).
   void assert_idle(const char* before);
   // ADC statistics: one zeroed entry per live splat. Allocated by the first step that accumulates
@@ -184,6 +191,12 @@ class CudaBackend final : public Backend {
   DeviceBuffer<float> grad2d_;            // [N] ADC: gradient-norm sums since the last tick
   DeviceBuffer<std::int32_t> vis_count_;  // [N] ADC: visible steps since the last tick
   ScratchGroup<AdcScratch, int> adc_scratch_;
+  // Mip-Splatting's 3D filter: on when set_state or update_filter3d gave one.
+  bool filter_on_ = false;
+  DeviceBuffer<float> filter3d_;                // [N] variances
+  DeviceBuffer<CameraParams> filter_cams_;      // the training cameras of the last update
+  std::vector<CameraParams> filter_cams_host_;  // the same, to upload only when they change
+  DeviceBuffer<unsigned> filter_fallback_{1};
   Pinned<std::int32_t> adc_totals_host_{kAdcTotals};
   std::vector<DeviceImage> images_;
   Pinned<Slot> ring_;

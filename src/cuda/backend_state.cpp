@@ -2,6 +2,7 @@
 // the test hooks of cuda/backend.h.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "cuda/backend_impl.h"
 #include "cuda/digest.h"
+#include "cuda/filter3d.h"
 #include "render/state_digest.h"
 
 namespace splat::cuda {
@@ -59,8 +61,46 @@ void CudaBackend::set_state(const TrainState& s) {
   } else if (adc_stats_in_use()) {
     reset_adc_stats();
   }
+  if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
+    throw Error("cuda backend: " + std::to_string(s.filter3d.size()) + " 3D filter variances for " +
+                std::to_string(s.params.size()) + " splats");
+  filter_on_ = !s.filter3d.empty();
+  if (filter_on_) filter3d_.upload(s.filter3d);
   ++generation_;
   uploaded();
+}
+
+void CudaBackend::update_filter3d(std::span<const Camera> cameras) {
+  std::vector<CameraParams> cams;
+  for (const Camera& c : cameras) cams.push_back(CameraParams::from(c));
+  const bool same_cams =
+      cams.size() == filter_cams_host_.size() &&
+      std::memcmp(cams.data(), filter_cams_host_.data(), cams.size() * sizeof(CameraParams)) == 0;
+  // Nothing in flight: a queued step that overflowed its intersection buffers would run again
+  // after this update and see variances from the means before it (recover() queues steps, not
+  // this), where the CPU reference computes them after it. One wait every 100 steps.
+  drain();
+  if (!same_cams || filter3d_.size() != std::size_t(n_)) {
+    if (!same_cams) {
+      filter_cams_.upload(cams);
+      filter_cams_host_ = std::move(cams);
+      uploaded();
+    }
+    filter3d_.resize(std::size_t(n_));
+    ++generation_;
+  }
+  filter_on_ = true;
+  filter3d_variances(n_, params_.g[0].data(), filter_cams_.data(), int(filter_cams_host_.size()),
+                     filter3d_.data(), filter_fallback_.data(), stream_);
+}
+
+const float* CudaBackend::filter3d() const {
+  if (!filter_on_) return nullptr;
+  if (filter3d_.size() != std::size_t(n_))
+    throw Error("cuda backend: the 3D filter has " + std::to_string(filter3d_.size()) +
+                " entries for " + std::to_string(n_) +
+                " splats (update_filter3d after every refine tick)");
+  return filter3d_.data();
 }
 
 TrainState CudaBackend::state() const {
@@ -75,6 +115,7 @@ TrainState CudaBackend::state() const {
     s.adc.grad2d = grad2d_.download();
     s.adc.count = vis_count_.download();
   }
+  if (filter_on_) s.filter3d = filter3d_.download();
   return s;
 }
 

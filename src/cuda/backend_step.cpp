@@ -222,7 +222,7 @@ void CudaBackend::view_pass(const ViewRef& view,
   const Camera& cam = view.cam;
   const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
   renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
-                    from_device ? &scalars_.data()->cam : nullptr);
+                    from_device ? &scalars_.data()->cam : nullptr, filter3d());
   if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
@@ -304,6 +304,7 @@ void CudaBackend::run_graph(Pending& p) {
   key.height = view.cam.height;
   key.sh_degree = s.raster.sh_degree;
   key.antialiased = s.raster.antialiased;
+  key.filter3d = filter3d();
   key.accumulate_grad2d = s.accumulate_grad2d;
   key.noise = s.noise_scale > 0;
   key.u8 = target.u8.size() > 0;

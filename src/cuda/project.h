@@ -7,10 +7,12 @@
 namespace splat::cuda {
 
 struct ProjectParams {
-  int n = 0;          // splats
-  int K = 1;          // SH coefficients per channel in storage, (storage degree + 1)^2
-  int sh_degree = 0;  // active degree
-  bool antialiased = false;
+  int n = 0;                 // splats
+  int K = 1;                 // SH coefficients per channel in storage, (storage degree + 1)^2
+  int sh_degree = 0;         // active degree
+  bool antialiased = false;  // the 2D mip filter
+  // Mip-Splatting's 3D filter variance per splat ([N], render/filter3d.h), or null for none.
+  const float* filter3d = nullptr;
   CameraParams cam;
   // When set, the kernels read the camera from this device copy instead of `cam`: a replayed CUDA
   // graph (backend.submission = graph) keeps its parameters, so the camera of each step is written

@@ -20,7 +20,7 @@ constexpr int kBasisStride = 19;  // floats per splat of kAdamSh's basis array: 
 // b[k] * vc[c] on exit (the basis along the view direction times the color gradient that passes
 // the clamp; zero above the active degree). With kAdamSh the coefficients stay and b, vc go to
 // `basis_row` instead. Everything else goes straight to global memory.
-template <bool kDeviceCam, bool kAdamSh>
+template <bool kDeviceCam, bool kAdamSh, bool kFilter3d>
 __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           int i,
                                           const float* __restrict__ means,        // [N, 3]
@@ -41,8 +41,8 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
-  const detail::SplatGeometry g =
-      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + i4);
+  const detail::SplatGeometry g = detail::splat_geometry(
+      cam, means + i3, log_scales + i3, quats + i4, kFilter3d ? p.filter3d[i] : 0.f);
   float v_mean[3];  // d loss / d world-space mean
 
   // Color = max(0, 0.5 + sum_k b_k(dir) sh_k), dir = (m - campos) / |m - campos|: gradients go
@@ -93,19 +93,23 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
     for (int k = 0; k < 3; ++k) v_mean[k] = (v_dir[k] - dir[k] * dd) * idn;
   }
 
-  // Opacity = sigmoid(raw), times the Mip-Splatting compensation sqrt(det_orig / det).
+  // Opacity = sigmoid(raw), times the Mip-Splatting factors: the 3D filter's compensation3d
+  // (kFilter3d) and the 2D mip filter's sqrt(det_orig / det) (antialiased).
   const float sig = 1.f / (1.f + expf(-raw_opacity[i]));
-  const float v_op = v_opacities[i];
+  const float v_op3 = kFilter3d ? v_opacities[i] * g.compensation3d : v_opacities[i];
   float v_det = 0.f, v_det_orig = 0.f;
+  float v_log_comp3d;  // d loss / d log(compensation3d), for the scales below
   if (p.antialiased) {
-    v_raw_opacity[i] = v_op * g.compensation * sig * (1.f - sig);
-    const float v_comp = v_op * sig;
+    v_raw_opacity[i] = v_op3 * g.compensation * sig * (1.f - sig);
+    const float v_comp = v_op3 * sig;
+    v_log_comp3d = v_comp * g.compensation;
     if (g.compensation > 0.f) {
       v_det_orig = v_comp * 0.5f / (g.compensation * g.det);
       v_det = -v_comp * 0.5f * g.compensation / g.det;
     }
   } else {
-    v_raw_opacity[i] = v_op * sig * (1.f - sig);
+    v_raw_opacity[i] = v_op3 * sig * (1.f - sig);
+    v_log_comp3d = v_op3 * sig;
   }
 
   // Conic = inverse(cov2d): dL/dcov = -Ci G Ci, G the symmetric gradient of the conic (the
@@ -195,7 +199,15 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
       v_s += g.Rq[r][c] * v_M[r][c];
       Wq[r][c] = v_M[r][c] * g.s[c];
     }
-    v_log_scales[i3 + c] = v_s * g.s[c];
+    if constexpr (kFilter3d) {
+      // s = sqrt(s_raw^2 + var): ds / dlog s_raw = s_raw^2 / s, and
+      // log compensation3d = sum(log s_raw - log s) has d / dlog s_raw = var / s^2.
+      const float is = 1.f / g.s[c];
+      v_log_scales[i3 + c] =
+          v_s * (g.s_raw[c] * g.s_raw[c] * is) + v_log_comp3d * g.filter_var * is * is;
+    } else {
+      v_log_scales[i3 + c] = v_s * g.s[c];
+    }
   }
 
   // Rotation matrix of the unit quaternion -> its components, then through q / |q|.
@@ -225,8 +237,9 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 // the stage, b and vc of each splat from a second shared array. That saves the gradients' write,
 // and Adam's reads of them and of the coefficients: 12 of the 28 bytes per coefficient and step.
 // Six blocks per SM (80 registers, a few bytes spilled) rather than five at 96 registers: a Lego
-// step took 1.391 ms in replay against 1.403.
-template <bool kDeviceCam, bool kAdamSh, bool kVec>
+// step took 1.391 ms in replay against 1.403. kFilter3d: p.filter3d holds the 3D filter
+// (model.antialiased); the default path compiles without it, registers as before.
+template <bool kDeviceCam, bool kAdamSh, bool kVec, bool kFilter3d>
 __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -285,9 +298,9 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
         for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
       }
     } else {
-      splat_bwd<kDeviceCam, kAdamSh>(p, i, means, log_scales, quats, raw_opacity, conics, v_means2d,
-                                     v_conics, v_colors, v_opacities, v_means, v_log_scales,
-                                     v_quats, v_raw_opacity, sh_splat, basis_row);
+      splat_bwd<kDeviceCam, kAdamSh, kFilter3d>(
+          p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
+          v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat, basis_row);
     }
   }
   __syncthreads();
@@ -336,6 +349,22 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   }
 }
 
+using Kernel = decltype(&project_bwd_kernel<false, false, false, false>);
+
+template <bool kFilter3d>
+Kernel select_bwd_kernel(bool device_cam, bool sh_adam, bool vec) {
+  // [device camera][SH Adam][float4 slices]
+  constexpr Kernel kernels[2][2][2] = {{{project_bwd_kernel<false, false, false, kFilter3d>,
+                                         project_bwd_kernel<false, false, true, kFilter3d>},
+                                        {project_bwd_kernel<false, true, false, kFilter3d>,
+                                         project_bwd_kernel<false, true, true, kFilter3d>}},
+                                       {{project_bwd_kernel<true, false, false, kFilter3d>,
+                                         project_bwd_kernel<true, false, true, kFilter3d>},
+                                        {project_bwd_kernel<true, true, false, kFilter3d>,
+                                         project_bwd_kernel<true, true, true, kFilter3d>}}};
+  return kernels[device_cam][sh_adam][vec];
+}
+
 }  // namespace
 
 void project_bwd(const ProjectParams& p,
@@ -363,14 +392,8 @@ void project_bwd(const ProjectParams& p,
   const bool vec =
       sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
               : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});
-  using Kernel = decltype(&project_bwd_kernel<false, false, false>);
-  // [device camera][SH Adam][float4 slices]
-  constexpr Kernel kernels[2][2][2] = {
-      {{project_bwd_kernel<false, false, false>, project_bwd_kernel<false, false, true>},
-       {project_bwd_kernel<false, true, false>, project_bwd_kernel<false, true, true>}},
-      {{project_bwd_kernel<true, false, false>, project_bwd_kernel<true, false, true>},
-       {project_bwd_kernel<true, true, false>, project_bwd_kernel<true, true, true>}}};
-  const Kernel kernel = kernels[p.device_cam != nullptr][sh_adam != nullptr][vec];
+  const Kernel kernel = p.filter3d ? select_bwd_kernel<true>(p.device_cam, sh_adam, vec)
+                                   : select_bwd_kernel<false>(p.device_cam, sh_adam, vec);
   kernel<<<blocks, block, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics,
       fwd.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales,

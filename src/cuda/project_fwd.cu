@@ -14,7 +14,9 @@ namespace {
 // One thread per splat. The block's SH coefficients ([count, K, 3], up to 48 floats a splat) come
 // in as one contiguous, coalesced slice through shared memory, as in project_bwd: read straight
 // from each thread, every warp instruction touched 32 separate sectors.
-template <bool kDeviceCam, bool kVec>
+// kFilter3d: p.filter3d holds the 3D filter (model.antialiased); the default path compiles
+// without it.
+template <bool kDeviceCam, bool kVec, bool kFilter3d>
 __global__ void __launch_bounds__(config::project_fwd_block_size)
     project_fwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -49,12 +51,15 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
 
   const detail::SplatGeometry g =
-      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4);
+      detail::splat_geometry(cam, means + i3, log_scales + i3, quats + std::size_t(i) * 4,
+                             kFilter3d ? p.filter3d[i] : 0.f);
 
   // Culled unless every test below passes; a culled splat still gets every output written.
   bool keep = g.valid;
   float opacity = 1.f / (1.f + expf(-raw_opacity[i]));
-  if (p.antialiased) opacity *= g.compensation;  // Mip-Splatting (Yu et al. 2024)
+  // Mip-Splatting (Yu et al. 2024): the 3D filter's and the 2D mip filter's opacity factors.
+  if constexpr (kFilter3d) opacity *= g.compensation3d;
+  if (p.antialiased) opacity *= g.compensation;
   keep = keep && !(opacity < config::alpha_min);
   // Screen extent per axis out to where alpha falls to 1/255 (at most 3.33 sigma), so tile
   // binning never drops a contribution the rasterizer would keep.
@@ -118,9 +123,14 @@ void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cud
   if (p.n <= 0) return;
   const int blocks = (p.n + config::project_fwd_block_size - 1) / config::project_fwd_block_size;
   const bool vec = detail::slices_vectorize(p.K * 3, {in.sh});
-  auto kernel = p.device_cam
-                    ? (vec ? project_fwd_kernel<true, true> : project_fwd_kernel<true, false>)
-                    : (vec ? project_fwd_kernel<false, true> : project_fwd_kernel<false, false>);
+  using Kernel = decltype(&project_fwd_kernel<false, false, false>);
+  // [device camera][float4 slices][3D filter]
+  constexpr Kernel kernels[2][2][2] = {
+      {{project_fwd_kernel<false, false, false>, project_fwd_kernel<false, false, true>},
+       {project_fwd_kernel<false, true, false>, project_fwd_kernel<false, true, true>}},
+      {{project_fwd_kernel<true, false, false>, project_fwd_kernel<true, false, true>},
+       {project_fwd_kernel<true, true, false>, project_fwd_kernel<true, true, true>}}};
+  const Kernel kernel = kernels[p.device_cam != nullptr][vec][p.filter3d != nullptr];
   const std::size_t stage_bytes =
       std::size_t(config::project_fwd_block_size) * ((p.K * 3) | 1) * sizeof(float);
   kernel<<<blocks, config::project_fwd_block_size, stage_bytes, stream>>>(

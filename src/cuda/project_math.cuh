@@ -100,7 +100,10 @@ struct SplatGeometry {
   bool valid;
   float qn[4], qnorm;        // normalized quaternion (w, x, y, z) and the raw norm
   float Rq[3][3];            // rotation of the splat
-  float s[3];                // scales
+  float s[3];                // scales, with the 3D filter: sqrt(exp(log_scale)^2 + var)
+  float s_raw[3];            // exp(log_scale)
+  float filter_var;          // Mip-Splatting 3D filter variance (0: none)
+  float compensation3d;      // prod(s_raw / s): the 3D filter's opacity factor
   float RM[3][3];            // R_cam Rq diag(s): camera-space covariance = RM RM^T
   float p[3];                // mean in camera space
   float J00, J02, J11, J12;  // EWA Jacobian (J01 = J10 = 0), with the field-of-view clamp
@@ -109,7 +112,7 @@ struct SplatGeometry {
   float cov_orig[3];         // A A^T (a, b, c)
   float cov2d[3];            // A A^T + eps2d I (a, b, c)
   float det, det_orig;
-  float compensation;  // sqrt(det_orig / det), Mip-Splatting
+  float compensation;  // sqrt(det_orig / det), Mip-Splatting's 2D mip filter
 };
 
 // Rotation matrix of the unit quaternion (w, x, y, z).
@@ -135,10 +138,12 @@ __device__ __forceinline__ void quat_to_rotmat(const float q[4], float r[3][3]) 
 // A = J R_cam M (2x3), cov2d_orig = A A^T and, by Cauchy-Binet, det(A A^T) is the sum of the
 // squared 2x2 minors of A -- non-negative and accurate for needles, where a*c - b*b would cancel.
 // det after the low-pass is det_orig + eps*(a + c) + eps^2, again a sum of non-negative terms.
+// filter_var is the splat's 3D filter variance (render/filter3d.h), 0 for none.
 __device__ __forceinline__ SplatGeometry splat_geometry(const CameraParams& cam,
                                                         const float* __restrict__ mean,       // [3]
                                                         const float* __restrict__ log_scale,  // [3]
-                                                        const float* __restrict__ quat) {     // [4]
+                                                        const float* __restrict__ quat,       // [4]
+                                                        float filter_var) {
   SplatGeometry g;
   const float m[3] = {mean[0], mean[1], mean[2]};
 #pragma unroll
@@ -151,8 +156,17 @@ __device__ __forceinline__ SplatGeometry splat_geometry(const CameraParams& cam,
 #pragma unroll
   for (int k = 0; k < 4; ++k) g.qn[k] = q[k] * iqn;
   quat_to_rotmat(g.qn, g.Rq);
+  g.filter_var = filter_var;
+  g.compensation3d = 1.f;
 #pragma unroll
-  for (int k = 0; k < 3; ++k) g.s[k] = expf(log_scale[k]);
+  for (int k = 0; k < 3; ++k) {
+    g.s_raw[k] = expf(log_scale[k]);
+    g.s[k] = g.s_raw[k];
+    if (filter_var > 0.f) {
+      g.s[k] = sqrtf(g.s_raw[k] * g.s_raw[k] + filter_var);
+      g.compensation3d *= g.s_raw[k] / g.s[k];
+    }
+  }
 #pragma unroll
   for (int r = 0; r < 3; ++r)
 #pragma unroll

@@ -62,12 +62,16 @@ void Renderer::forward(GaussianPtrs params,
                        const Camera& cam,
                        const RasterSettings& rs,
                        Sizing sizing,
-                       const CameraParams* device_cam) {
+                       const CameraParams* device_cam,
+                       const float* filter3d) {
   n_ = n;
   PerSplat& sp = splats_.ensure(n);
   const tiles::Grid grid = tiles::Grid::for_image(cam.width, cam.height);
   const TileGridParams tg{grid.width, grid.height};
-  project_params_ = {n, K, rs.sh_degree, rs.antialiased, CameraParams::from(cam), device_cam};
+  project_params_ = {n, K, rs.sh_degree, rs.antialiased};
+  project_params_.filter3d = filter3d;
+  project_params_.cam = CameraParams::from(cam);
+  project_params_.device_cam = device_cam;
 
   timer_.begin("project", stream_);
   project_fwd(project_params_, params, sp.proj, stream_);

@@ -74,13 +74,15 @@ class Renderer {
   // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
   // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
   // the camera from that device copy (a replayed graph); `cam` still gives the image size.
+  // filter3d: the splats' Mip-Splatting 3D filter variances [n], or null for none.
   void forward(GaussianPtrs params,
                int n,
                int K,
                const Camera& cam,
                const RasterSettings& rs,
                Sizing sizing = Sizing::Exact,
-               const CameraParams* device_cam = nullptr);
+               const CameraParams* device_cam = nullptr,
+               const float* filter3d = nullptr);
   // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
   // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
   // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.

@@ -62,7 +62,8 @@ void allreduce_sum(Communicator& comm, Gaussians& grads, const char* what) {
 
 void broadcast_state(Communicator& comm, TrainState& st, int root) {
   if (comm.size() == 1) return;
-  std::int64_t header[3] = {std::int64_t(st.params.size()), st.params.sh_degree, st.adam_step};
+  std::int64_t header[4] = {std::int64_t(st.params.size()), st.params.sh_degree, st.adam_step,
+                            std::int64_t(st.filter3d.size())};
   comm.broadcast(std::as_writable_bytes(std::span(header)), root, "broadcast of the initial state");
   for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
     g->sh_degree = int(header[1]);
@@ -72,6 +73,10 @@ void broadcast_state(Communicator& comm, TrainState& st, int root) {
     });
   }
   st.adam_step = header[2];
+  st.filter3d.resize(std::size_t(header[3]));
+  if (!st.filter3d.empty())
+    comm.broadcast(std::as_writable_bytes(std::span(st.filter3d)), root,
+                   "broadcast of the initial state (3D filter)");
 }
 
 }  // namespace splat::dist

@@ -6,14 +6,15 @@
 //     u32 name_length, name bytes, u32 element type, u64 count, u64 byte_size, byte_size bytes
 //   iteration; params.*, adam_m.*, adam_v.* (sh_degree, then each Gaussians group);
 //   rng_state; view_order; view_pos; config_toml; adc_grad2d, adc_count (version 2 on; empty
-//   when the run gathers no ADC statistics); run_id (version 3 on). Nothing follows the last
-//   section.
+//   when the run gathers no ADC statistics); run_id (version 3 on); filter3d (version 4 on; empty
+//   unless model.antialiased). Nothing follows the last section.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets.
 
 #include <bit>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,8 +34,9 @@ static_assert(std::endian::native == std::endian::little,
               "sections are copied byte for byte, so the host must be little-endian");
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
-// Version 1 lacks the ADC statistics, version 2 the run id; both are still read.
-constexpr std::uint32_t kVersion = 3;
+// Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter; all are
+// still read.
+constexpr std::uint32_t kVersion = 4;
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 
@@ -97,6 +99,16 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
                           std::to_string(c.adc_count.size()) + " counts for " +
                           std::to_string(c.params.size()) +
                           " Gaussians (either none or one of each per Gaussian)");
+  if (!c.filter3d.empty() && c.filter3d.size() != c.params.size())
+    throw input_error(path, section_field("filter3d"),
+                      std::to_string(c.filter3d.size()) + " filter variances for " +
+                          std::to_string(c.params.size()) +
+                          " Gaussians (either none or one per Gaussian)");
+  for (std::size_t i = 0; i < c.filter3d.size(); ++i)
+    if (!(c.filter3d[i] >= 0.0f && std::isfinite(c.filter3d[i])))
+      throw input_error(path, section_field("filter3d"),
+                        "entry " + std::to_string(i) + " is " + std::to_string(c.filter3d[i]) +
+                            " (a variance: finite and not negative)");
   if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
     throw input_error(path, section_field("view_pos"),
                       std::to_string(c.view_pos) + " is outside view_order (" +
@@ -258,6 +270,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "adc_grad2d", ckpt.adc_grad2d.data(), ckpt.adc_grad2d.size());
     put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
     put_section(out, "run_id", ckpt.run_id.data(), ckpt.run_id.size());
+    put_section(out, "filter3d", ckpt.filter3d.data(), ckpt.filter3d.size());
   });
 }
 
@@ -282,6 +295,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     const std::vector<char> id = r.section<char>("run_id");
     c.run_id.assign(id.begin(), id.end());
   }
+  if (version >= 4) c.filter3d = r.section<float>("filter3d");
   r.expect_end();
   check_shapes(path, c);
   return c;

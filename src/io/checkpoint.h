@@ -24,6 +24,9 @@ struct Checkpoint {
   // The run this state belongs to (train.h: every output of a run carries it); empty in files
   // before version 3.
   std::string run_id;
+  // Mip-Splatting's 3D filter variance per splat (model.antialiased; render/filter3d.h), so that
+  // eval, render and view draw the model as it trained; empty otherwise and before version 4.
+  std::vector<float> filter3d;
 };
 
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);

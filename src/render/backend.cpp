@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "core/error.h"
 #include "core/finite.h"
 #include "render/state_digest.h"
 
@@ -27,6 +28,11 @@ std::uint64_t Backend::state_digest() const {
 std::string Backend::non_finite_group() const {
   const auto bad = find_non_finite(state().params);
   return bad ? bad->group : "";
+}
+
+void Backend::update_filter3d(std::span<const Camera>) {
+  throw Error("model.antialiased: the " + name() +
+              " backend has no Mip-Splatting 3D filter (use backend.type = \"cpu\")");
 }
 
 }  // namespace splat

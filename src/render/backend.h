@@ -42,6 +42,9 @@ struct TrainState {
   // ADC statistics since the last refine tick, so that a resume between ticks is exact; empty
   // when the backend gathers none (MCMC, or no ADC step since the last tick or set_state).
   adc::Stats adc;
+  // Mip-Splatting's 3D filter variance per splat (render/filter3d.h), applied by every step and
+  // render; empty: no 3D filter. Not a parameter: update_filter3d recomputes it.
+  std::vector<float> filter3d;
 };
 
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
@@ -164,6 +167,11 @@ class Backend {
   // ADC opacity reset: opacity = min(opacity, max_opacity) (as a clamp of the raw logit) for every
   // splat, and zero Adam moments of the opacity group.
   virtual void adc_reset_opacity(float max_opacity) = 0;
+  // Recomputes the 3D filter of every splat from its mean and the training cameras
+  // (filter3d::variances); steps and renders apply it from then on. A refine tick changes the
+  // splats, so the trainer calls this after every tick (a step with a filter of another size is
+  // an error). A backend without the 3D filter throws splat::Error saying so.
+  virtual void update_filter3d(std::span<const Camera> cameras);
 
   // Renders the current model (RGB, background included).
   virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;

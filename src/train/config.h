@@ -41,6 +41,9 @@ struct ModelConfig {
   // MCMC's initial opacity and scale (gsplat's MCMC settings); ADC configs set 0.1 and 1.0 (3DGS).
   double init_opacity = 0.5;
   double init_scale = 0.1;  // multiplies the nearest-neighbour scale of each initial point
+  // Mip-Splatting (Yu et al. 2024): the 3D smoothing filter and the 2D mip filter, in training,
+  // evaluation and rendering; model.ply gets the 3D filter baked in (render/filter3d.h).
+  bool antialiased = false;
 };
 
 struct TrainConfig {

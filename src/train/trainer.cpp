@@ -11,6 +11,7 @@
 #include "dist/sync.h"
 #include "io/image_io.h"
 #include "io/model_file.h"
+#include "render/filter3d_host.h"
 #include "train/history.h"
 #include "train/init.h"
 #include "train/interrupt.h"
@@ -50,6 +51,7 @@ RasterSettings final_raster_settings(const Config& cfg) {
   RasterSettings rs;
   rs.sh_degree = int(cfg.model.sh_degree);
   for (int c = 0; c < 3; ++c) rs.background[c] = float(cfg.data.background[c]);
+  rs.antialiased = cfg.model.antialiased;  // the 2D mip filter; the 3D filter is backend state
   return rs;
 }
 
@@ -114,8 +116,18 @@ void Trainer::start_fresh(Gaussians params, const std::string& source) {
 }
 
 void Trainer::start_from(TrainState st) {
+  if (!cfg_.model.antialiased) st.filter3d.clear();
   dist::broadcast_state(comm_, st);
   backend_.set_state(st);
+  // A fresh model, or a checkpoint saved without the filter: compute it now.
+  if (cfg_.model.antialiased && st.filter3d.size() != st.params.size()) update_filter3d();
+}
+
+void Trainer::update_filter3d() {
+  std::vector<Camera> cameras;
+  cameras.reserve(data_.train.size());
+  for (const View& v : data_.train) cameras.push_back(v.camera);
+  backend_.update_filter3d(cameras);
 }
 
 void Trainer::check_ranks_identical(const std::string& when) {
@@ -154,6 +166,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
   st.adam_m = ckpt.adam_m;
   st.adam_v = ckpt.adam_v;
   st.adam_step = ckpt.iteration;
+  st.filter3d = ckpt.filter3d;
   // The tick sums every rank's statistics: rank 0 carries the saved sums, the others start at zero.
   if (comm_.rank() == 0) {
     st.adc.grad2d = ckpt.adc_grad2d;
@@ -196,6 +209,7 @@ Checkpoint Trainer::checkpoint() const {
     c.adc_grad2d = st.adc.grad2d;
     c.adc_count = st.adc.count;
   }
+  c.filter3d = st.filter3d;
   return c;
 }
 
@@ -327,6 +341,9 @@ void Trainer::train(const std::string& out_dir) {
     backend_.step(mine, settings_at(iteration_));
     ++iteration_;
     const auto tick = densifier_->after_step(iteration_, backend_);
+    // Mip-Splatting recomputes the 3D filter whenever the splats change (a refine tick) and every
+    // kFilter3dEvery steps, as the means move.
+    if (cfg_.model.antialiased && (tick || iteration_ % kFilter3dEvery == 0)) update_filter3d();
     if (tick && leader && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
       progress.note("refine at " + std::to_string(iteration_) + ": " +
                     (cfg_.densify.strategy == DensifyStrategy::Adc
@@ -362,7 +379,10 @@ void Trainer::train(const std::string& out_dir) {
     if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);
-      snapshot_take_(iteration_, backend_.params());
+      // The viewer draws plain 3DGS: the 3D filter baked in, as in model.ply.
+      snapshot_take_(iteration_, cfg_.model.antialiased
+                                     ? filter3d::bake(backend_.params(), backend_.state().filter3d)
+                                     : backend_.params());
     }
     if (digest_every > 0 && iteration_ % digest_every == 0)
       check_ranks_identical("at iteration " + std::to_string(iteration_));

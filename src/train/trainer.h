@@ -83,11 +83,15 @@ class Trainer {
   bool stop_requested();
   EvalResult evaluate_now();
   void check_finite() const;
+  void update_filter3d();  // model.antialiased: from the training cameras
 
   static constexpr std::int64_t kStopCheckEvery = 50;
   // Parameters are checked for NaN and inf this often (and before every checkpoint): a diverged
   // run stops within this many steps of going wrong, not at the end. One pass over the model.
   static constexpr std::int64_t kFiniteCheckEvery = 100;
+  // model.antialiased: the 3D filter is recomputed this often besides every refine tick (the
+  // Mip-Splatting paper's interval).
+  static constexpr std::int64_t kFilter3dEvery = 100;
 
   Config cfg_;
   std::vector<AutoChoice> auto_choices_;
