@@ -59,6 +59,7 @@ struct GraphKey {
   long generation = -1;
   int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
   bool antialiased = false, accumulate_grad2d = false, noise = false, u8 = false;
+  LossKind loss = LossKind::L1Ssim;
   float background[3] = {}, ssim_lambda = 0;
   double opacity_reg = 0, scale_reg = 0;
   bool operator==(const GraphKey&) const = default;

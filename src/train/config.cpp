@@ -128,7 +128,8 @@ const std::vector<Field>& fields() {
       model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),
       train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: from the number of training views)"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
-      train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
+      train("loss", &T::loss, "photometric loss: mean |r - t|, mean (r - t)^2, or (1 - ssim_lambda) L1 + ssim_lambda (1 - SSIM) (3DGS); l1 and l2 compute no SSIM"),
+      train("ssim_lambda", &T::ssim_lambda, {0, 1}, "l1_ssim: loss = (1 - l) L1 + l (1 - SSIM)"),
       train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),
       train("lr_means", &T::lr_means, {0}, "means learning rate, times the scene extent"),
       train("lr_means_final", &T::lr_means_final, {0}, "means learning rate at the last step"),
@@ -316,6 +317,7 @@ template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
+template LossKind from_string(std::string_view);
 template ModelFormat from_string(std::string_view);
 
 void Config::validate() const {

@@ -1,5 +1,5 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
-// the parameters, the Adam moments and the loss agree.
+// the parameters, the Adam moments and the loss agree, for every train.loss.
 #include "parity_util.h"
 #include "render/backend.h"
 #include "train/backend_factory.h"
@@ -10,7 +10,8 @@ namespace {
 
 using namespace test;
 
-TEST(ParityStep, OneTrainingStepOnBothBackends) {
+void check_step(LossKind kind) {
+  SCOPED_TRACE(std::string(to_string(kind)));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
     // A target the model does not already match: the scene rendered with other colors is not
@@ -37,6 +38,7 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     StepSettings s;
     s.raster.sh_degree = 3;
     s.raster.background = {1.0f, 1.0f, 1.0f};
+    s.loss = kind;
     s.ssim_lambda = 0.2;
     s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
 
@@ -61,6 +63,11 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     // Loss sums 3*H*W terms in float on the GPU (atomics reorder them).
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss)) << tag << " loss";
     EXPECT_NEAR(losses[1].ssim, losses[0].ssim, 1e-5) << tag << " ssim";
+    EXPECT_NEAR(losses[1].l1, losses[0].l1, 1e-5 * std::abs(losses[0].l1)) << tag << " l1";
+    if (kind != LossKind::L1Ssim) {  // no SSIM computed, and l2 reports no L1 term
+      EXPECT_EQ(losses[1].ssim, 0.0) << tag;
+      EXPECT_EQ(losses[1].l1, kind == LossKind::L1 ? losses[1].loss : 0.0) << tag;
+    }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
     // After one step params differ from the start by lr-sized moves; compare the moves
     // (param - start) so the tolerance is about the update, not the unchanged bulk.
@@ -91,6 +98,16 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
                    {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
     }
   }
+}
+
+TEST(ParityStep, OneTrainingStepOnBothBackends) {
+  check_step(LossKind::L1Ssim);
+}
+TEST(ParityStep, L1Loss) {
+  check_step(LossKind::L1);
+}
+TEST(ParityStep, L2Loss) {
+  check_step(LossKind::L2);
 }
 
 }  // namespace
