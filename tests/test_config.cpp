@@ -56,6 +56,7 @@ Config changed_everywhere() {
   c.backend.submission = Submission::Graph;
   c.backend.pipelining = Pipelining::Depth2;
   c.backend.deterministic = false;
+  c.backend.fast_math = false;
   c.densify.strategy = DensifyStrategy::Adc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;
@@ -444,6 +445,17 @@ TEST(ConfigEnums, LossKind) {
   EXPECT_HAS(override_error("train.loss=1"),
              "train.loss: expected a string (one of l1, l2, l1_ssim)");
   EXPECT_HAS(config_reference(), "loss = \"l1_ssim\"");
+}
+
+// backend.fast_math: on by default (the kernels' behaviour before the key existed), a bool.
+TEST(Config, FastMath) {
+  EXPECT_TRUE(Config{}.backend.fast_math);
+  Config c;
+  apply_override(c, "backend.fast_math=false");
+  EXPECT_FALSE(c.backend.fast_math);
+  c.backend.type = BackendKind::Cpu;  // no effect there, and no conflict
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_HAS(override_error("backend.fast_math=\"no\""), "backend.fast_math: expected a boolean");
 }
 
 }  // namespace

@@ -154,6 +154,9 @@ const std::vector<Field>& fields() {
               "cuda: depth2 queues the next step while the GPU runs this one; auto: depth2 (off with timing)"),
       backend("deterministic", &BackendConfig::deterministic,
               "cuda: bit-identical runs from the same seed (gradient sums in fixed point)"),
+      backend("fast_math", &BackendConfig::fast_math,
+              "cuda: the rasterizer's exp and 1 / (1 - alpha) from the hardware's approximations (a few ulp; "
+              "false: expf and IEEE division); cpu: no effect, always accurate"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),

@@ -1,5 +1,6 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
-// the parameters, the Adam moments and the loss agree, for every train.loss.
+// the parameters, the Adam moments and the loss agree, for every train.loss and with
+// backend.fast_math on and off.
 #include "parity_util.h"
 #include "render/backend.h"
 #include "train/backend_factory.h"
@@ -10,8 +11,8 @@ namespace {
 
 using namespace test;
 
-void check_step(LossKind kind) {
-  SCOPED_TRACE(std::string(to_string(kind)));
+void check_step(LossKind kind, bool fast_math) {
+  SCOPED_TRACE(std::string(to_string(kind)) + (fast_math ? "" : ", fast_math = false"));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
     // A target the model does not already match: the scene rendered with other colors is not
@@ -45,6 +46,7 @@ void check_step(LossKind kind) {
     BackendConfig cpu_cfg, cuda_cfg;
     cpu_cfg.type = BackendKind::Cpu;
     cuda_cfg.type = BackendKind::Cuda;
+    cuda_cfg.fast_math = fast_math;
     std::vector<std::unique_ptr<Backend>> backends;
     backends.push_back(make_backend(cpu_cfg));
     backends.push_back(make_backend(cuda_cfg));
@@ -101,13 +103,16 @@ void check_step(LossKind kind) {
 }
 
 TEST(ParityStep, OneTrainingStepOnBothBackends) {
-  check_step(LossKind::L1Ssim);
+  check_step(LossKind::L1Ssim, true);
 }
 TEST(ParityStep, L1Loss) {
-  check_step(LossKind::L1);
+  check_step(LossKind::L1, true);
 }
 TEST(ParityStep, L2Loss) {
-  check_step(LossKind::L2);
+  check_step(LossKind::L2, true);
+}
+TEST(ParityStep, AccurateMath) {
+  check_step(LossKind::L1Ssim, false);
 }
 
 }  // namespace
