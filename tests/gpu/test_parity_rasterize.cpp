@@ -341,12 +341,25 @@ TEST_P(RasterizeParity, BackwardMatchesCpu) {
   expect_backward_agrees(GetParam(), true);
 }
 
+// Sum of |got - want| over all but the largest 1% of the entries: a threshold flip (see below)
+// moves the gradients of a pixel's few splats by far more than rounding, and either variant can
+// hit one that the other misses.
+double trimmed_error(const std::vector<float>& got, const std::vector<double>& want) {
+  std::vector<double> e(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) e[i] = std::abs(double(got[i]) - want[i]);
+  std::sort(e.begin(), e.end());
+  double sum = 0;
+  for (std::size_t i = 0; i < e.size() - e.size() / 100; ++i) sum += e[i];
+  return sum;
+}
+
 // backend.fast_math = false (expf and IEEE reciprocals): the forward and the backward are at least
 // as close to the double reference as with the hardware approximations, and not the same bits
 // (the switch reaches the kernels). Compared on the deterministic backward, so that no atomic order
 // adds noise. A threshold flip (a pixel that skips or stops at another splat than the reference)
-// can appear in one variant and not the other, so pixels are split: flipped pixels are counted,
-// and the error is summed over the pixels that neither variant flips.
+// can appear in one variant and not the other: flipped pixels are counted, the image error is
+// summed over the pixels that neither variant flips, and the gradients' error without its largest
+// 1% (trimmed_error).
 TEST_P(RasterizeParity, AccurateMathIsAtLeastAsClose) {
   const Case& c = GetParam();
   const Inputs in = make_inputs(c);
@@ -420,12 +433,15 @@ TEST_P(RasterizeParity, AccurateMathIsAtLeastAsClose) {
   for (int k = 0; k < 4; ++k) {
     const test::Agreement af = test::agreement(fast.grads[k], *want[k]),
                           aa = test::agreement(accurate.grads[k], *want[k]);
+    ASSERT_EQ(af.non_finite + aa.non_finite, 0u) << c.name << " " << names[k];
+    const double tf = trimmed_error(fast.grads[k], *want[k]),
+                 ta = trimmed_error(accurate.grads[k], *want[k]);
     std::cout << "[ info     ] " << c.name << " " << names[k]
-              << " vs double, rel L2 fast / accurate: " << af.rel_l2 << " / " << aa.rel_l2 << "\n";
-    EXPECT_EQ(aa.non_finite, 0u) << c.name << " " << names[k];
+              << " vs double, fast / accurate: rel L2 " << af.rel_l2 << " / " << aa.rel_l2
+              << ", trimmed error sum " << tf << " / " << ta << "\n";
     // Every T recovered by a correctly rounded reciprocal instead of a 1-ulp one, every alpha
-    // from a closer exp; 10% slack for a flipped pixel's terms, which either variant can carry.
-    EXPECT_LE(aa.rel_l2, 1.1 * af.rel_l2 + 1e-9) << c.name << " " << names[k];
+    // from a closer exp; 10% slack for rounding that does not add up.
+    EXPECT_LE(ta, 1.1 * tf) << c.name << " " << names[k];
   }
 }
 
