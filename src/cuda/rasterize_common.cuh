@@ -81,11 +81,11 @@ __device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
 
 // tiles::reaches_pixels on the box wp with the hardware's approximate reciprocal (rcp.approx, one
 // ulp) where it divides: the intersection lists, which every backend must build alike, keep the
-// exact function, but the warp test only has to be conservative. (It only drops entries that blend
-// into none of the warp's pixels, so no output depends on its rounding: backend.fast_math leaves
-// it as it is.) Each edge's minimum of q is taken
+// exact function, but the warp test only has to be conservative. Each edge's minimum of q is taken
 // at dy = -b dx / c; a dy off by a few ulp raises q there by c (a few ulp of dy)^2, far inside
 // max_quad's margin (0.1% + 1e-3). Four IEEE divisions were a third of the chunk-level code.
+// (The test only drops entries that blend into none of the warp's pixels, so no output depends on
+// its rounding: backend.fast_math leaves it as it is.)
 __device__ __forceinline__ float rcp_approx(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
