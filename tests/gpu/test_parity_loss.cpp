@@ -142,7 +142,13 @@ void check_data_case(
     int w, int h, LossKind kind, bool u8, std::uint32_t seed, cudaStream_t stream) {
   SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + std::string(to_string(kind)) +
                (u8 ? " u8" : " float"));
-  const Pair pr = make_pair(w, h, Content::Close, u8, seed);
+  Pair pr = make_pair(w, h, Content::Close, u8, seed);
+  // An image entry equal to float(u8 / 255) has sign(d) = 0 here but not in the reference, whose
+  // u8 / 255 is the double: one ulp up, both signs are +1 (p ~ 6e-7 per entry, left to chance
+  // the 232k entries of the l1 cases would fail about one seed in seven).
+  if (u8)
+    for (std::size_t i = 0; i < pr.image.size(); ++i)
+      if (pr.image[i] == pr.target[i]) pr.image[i] = std::nextafter(pr.image[i], 2.0f);
   const std::vector<double> image_ref(pr.image.begin(), pr.image.end());
   const auto want = cpu::photometric_loss<double>(image_ref, pr.target_ref, w, h, 0.2, true, kind);
   const GpuLoss got = run_gpu(pr, w, h, 0.2f, u8, stream, kind);
