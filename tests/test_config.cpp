@@ -36,6 +36,7 @@ Config changed_everywhere() {
   c.train.iterations = 7;
   c.train.time_budget = 90;
   c.train.seed = 9007199254740993ull;  // 2^53 + 1: would be rounded if it went through a double
+  c.train.loss = LossKind::L2;
   c.train.ssim_lambda = 1.0 / 7.0;
   c.train.sh_increase_every = 500;
   c.train.lr_means = 3e-4;
@@ -57,6 +58,7 @@ Config changed_everywhere() {
   c.backend.submission = Submission::Graph;
   c.backend.pipelining = Pipelining::Depth2;
   c.backend.deterministic = false;
+  c.backend.fast_math = false;
   c.densify.strategy = DensifyStrategy::Adc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;
@@ -426,6 +428,36 @@ TEST(ConfigEnums, RoundTrip) {
     EXPECT_HAS(std::string(e.what()), "auto, cpu, cuda");
   }
   EXPECT_THROW(from_string<InitKind>("Random"), Error);  // names are case-sensitive, as in TOML
+}
+
+// train.loss: the three names, the default (3DGS's l1_ssim), and a wrong name or type rejected
+// with the key, the place and the valid names.
+TEST(ConfigEnums, LossKind) {
+  EXPECT_EQ(Config{}.train.loss, LossKind::L1Ssim);
+  for (auto k : {LossKind::L1, LossKind::L2, LossKind::L1Ssim})
+    EXPECT_EQ(from_string<LossKind>(to_string(k)), k);
+  EXPECT_EQ(to_string(LossKind::L1Ssim), "l1_ssim");
+  Config c;
+  apply_override(c, "train.loss=l2");
+  EXPECT_EQ(c.train.loss, LossKind::L2);
+  apply_config_text(c, "[train]\nloss = \"l1\"\n", "t");
+  EXPECT_EQ(c.train.loss, LossKind::L1);
+  EXPECT_HAS(file_error("[train]\nloss = \"ssim\"\n"),
+             "x.toml:2: train.loss: \"ssim\" is not one of l1, l2, l1_ssim");
+  EXPECT_HAS(override_error("train.loss=1"),
+             "train.loss: expected a string (one of l1, l2, l1_ssim)");
+  EXPECT_HAS(config_reference(), "loss = \"l1_ssim\"");
+}
+
+// backend.fast_math: on by default (the kernels' behaviour before the key existed), a bool.
+TEST(Config, FastMath) {
+  EXPECT_TRUE(Config{}.backend.fast_math);
+  Config c;
+  apply_override(c, "backend.fast_math=false");
+  EXPECT_FALSE(c.backend.fast_math);
+  c.backend.type = BackendKind::Cpu;  // no effect there, and no conflict
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_HAS(override_error("backend.fast_math=\"no\""), "backend.fast_math: expected a boolean");
 }
 
 }  // namespace

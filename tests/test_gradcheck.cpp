@@ -339,11 +339,72 @@ TEST(Gradcheck, Loss) {
   expect_grad_close("loss image", r.v_image, fd, {1e-6, 1e-13, 3e-6});
 }
 
+// train.loss = l1 and l2: the data term alone, w.r.t. the image, with the same kink-free gaps.
+void check_data_loss(LossKind kind) {
+  const int W = 27, H = 21;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<> u01(0.0, 1.0), gap(0.02, 0.3);
+  Vec image(std::size_t(W) * H * 3), target(image.size());
+  for (std::size_t i = 0; i < image.size(); ++i) {
+    image[i] = u01(rng);
+    target[i] = image[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
+  }
+  const auto r = cpu::photometric_loss(image, target, W, H, kSsimLambda, true, kind);
+  const Vec fd = fd_gradient(image, {1.0}, [&] {
+    return Vec{cpu::photometric_loss(image, target, W, H, kSsimLambda, false, kind).loss};
+  });
+  // One scalar (~0.1) differenced over 2e-6, against entries of 1e-5..6e-4: the bounds of the
+  // l1_ssim check above. Observed: rel L2 <= 7.9e-9, max <= 1.8e-8. A factor 2 missing from the
+  // L2 gradient gives rel L2 0.5, a sign error 2.
+  expect_grad_close(std::string("loss image ") + std::string(to_string(kind)), r.v_image, fd,
+                    {1e-6, 1e-13, 3e-6});
+}
+
+TEST(Gradcheck, LossL1) {
+  check_data_loss(LossKind::L1);
+}
+TEST(Gradcheck, LossL2) {
+  check_data_loss(LossKind::L2);
+}
+
+// l1 and l2 are their formulas, with no SSIM computed (reported 0), and l1 is l1_ssim with
+// lambda 0 bit for bit (its data term weight 1 - 0 is exact).
+TEST(Loss, L1AndL2AreTheirFormulas) {
+  const int W = 13, H = 9;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+  std::vector<float> image(std::size_t(W) * H * 3), target(image.size());
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = u01(rng), target[i] = u01(rng);
+  double abs_sum = 0, sq_sum = 0;
+  for (std::size_t i = 0; i < image.size(); ++i) {
+    const double d = double(image[i]) - double(target[i]);
+    abs_sum += std::abs(d), sq_sum += d * d;
+  }
+  const double n = double(image.size());
+  const auto l1 = cpu::photometric_loss(image, target, W, H, 0.2f, true, LossKind::L1);
+  const auto l2 = cpu::photometric_loss(image, target, W, H, 0.2f, true, LossKind::L2);
+  EXPECT_NEAR(l1.loss, abs_sum / n, 1e-6);
+  EXPECT_EQ(l1.l1, l1.loss);
+  EXPECT_EQ(l1.ssim, 0.0f);
+  EXPECT_NEAR(l2.loss, sq_sum / n, 1e-6);
+  EXPECT_EQ(l2.l1, 0.0f);  // l2 has no L1 term
+  EXPECT_EQ(l2.ssim, 0.0f);
+  const auto lambda0 = cpu::photometric_loss(image, target, W, H, 0.0f, true, LossKind::L1Ssim);
+  EXPECT_EQ(l1.loss, lambda0.loss);
+  EXPECT_EQ(l1.v_image, lambda0.v_image);
+  EXPECT_GT(lambda0.ssim, 0.0f);  // l1_ssim computed it
+  // The default is l1_ssim.
+  const auto by_default = cpu::photometric_loss(image, target, W, H, 0.2f, true);
+  const auto l1_ssim = cpu::photometric_loss(image, target, W, H, 0.2f, true, LossKind::L1Ssim);
+  EXPECT_EQ(by_default.loss, l1_ssim.loss);
+  EXPECT_EQ(by_default.v_image, l1_ssim.v_image);
+}
+
 // ---- (d) end to end -----------------------------------------------------------------------------
 
 // Raw parameters -> render -> photometric loss, against render_bwd of the loss gradient. The
 // target is the rendered image pushed 0.05..0.3 away per element, so L1 stays smooth nearby.
-void check_end_to_end(bool antialiased, bool filter3d = false) {
+void check_end_to_end(bool antialiased, bool filter3d = false, LossKind kind = LossKind::L1Ssim) {
   Scene s = make_scene(antialiased ? 23 : 13, 16, antialiased);
   if (filter3d) add_filter3d(s, 9);
   ASSERT_TRUE(is_smooth(s));
@@ -354,20 +415,22 @@ void check_end_to_end(bool antialiased, bool filter3d = false) {
   Vec target(st.raster.image.size());
   for (std::size_t i = 0; i < target.size(); ++i)
     target[i] = st.raster.image[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
-  const auto loss = cpu::photometric_loss(st.raster.image, target, W, H, kSsimLambda, true);
+  const auto loss = cpu::photometric_loss(st.raster.image, target, W, H, kSsimLambda, true, kind);
   const GaussiansT<double> grads =
       cpu::render_bwd(s.g, s.cam, s.rs, st, loss.v_image, {}, s.filter);
   auto outputs = [&] {
     const auto r = cpu::render_fwd(s.g, s.cam, s.rs, s.filter);
-    return Vec{cpu::photometric_loss(r.raster.image, target, W, H, kSsimLambda, false).loss};
+    return Vec{cpu::photometric_loss(r.raster.image, target, W, H, kSsimLambda, false, kind).loss};
   };
 
   // One scalar (~0.2) differenced over 2e-6, against entries of 1e-5..1e-3. Observed over all
   // groups, both modes: rel L2 <= 4.8e-7, 1 - cos <= 1.1e-13, max <= 4.1e-7. Bounds ~20x above
   // that; every mutation tried in project, rasterize (image path) and loss gives rel L2 >= 1.9e-3.
+  // With l1 and l2 (smaller losses, so relatively more FD rounding): rel L2 <= 1.1e-6,
+  // 1 - cos <= 6.1e-13, max <= 7.2e-7, still 5-10x inside.
   const Tolerance tol{1e-5, 3e-12, 1e-5};
   const std::string name = std::string("end to end ") + (antialiased ? "[antialiased] " : "") +
-                           (filter3d ? "[3D filter] " : "");
+                           (filter3d ? "[3D filter] " : "") + std::string(to_string(kind)) + " ";
   check_param_groups(name, s.g, grads, {1.0}, outputs, tol);
 }
 
@@ -379,6 +442,12 @@ TEST(Gradcheck, EndToEndAntialiased) {
 }
 TEST(Gradcheck, EndToEndFilter3dAntialiased) {
   check_end_to_end(true, true);
+}
+TEST(Gradcheck, EndToEndL1) {
+  check_end_to_end(false, false, LossKind::L1);
+}
+TEST(Gradcheck, EndToEndL2) {
+  check_end_to_end(false, false, LossKind::L2);
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ int run_bench_replay(const ReplayArgs& args) {
     s.raster = final_raster_settings(cfg);
     s.raster.sh_degree =
         active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+    s.loss = cfg.train.loss;
     s.ssim_lambda = cfg.train.ssim_lambda;
     s.lr = learning_rates(cfg.train, extent, step);
     s.batch_size = int(batch.size());
@@ -148,6 +149,7 @@ int run_bench_parity(const ParityArgs& args) {
   s.raster = final_raster_settings(cfg);
   s.raster.sh_degree =
       active_sh_degree(ckpt.iteration, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+  s.loss = cfg.train.loss;
   s.ssim_lambda = cfg.train.ssim_lambda;  // s.lr stays zero
 
   struct Side {

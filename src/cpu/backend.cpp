@@ -80,8 +80,8 @@ class CpuBackend final : public Backend {
                     " but its camera is " + std::to_string(cam.width) + "x" +
                     std::to_string(cam.height));
       const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster, filter);
-      const LossResult<float> loss = photometric_loss(fwd.raster.image, target.data, cam.width,
-                                                      cam.height, float(s.ssim_lambda), true);
+      const LossResult<float> loss = photometric_loss(
+          fwd.raster.image, target.data, cam.width, cam.height, float(s.ssim_lambda), true, s.loss);
       // render_bwd's two stages, so ADC can read the projected gradients in between.
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
                                                    s.raster, loss.v_image, {});

@@ -1,11 +1,12 @@
 #pragma once
-// Photometric loss: (1 - lambda) * L1 + lambda * (1 - SSIM), as in 3DGS. SSIM (Wang et al. 2004)
-// with an 11x11 Gaussian window, sigma 1.5, zero padding ("same" size), averaged over pixels and
-// channels. Forward and gradient in one call.
+// Photometric loss (render/loss.h): L1, L2, or (1 - lambda) * L1 + lambda * (1 - SSIM) as in 3DGS.
+// SSIM (Wang et al. 2004) with an 11x11 Gaussian window, sigma 1.5, zero padding ("same" size),
+// averaged over pixels and channels. Forward and gradient in one call.
 #include <array>
 #include <cmath>
 #include <vector>
 
+#include "render/loss.h"
 #include "render/ssim.h"
 
 namespace splat::cpu {
@@ -37,32 +38,46 @@ std::vector<T> gaussian_blur(const std::vector<T>& in, int width, int height) {
   return out;
 }
 
+// The loss and the means of its terms, as StepResult (render/backend.h) reports them.
 template <class T>
 struct LossResult {
   T loss = 0, l1 = 0, ssim = 0;
   std::vector<T> v_image;  // d loss / d image, [H, W, 3]; empty unless requested
 };
 
-// image and target are [H, W, 3].
+// image and target are [H, W, 3]. ssim_lambda is read by l1_ssim only.
 template <class T>
 LossResult<T> photometric_loss(const std::vector<T>& image,
                                const std::vector<T>& target,
                                int width,
                                int height,
                                T ssim_lambda,
-                               bool with_grad) {
+                               bool with_grad,
+                               LossKind kind = LossKind::L1Ssim) {
   const std::size_t np = std::size_t(width) * height, ne = np * 3;
   const T inv_n = T(1) / T(ne);
   const T C1 = T(0.01 * 0.01), C2 = T(0.03 * 0.03);
   LossResult<T> r;
   if (with_grad) r.v_image.assign(ne, T(0));
+  // The data term: sum |d| (weight 1 - lambda in l1_ssim, 1 in l1) or sum d^2 (l2).
   // Sums in double: in float, a million terms near 1 round each addition to the sum's ulp and the
   // mean SSIM comes out percent-level wrong (the GPU reduces in double too).
-  double l1 = 0;
+  const T l1_weight = kind == LossKind::L1Ssim ? T(1) - ssim_lambda : T(1);
+  double data = 0;
   for (std::size_t i = 0; i < ne; ++i) {
     const T d = image[i] - target[i];
-    l1 += std::abs(d);
-    if (with_grad) r.v_image[i] = (T(1) - ssim_lambda) * inv_n * T((d > 0) - (d < 0));
+    if (kind == LossKind::L2) {
+      data += d * d;
+      if (with_grad) r.v_image[i] = T(2) * inv_n * d;
+    } else {
+      data += std::abs(d);
+      if (with_grad) r.v_image[i] = l1_weight * inv_n * T((d > 0) - (d < 0));
+    }
+  }
+  if (kind != LossKind::L1Ssim) {  // no SSIM
+    r.loss = T(data / double(ne));
+    if (kind == LossKind::L1) r.l1 = r.loss;
+    return r;
   }
   double ssim_sum = 0;
   std::vector<T> x(np), y(np), xx(np), yy(np), xy(np);
@@ -99,7 +114,7 @@ LossResult<T> photometric_loss(const std::vector<T>& image,
     for (std::size_t i = 0; i < np; ++i)
       r.v_image[i * 3 + ch] += bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i];
   }
-  r.l1 = T(l1 / double(ne));
+  r.l1 = T(data / double(ne));
   r.ssim = T(ssim_sum / double(ne));
   r.loss = (T(1) - ssim_lambda) * r.l1 + ssim_lambda * (T(1) - r.ssim);
   return r;

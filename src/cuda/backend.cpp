@@ -22,7 +22,7 @@ CudaBackend::CudaBackend(const BackendConfig& cfg)
       deterministic_(cfg.deterministic),
       stream_(new_stream()),
       timer_(cfg.timing),
-      renderer_(stream_, syncs_, timer_),
+      renderer_(stream_, syncs_, timer_, cfg.fast_math),
       ring_(kSlots) {
   for (auto& e : done_events_)
     SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));

@@ -21,8 +21,9 @@ bool device_available();
 void require_supported_device();
 // The CUDA architectures this build was compiled for, as CMAKE_CUDA_ARCHITECTURES listed them.
 const char* built_architectures();
-// The backend of cfg.submission, cfg.pipelining, cfg.deterministic and cfg.timing (per-stage CUDA
-// events, mean ms per stage in report()). cfg.validate_backend() has vetted the combination.
+// The backend of cfg.submission, cfg.pipelining, cfg.deterministic, cfg.fast_math and cfg.timing
+// (per-stage CUDA events, mean ms per stage in report()). cfg.validate_backend() has vetted the
+// combination.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
 
 // Test hook: the device arrays behind a cuda backend's model -- parameters, gradients, Adam m and

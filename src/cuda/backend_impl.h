@@ -60,6 +60,7 @@ struct GraphKey {
   int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
   bool antialiased = false, accumulate_grad2d = false, noise = false, u8 = false;
   const float* filter3d = nullptr;  // the 3D filter's buffer, or null
+  LossKind loss = LossKind::L1Ssim;
   float background[3] = {}, ssim_lambda = 0;
   double opacity_reg = 0, scale_reg = 0;
   bool operator==(const GraphKey&) const = default;

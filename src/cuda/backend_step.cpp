@@ -126,20 +126,25 @@ void CudaBackend::retire_front() {
   const Slot& slot = ring_.get()[p.slot];
   if (bounded() && slot.status[1]) return recover();
   const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
+  const LossKind kind = p.settings.loss;
+  // The data term's mean is mean |d| except for l2 (mean d^2, not an L1 to report).
+  const double l1_part = kind == LossKind::L2 ? 0.0 : 1.0;
   StepResult r;             // the mean over the step's views
   if (comm_->size() > 1) {  // slot 0 holds the sums over all ranks' views, all of one size
     const double elements =
         double(p.views[0].cam.width) * p.views[0].cam.height * 3 * p.settings.batch_size;
-    r.l1 = double(slot.sums[0][0]) / elements;
+    const double data = double(slot.sums[0][0]) / elements;
+    r.l1 = l1_part * data;
     r.ssim = double(slot.sums[0][1]) / elements;
-    r.loss = (1.0 - lambda) * r.l1 + lambda * (1.0 - r.ssim);
+    r.loss = combined_loss(kind, lambda, data, r.ssim);
   }
   for (std::size_t k = 0; comm_->size() == 1 && k < p.views.size(); ++k) {
     const double elements = double(p.views[k].cam.width) * p.views[k].cam.height * 3;
-    const double l1 = double(slot.sums[k][0]) / elements, ssim = double(slot.sums[k][1]) / elements;
-    r.l1 += l1 / views;
+    const double data = double(slot.sums[k][0]) / elements,
+                 ssim = double(slot.sums[k][1]) / elements;
+    r.l1 += l1_part * data / views;
     r.ssim += ssim / views;
-    r.loss += ((1.0 - lambda) * l1 + lambda * (1.0 - ssim)) / views;
+    r.loss += combined_loss(kind, lambda, data, ssim) / views;
   }
   ready_.push_back(r);
   isect_sum_ += bounded() ? double(slot.status[0]) : double(p.isect_count);
@@ -227,7 +232,7 @@ void CudaBackend::view_pass(const ViewRef& view,
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
   PerPixel& px = renderer_.pixels();
-  const LossParams lp{cam.width, cam.height, float(s.ssim_lambda)};
+  const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
   if (target.u8.size())
     photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch,
@@ -309,6 +314,7 @@ void CudaBackend::run_graph(Pending& p) {
   key.noise = s.noise_scale > 0;
   key.u8 = target.u8.size() > 0;
   for (int c = 0; c < 3; ++c) key.background[c] = s.raster.background[c];
+  key.loss = s.loss;
   key.ssim_lambda = float(s.ssim_lambda);
   key.opacity_reg = s.opacity_reg;
   key.scale_reg = s.scale_reg;

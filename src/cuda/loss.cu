@@ -1,6 +1,7 @@
 // Photometric loss (1 - lambda) * L1 + lambda * (1 - SSIM) and its image gradient in two tiled
 // kernels, after fused-ssim (Mallick et al. 2024, "Taming 3DGS"). The specification is
 // cpu/loss.h: SSIM of Wang et al. 2004 with an 11x11 Gaussian window (sigma 1.5), zero padding.
+// The l1 and l2 losses (render/loss.h) skip all of it: one elementwise kernel and a reduction.
 //
 // SSIM is a function of five blurred moments, so its gradient w.r.t. the image is the adjoint blur
 // (the window is symmetric: the blur itself) of the partials w.r.t. mu_x, E[x^2] and E[xy]:
@@ -84,6 +85,31 @@ __device__ __forceinline__ double warp_sum(double v) {
 
 std::size_t loss_blocks(int width, int height) {
   return std::size_t((width + kTileW - 1) / kTileW) * std::size_t((height + kTileH - 1) / kTileH);
+}
+
+// sums[0, 1] = the column sums of block_sums [num_blocks, 2], in double and in a fixed order (no
+// atomics: the same bits on every run). Called by every thread of one block (tid: its rank).
+__device__ void reduce_block_sums(int tid,
+                                  const float* __restrict__ block_sums,  // [num_blocks, 2]
+                                  int num_blocks,
+                                  float* __restrict__ sums) {  // [2]
+  __shared__ double s_red[2][kWarps];
+  double a = 0, b = 0;
+  for (int i = tid; i < num_blocks; i += kThreads)
+    a += block_sums[2 * i], b += block_sums[2 * i + 1];
+  a = warp_sum(a);
+  b = warp_sum(b);
+  if ((tid & 31) == 0) {
+    s_red[0][tid >> 5] = a;
+    s_red[1][tid >> 5] = b;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    double ta = 0, tb = 0;
+    for (int w = 0; w < kWarps; ++w) ta += s_red[0][w], tb += s_red[1][w];
+    sums[0] = float(ta);
+    sums[1] = float(tb);
+  }
 }
 
 // Kernel 1: per tile and channel, the five blurred moments, the SSIM map and its partials w.r.t.
@@ -220,7 +246,6 @@ __global__ void __launch_bounds__(kThreads)
                      float* __restrict__ sums) {              // [2]: sum |d|, sum SSIM
   __shared__ float s_p[kPartials][kRegionH][kPartialStride];  // one channel's partials with halo
   __shared__ float s_h[kPartials][kRegionH][kTileW];          // ... blurred horizontally
-  __shared__ double s_red[2][kWarps];
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileW + tx;
   const int x0 = int(blockIdx.x) * kTileW - kR, y0 = int(blockIdx.y) * kTileH - kR;
@@ -297,24 +322,50 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();  // s_h is free for the next channel's horizontal pass, s_p holds its partials
   }
 
-  if (blockIdx.x == 0 && blockIdx.y == 0) {
-    double a = 0, b = 0;
-    for (int i = tid; i < num_blocks; i += kThreads)
-      a += block_sums[2 * i], b += block_sums[2 * i + 1];
-    a = warp_sum(a);
-    b = warp_sum(b);
-    if ((tid & 31) == 0) {
-      s_red[0][tid >> 5] = a;
-      s_red[1][tid >> 5] = b;
-    }
-    __syncthreads();
-    if (tid == 0) {
-      double ta = 0, tb = 0;
-      for (int w = 0; w < kWarps; ++w) ta += s_red[0][w], tb += s_red[1][w];
-      sums[0] = float(ta);
-      sums[1] = float(tb);
+  if (blockIdx.x == 0 && blockIdx.y == 0) reduce_block_sums(tid, block_sums, num_blocks, sums);
+}
+
+// l1 and l2: v_image = sign(d) / n or 2 d / n (scale = 1 / n or 2 / n), d = image - target, one
+// thread per entry; per block, sum |d| or sum d^2 into block_sums (and 0 for the SSIM column).
+template <class TargetT, bool kSquared>
+__global__ void __launch_bounds__(kThreads)
+    data_loss_kernel(std::size_t n,
+                     float scale,
+                     const float* __restrict__ image,     // [H, W, 3]
+                     const TargetT* __restrict__ target,  // [H, W, 3]
+                     float* __restrict__ v_image,         // [H, W, 3]
+                     float* __restrict__ block_sums) {    // [blocks, 2]
+  __shared__ float s_red[kWarps];
+  const int tid = int(threadIdx.x);
+  const std::size_t i = std::size_t(blockIdx.x) * kThreads + std::size_t(tid);
+  float term = 0.0f;
+  if (i < n) {
+    const float d = image[i] - target_value(target, i);
+    if constexpr (kSquared) {
+      term = d * d;
+      v_image[i] = scale * d;
+    } else {
+      term = fabsf(d);
+      v_image[i] = scale * float((d > 0.0f) - (d < 0.0f));
     }
   }
+  term = warp_sum(term);
+  if ((tid & 31) == 0) s_red[tid >> 5] = term;
+  __syncthreads();
+  if (tid == 0) {
+    float a = 0;
+    for (int w = 0; w < kWarps; ++w) a += s_red[w];
+    block_sums[2 * blockIdx.x + 0] = a;
+    block_sums[2 * blockIdx.x + 1] = 0.0f;
+  }
+}
+
+// One block: sums = the column sums of block_sums (data_loss_kernel's).
+__global__ void __launch_bounds__(kThreads)
+    loss_sums_kernel(const float* __restrict__ block_sums,  // [blocks, 2]
+                     int num_blocks,
+                     float* __restrict__ sums) {  // [2]
+  reduce_block_sums(int(threadIdx.x), block_sums, num_blocks, sums);
 }
 
 template <class TargetT>
@@ -332,8 +383,22 @@ void launch_loss(const LossParams& p,
     throw Error("photometric_loss: ssim_lambda " + std::to_string(p.ssim_lambda) +
                 " is outside [0, 1]");
   const std::size_t plane = std::size_t(p.width) * p.height;
-  const std::size_t blocks = loss_blocks(p.width, p.height);
   const double inv_n = 1.0 / (3.0 * double(plane));
+  if (p.kind != LossKind::L1Ssim) {  // no SSIM: the data term alone
+    const std::size_t n = 3 * plane, blocks = (n + kThreads - 1) / kThreads;
+    float* block_sums = scratch;  // [blocks, 2], fewer floats than the SSIM partials take
+    if (p.kind == LossKind::L2)
+      data_loss_kernel<TargetT, true><<<unsigned(blocks), kThreads, 0, stream>>>(
+          n, float(2.0 * inv_n), image, target, v_image, block_sums);
+    else
+      data_loss_kernel<TargetT, false><<<unsigned(blocks), kThreads, 0, stream>>>(
+          n, float(inv_n), image, target, v_image, block_sums);
+    SPLAT_CUDA_CHECK_LAUNCH("data_loss_kernel");
+    loss_sums_kernel<<<1, kThreads, 0, stream>>>(block_sums, int(blocks), sums);
+    SPLAT_CUDA_CHECK_LAUNCH("loss_sums_kernel");
+    return;
+  }
+  const std::size_t blocks = loss_blocks(p.width, p.height);
   const LossScalars scal{float((1.0 - double(p.ssim_lambda)) * inv_n),
                          float(-double(p.ssim_lambda) * inv_n)};
   const Window win = make_window();

@@ -1,24 +1,27 @@
 #pragma once
-// Photometric loss on the GPU, forward and gradient fused: mirrors cpu/loss.h,
+// Photometric loss on the GPU, forward and gradient fused: mirrors cpu/loss.h, L1, L2 or
 // (1 - lambda) * L1 + lambda * (1 - SSIM), 11x11 Gaussian window (sigma 1.5), zero padding.
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/types.h"
+#include "render/loss.h"
 
 namespace splat::cuda {
 
 struct LossParams {
   int width = 0, height = 0;
-  float ssim_lambda = 0.2f;
+  float ssim_lambda = 0.2f;  // l1_ssim only
+  LossKind kind = LossKind::L1Ssim;
 };
 
 // Scratch floats photometric_loss needs for an image of this size.
 std::size_t loss_scratch_floats(int width, int height);
 
 // image, target: [H, W, 3] float. Writes v_image [H, W, 3] = d loss / d image, and
-// sums[0] = sum |image - target|, sums[1] = sum of the SSIM map (over H*W*3 entries); the caller
-// turns sums into l1, ssim and the loss. sums is overwritten (not accumulated).
+// sums[0] = the sum of the data term (|image - target|, or (image - target)^2 for l2),
+// sums[1] = the sum of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries; the caller turns
+// sums into the loss (combined_loss, render/loss.h). sums is overwritten (not accumulated).
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const float* target,

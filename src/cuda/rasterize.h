@@ -18,6 +18,10 @@ struct RasterParams {
   int width = 0, height = 0;
   int tiles_x = 0, tiles_y = 0;
   float background[3] = {1, 1, 1};
+  // The hardware's approximate exp2 and reciprocal (backend.fast_math), or expf and IEEE division:
+  // two compiled variants of each pass (rasterize_common.cuh). A backward must be given the value
+  // its forward had.
+  bool fast_math = true;
 };
 
 // A splat as both passes read it, one 48-byte record each (intersect_count writes them): a warp
@@ -120,5 +124,14 @@ struct WarpTestCase {
   int x0, y0, w, h;
 };
 std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases);
+
+// Test hook: the two functions RasterParams::fast_math switches (rasterize_common.cuh), run on
+// the device: falloff[i] = exp(powers[i]) and reciprocal[i] = 1 / denominators[i].
+struct MathTestResult {
+  std::vector<float> falloff, reciprocal;
+};
+MathTestResult math_test(const std::vector<float>& powers,
+                         const std::vector<float>& denominators,
+                         bool fast_math);
 
 }  // namespace splat::cuda

@@ -75,7 +75,7 @@ __device__ __forceinline__ void add_splat_grad(std::uint32_t g,
   }
 }
 
-template <bool kFixed>
+template <bool kFixed, bool kFast>  // kFast: RasterParams::fast_math
 __global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
     RasterParams p,
     const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
       r.dx = c.mean[t].x - px;
       r.dy = c.mean[t].y - py;
       const float power = gaussian_power(co, r.dx, r.dy);
-      r.gauss = gaussian_falloff(power);
+      r.gauss = gaussian_falloff<kFast>(power);
       r.raw_alpha = co.w * r.gauss;
       r.a = fminf(config::alpha_max, r.raw_alpha);
       r.valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) &&
@@ -176,10 +176,9 @@ __global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
     // where this pixel blended it; steps trans and behind to the front of the entry.
     const auto gradient = [&](std::uint32_t t, const Visit& s, float* vg, float& v_opacity) {
       if (!s.valid) return;
-      // 1 / (1 - a) from the hardware's approximate reciprocal (one ulp; a <= alpha_max = 0.99):
-      // the IEEE division took five more instructions and a slow-path branch per visit.
-      float ra;
-      asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(ra) : "f"(1.0f - s.a));
+      // 1 / (1 - a), a <= alpha_max = 0.99 (kFast: the approximate reciprocal; the IEEE
+      // division took five more instructions and a slow-path branch per visit).
+      const float ra = reciprocal<kFast>(1.0f - s.a);
       trans *= ra;  // undo the forward's T * (1 - a): T in front of this splat
       const float4 c4 = c.color[t];
       const float col[3] = {c4.x, c4.y, c4.z};
@@ -253,7 +252,8 @@ __global__ void fixed_to_float_kernel(int n,
   v.opacities[i] = val[8];
 }
 
-// The launch of both variants; false when there is nothing to rasterize.
+// The launch of both variants (and of both fast_math variants of each); false when there is
+// nothing to rasterize.
 template <bool kFixed>
 bool launch(const char* who,
             const RasterParams& p,
@@ -271,11 +271,14 @@ bool launch(const char* who,
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
   const dim3 block(config::tile_size, config::tile_size);
-  static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed>, 132);  // four blocks
-  (void)carved;
-  rasterize_bwd_kernel<kFixed>
-      <<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order, lists.records,
-                                   image, alpha, last, boundaries, v_image, v_alpha, v, fixed);
+  const auto kernel =
+      p.fast_math ? rasterize_bwd_kernel<kFixed, true> : rasterize_bwd_kernel<kFixed, false>;
+  static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed, true>, 132) &&
+                             limit_shared_memory(rasterize_bwd_kernel<kFixed, false>, 132);
+  (void)carved;  // four blocks
+  kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
+                                     lists.records, image, alpha, last, boundaries, v_image,
+                                     v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
 }

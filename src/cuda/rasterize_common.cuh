@@ -84,6 +84,8 @@ __device__ __forceinline__ WarpPixels warp_pixels(int x, int y, bool active) {
 // exact function, but the warp test only has to be conservative. Each edge's minimum of q is taken
 // at dy = -b dx / c; a dy off by a few ulp raises q there by c (a few ulp of dy)^2, far inside
 // max_quad's margin (0.1% + 1e-3). Four IEEE divisions were a third of the chunk-level code.
+// (The test only drops entries that blend into none of the warp's pixels, so no output depends on
+// its rounding: backend.fast_math leaves it as it is.)
 __device__ __forceinline__ float rcp_approx(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -179,15 +181,35 @@ __device__ __forceinline__ float gaussian_power(float4 q, float dx, float dy) {
   return __fmaf_rn(dx, __fmaf_rn(q.y, dy, __fmul_rn(q.x, dx)), __fmul_rn(__fmul_rn(q.z, dy), dy));
 }
 
-// The Gaussian's falloff exp(power), power in [log(alpha_min), 0], with the hardware's exp2
-// (a few ulp; the CPU reference's std::exp agrees to 1e-6 relative). Forward and backward call
-// this one function so that the backward's recomputed alphas are the forward's bit for bit.
-// __expf's ex2 without .ftz guards inputs below -126 (three instructions per visit); here the
-// input is at least log2(alpha_min) ~ -8, where both give the same bits.
+// The two approximations of the rasterizer's arithmetic, and their accurate forms, chosen at
+// launch by RasterParams::fast_math (backend.fast_math) as a template argument of the kernels, so
+// that neither variant branches per pixel.
+//
+// The Gaussian's falloff exp(power), power in [log(alpha_min), 0]. kFast: the hardware's exp2
+// (a few ulp; the CPU reference's std::exp agrees to 1e-6 relative); __expf's ex2 without .ftz
+// guards inputs below -126 (three instructions per visit), and here the input is at least
+// log2(alpha_min) ~ -8, where both give the same bits. Otherwise expf (at most 2 ulp, CUDA
+// programming guide). Forward and backward call this one function with the same kFast, so that
+// the backward's recomputed alphas are the forward's bit for bit.
+template <bool kFast>
 __device__ __forceinline__ float gaussian_falloff(float power) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(power * 1.44269504088896341f));
-  return y;
+  if constexpr (kFast) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(power * 1.44269504088896341f));
+    return y;
+  } else {
+    return expf(power);
+  }
+}
+
+// 1 / x. kFast: the hardware's approximate reciprocal (one ulp; the IEEE division takes five more
+// instructions and a slow-path branch). Otherwise correctly rounded, as 1.0f / x.
+template <bool kFast>
+__device__ __forceinline__ float reciprocal(float x) {
+  if constexpr (kFast)
+    return rcp_approx(x);
+  else
+    return __frcp_rn(x);
 }
 
 }  // namespace splat::cuda

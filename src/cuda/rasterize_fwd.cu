@@ -24,6 +24,7 @@ constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 // registers, and more exponents computed past the last set bit).
 constexpr int kVisits = 4;
 
+template <bool kFast>  // RasterParams::fast_math
 __global__ void __launch_bounds__(kBlock) rasterize_fwd_kernel(
     RasterParams p,
     const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(kBlock) rasterize_fwd_kernel(
     const auto alpha_at = [&](int j, float& a) {
       const float4 co = c.q[j];
       const float power = gaussian_power(co, c.mean[j].x - px, c.mean[j].y - py);
-      a = fminf(config::alpha_max, co.w * gaussian_falloff(power));
+      a = fminf(config::alpha_max, co.w * gaussian_falloff<kFast>(power));
       return !(power > 0.0f || power < kMinPower) && !(a < config::alpha_min);
     };
     // Blends entry j with alpha a; false where T would reach transmittance_min or below, where the
@@ -139,7 +140,37 @@ __global__ void warp_test_kernel(int n,
                         {c.x0, c.y0, c.w, c.h});
 }
 
+template <bool kFast>
+__global__ void math_test_kernel(int n,
+                                 const float* __restrict__ powers,        // [n]
+                                 const float* __restrict__ denominators,  // [n]
+                                 float* __restrict__ falloff,             // [n]
+                                 float* __restrict__ reciprocal_out) {    // [n]
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  falloff[i] = gaussian_falloff<kFast>(powers[i]);
+  reciprocal_out[i] = reciprocal<kFast>(denominators[i]);
+}
+
 }  // namespace
+
+MathTestResult math_test(const std::vector<float>& powers,
+                         const std::vector<float>& denominators,
+                         bool fast_math) {
+  if (powers.size() != denominators.size())
+    throw Error("math_test: " + std::to_string(powers.size()) + " powers but " +
+                std::to_string(denominators.size()) + " denominators");
+  if (powers.empty()) return {};
+  DeviceBuffer<float> p(powers.size()), d(powers.size()), f(powers.size()), r(powers.size());
+  p.upload(powers);
+  d.upload(denominators);
+  const int n = int(powers.size()), threads = 256;
+  const auto kernel = fast_math ? math_test_kernel<true> : math_test_kernel<false>;
+  kernel<<<(n + threads - 1) / threads, threads>>>(n, p.data(), d.data(), f.data(), r.data());
+  SPLAT_CUDA_CHECK_LAUNCH("math_test");
+  SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+  return {f.download(), r.download()};
+}
 
 std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases) {
   if (cases.empty()) return {};
@@ -163,10 +194,12 @@ void rasterize_fwd(const RasterParams& p,
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
   const dim3 block(config::tile_size, config::tile_size);
-  static const bool carved = limit_shared_memory(rasterize_fwd_kernel, 64);  // two blocks
-  (void)carved;
-  rasterize_fwd_kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                                   lists.records, image, alpha, last, boundaries);
+  const auto kernel = p.fast_math ? rasterize_fwd_kernel<true> : rasterize_fwd_kernel<false>;
+  static const bool carved = limit_shared_memory(rasterize_fwd_kernel<true>, 64) &&
+                             limit_shared_memory(rasterize_fwd_kernel<false>, 64);
+  (void)carved;  // two blocks
+  kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
+                                     lists.records, image, alpha, last, boundaries);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

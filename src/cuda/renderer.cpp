@@ -51,8 +51,8 @@ void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
   sums = c.take<float>(2);
 }
 
-Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer)
-    : stream_(stream), syncs_(syncs), timer_(timer) {
+Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool fast_math)
+    : stream_(stream), syncs_(syncs), timer_(timer), fast_math_(fast_math) {
   status_.zero(stream_);
 }
 
@@ -115,7 +115,8 @@ void Renderer::forward(GaussianPtrs params,
                     cam.height,
                     grid.width,
                     grid.height,
-                    {rs.background[0], rs.background[1], rs.background[2]}};
+                    {rs.background[0], rs.background[1], rs.background[2]},
+                    fast_math_};
   lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.records};
   rasterize_fwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
   timer_.end(stream_);

@@ -69,7 +69,8 @@ struct FixedGrads {          // rasterize_bwd_deterministic's fixed-point sums
 
 class Renderer {
  public:
-  Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer);
+  // fast_math: the rasterizer's approximate exp2 and reciprocal (RasterParams::fast_math).
+  Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool fast_math = true);
 
   // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
   // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
@@ -126,6 +127,7 @@ class Renderer {
   cudaStream_t stream_;
   SyncLog& syncs_;
   StageTimer& timer_;
+  const bool fast_math_;
   int n_ = 0, m_ = 0, capacity_ = 0;
   ProjectParams project_params_;
   RasterParams raster_params_;

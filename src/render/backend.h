@@ -12,6 +12,7 @@
 #include "core/camera.h"
 #include "core/gaussians.h"
 #include "core/image.h"
+#include "render/loss.h"
 #include "render/settings.h"
 
 namespace splat::dist {
@@ -64,7 +65,8 @@ struct LearningRates {
 
 struct StepSettings {
   RasterSettings raster;
-  double ssim_lambda = 0.2;
+  LossKind loss = LossKind::L1Ssim;  // render/loss.h
+  double ssim_lambda = 0.2;          // l1_ssim's weight of (1 - SSIM)
   LearningRates lr;
   // MCMC (0 = off). L1 regularizers, added to the gradients before Adam:
   //   opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)).
@@ -111,6 +113,8 @@ struct RefineStats {
   std::size_t count = 0;                          // live after the tick
 };
 
+// The step's loss (the one StepSettings::loss selects), and the means of its terms: l1 = mean
+// |r - t| (l1, l1_ssim), ssim = mean SSIM (l1_ssim); 0 where the loss does not compute them.
 struct StepResult {
   double loss = 0, l1 = 0, ssim = 0;
 };

@@ -43,6 +43,11 @@ struct BackendConfig {
   // the H200 it was about 6% faster per step than float atomics in replay, and A/B gate 3 adopted
   // it with graph and depth2 (docs/perf-log.md).
   bool deterministic = true;
+  // cuda: the rasterizer's Gaussian falloff exp(power) and its backward's 1 / (1 - alpha) from the
+  // hardware's approximations (ex2.approx, rcp.approx: a few ulp); false: expf and IEEE division,
+  // a second compiled variant of the two rasterizer kernels, chosen at launch. The cpu backend is
+  // always accurate.
+  bool fast_math = true;
 };
 
 inline constexpr std::pair<BackendKind, std::string_view> kBackendKindNames[] = {

@@ -130,7 +130,8 @@ const std::vector<Field>& fields() {
       train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: from the number of training views)"),
       train("time_budget", &T::time_budget, {0, 1e7}, "seconds of training (0 = no budget): iterations and step schedules are compressed to fit, planned from this run's measured steps; never stretched"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
-      train("ssim_lambda", &T::ssim_lambda, {0, 1}, "loss = (1 - l) L1 + l (1 - SSIM)"),
+      train("loss", &T::loss, "photometric loss: mean |r - t|, mean (r - t)^2, or (1 - ssim_lambda) L1 + ssim_lambda (1 - SSIM) (3DGS); l1 and l2 compute no SSIM"),
+      train("ssim_lambda", &T::ssim_lambda, {0, 1}, "l1_ssim: loss = (1 - l) L1 + l (1 - SSIM)"),
       train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),
       train("lr_means", &T::lr_means, {0}, "means learning rate, times the scene extent"),
       train("lr_means_final", &T::lr_means_final, {0}, "means learning rate at the last step"),
@@ -155,6 +156,9 @@ const std::vector<Field>& fields() {
               "cuda: depth2 queues the next step while the GPU runs this one; auto: depth2 (off with timing)"),
       backend("deterministic", &BackendConfig::deterministic,
               "cuda: bit-identical runs from the same seed (gradient sums in fixed point)"),
+      backend("fast_math", &BackendConfig::fast_math,
+              "cuda: the rasterizer's exp and 1 / (1 - alpha) from the hardware's approximations (a few ulp; "
+              "false: expf and IEEE division); cpu: no effect, always accurate"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
@@ -318,6 +322,7 @@ template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
+template LossKind from_string(std::string_view);
 template ModelFormat from_string(std::string_view);
 
 void Config::validate() const {

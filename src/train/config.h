@@ -9,6 +9,7 @@
 
 #include "io/model_file.h"
 #include "render/backend_config.h"
+#include "render/loss.h"
 
 namespace splat {
 
@@ -20,7 +21,7 @@ std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
-// valid names. Defined for the enums above and render/backend_config.h's (config.cpp).
+// valid names. Defined for the enums above, render/backend_config.h's and LossKind (config.cpp).
 template <class E>
 E from_string(std::string_view name);
 
@@ -53,7 +54,8 @@ struct TrainConfig {
   // (time_budget.h).
   double time_budget = 0;
   std::uint64_t seed = 0;
-  double ssim_lambda = 0.2;
+  LossKind loss = LossKind::L1Ssim;       // render/loss.h
+  double ssim_lambda = 0.2;               // l1_ssim only
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
   // 3DGS learning rates; means are scaled by the scene extent and decay exponentially.
   double lr_means = 1.6e-4;

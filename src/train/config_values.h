@@ -53,6 +53,9 @@ inline EnumInfo<Submission> enum_info(Submission) {
 inline EnumInfo<Pipelining> enum_info(Pipelining) {
   return {"pipelining mode", kPipeliningNames};
 }
+inline EnumInfo<LossKind> enum_info(LossKind) {
+  return {"loss", kLossKindNames};
+}
 inline EnumInfo<BackendKind> enum_info(BackendKind) {
   return {"backend type", kBackendKindNames};
 }

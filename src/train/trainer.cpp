@@ -231,6 +231,7 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
   s.raster = final_raster_settings(cfg_);
   s.raster.sh_degree =
       active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
+  s.loss = cfg_.train.loss;
   s.ssim_lambda = cfg_.train.ssim_lambda;
   s.lr = learning_rates(cfg_.train, scene_extent_, step);
   s.batch_size = int(cfg_.train.batch_size);

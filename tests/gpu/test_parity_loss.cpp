@@ -1,6 +1,6 @@
 // The fused CUDA photometric loss against cpu::photometric_loss<double>: the L1 and SSIM sums and
 // the image gradient, for float and 8-bit targets, lambda 0, 0.2 and 1, image sizes that are not
-// tile multiples and images smaller than the 11x11 window.
+// tile multiples and images smaller than the 11x11 window; and the l1 and l2 losses (no SSIM).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -73,7 +73,13 @@ struct GpuLoss {
   std::vector<float> sums;
 };
 
-GpuLoss run_gpu(const Pair& pr, int w, int h, float lambda, bool u8, cudaStream_t stream) {
+GpuLoss run_gpu(const Pair& pr,
+                int w,
+                int h,
+                float lambda,
+                bool u8,
+                cudaStream_t stream,
+                LossKind kind = LossKind::L1Ssim) {
   const std::size_t n = std::size_t(w) * h * 3;
   auto image = to_device(pr.image);
   auto target = to_device(pr.target);
@@ -87,6 +93,7 @@ GpuLoss run_gpu(const Pair& pr, int w, int h, float lambda, bool u8, cudaStream_
   p.width = w;
   p.height = h;
   p.ssim_lambda = lambda;
+  p.kind = kind;
   if (u8)
     cuda::photometric_loss_u8(p, image.data(), target_u8.data(), v_image.data(), sums.data(),
                               scratch.data(), stream);
@@ -129,6 +136,36 @@ void check_case(
                 "2 (1 - lambda) / n, a border error ~1e-2 of the scale"});
 }
 
+// l1 or l2: the data term's sum and gradient against the double reference, and an SSIM sum of
+// exactly 0 (written, though nothing computes it: the buffers start poisoned).
+void check_data_case(
+    int w, int h, LossKind kind, bool u8, std::uint32_t seed, cudaStream_t stream) {
+  SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " " + std::string(to_string(kind)) +
+               (u8 ? " u8" : " float"));
+  Pair pr = make_pair(w, h, Content::Close, u8, seed);
+  // An image entry equal to float(u8 / 255) has sign(d) = 0 here but not in the reference, whose
+  // u8 / 255 is the double: one ulp up, both signs are +1 (p ~ 6e-7 per entry, left to chance
+  // the 232k entries of the l1 cases would fail about one seed in seven).
+  if (u8)
+    for (std::size_t i = 0; i < pr.image.size(); ++i)
+      if (pr.image[i] == pr.target[i]) pr.image[i] = std::nextafter(pr.image[i], 2.0f);
+  const std::vector<double> image_ref(pr.image.begin(), pr.image.end());
+  const auto want = cpu::photometric_loss<double>(image_ref, pr.target_ref, w, h, 0.2, true, kind);
+  const GpuLoss got = run_gpu(pr, w, h, 0.2f, u8, stream, kind);
+
+  ASSERT_TRUE(std::isfinite(got.sums[0])) << "sum not written";
+  EXPECT_EQ(got.sums[1], 0.0f) << "SSIM sum of a loss without SSIM";
+  // got.l1 is the data term's mean (sums[0] / n) whatever the kind. Per-block float sums of 256
+  // terms, then a double reduction: ~1e-7 relative, as for l1_ssim's L1 sum.
+  EXPECT_NEAR(got.l1, want.loss, 2e-6 * want.loss + 1e-9) << "data term mean";
+  double scale = 0;
+  for (double v : want.v_image) scale = std::max(scale, std::abs(v));
+  expect_agree("v_image", got.v_image, want.v_image,
+               {2e-6, 1.0 - 1e-10, 1e-5 * scale,
+                "sign(d) / n is exact up to the float 1 / n, 2 d / n rounds once or twice "
+                "(~1e-7 relative); a wrong sign or factor costs the whole scale"});
+}
+
 class ParityLoss : public ::testing::Test {
  protected:
   void SetUp() override { SPLAT_CUDA_CHECK(cudaStreamCreate(&stream_)); }
@@ -165,14 +202,37 @@ TEST_F(ParityLoss, TinyImages) {
         check_case(s[0], s[1], lambda, u8, Content::Independent, ++seed, stream_);
 }
 
+TEST_F(ParityLoss, L1AndL2) {
+  std::uint32_t seed = 400;
+  for (LossKind kind : {LossKind::L1, LossKind::L2})
+    for (const auto& s : kSizes)
+      for (bool u8 : {false, true}) check_data_case(s[0], s[1], kind, u8, ++seed, stream_);
+  for (LossKind kind : {LossKind::L1, LossKind::L2})  // one pixel: a single partial block
+    check_data_case(1, 1, kind, false, ++seed, stream_);
+}
+
+// l1 is l1_ssim's data term with lambda 0 (and ignores lambda): the same gradient bits, since
+// l1_ssim's SSIM partials are then scaled by -0 and add zeros, and 1 - 0 is exact; the L1 sums
+// are fixed-order reductions of differently cut blocks: near, not equal.
+TEST_F(ParityLoss, L1IsL1SsimWithoutSsim) {
+  const int w = 97, h = 61;
+  const Pair pr = make_pair(w, h, Content::Close, false, 11);
+  const GpuLoss a = run_gpu(pr, w, h, 0.0f, false, stream_, LossKind::L1Ssim);
+  const GpuLoss b = run_gpu(pr, w, h, 0.7f, false, stream_, LossKind::L1);
+  EXPECT_NEAR(a.sums[0], b.sums[0], 1e-6 * a.sums[0]);
+  EXPECT_EQ(a.v_image, b.v_image);
+}
+
 // No float atomics: two runs agree bit for bit.
 TEST_F(ParityLoss, Deterministic) {
   const int w = 250, h = 170;
   const Pair pr = make_pair(w, h, Content::Close, false, 7);
-  const GpuLoss a = run_gpu(pr, w, h, 0.2f, false, stream_);
-  const GpuLoss b = run_gpu(pr, w, h, 0.2f, false, stream_);
-  EXPECT_EQ(a.sums, b.sums);
-  EXPECT_EQ(a.v_image, b.v_image);
+  for (LossKind kind : {LossKind::L1Ssim, LossKind::L1, LossKind::L2}) {
+    const GpuLoss a = run_gpu(pr, w, h, 0.2f, false, stream_, kind);
+    const GpuLoss b = run_gpu(pr, w, h, 0.2f, false, stream_, kind);
+    EXPECT_EQ(a.sums, b.sums) << to_string(kind);
+    EXPECT_EQ(a.v_image, b.v_image) << to_string(kind);
+  }
 }
 
 // The float and 8-bit paths are one implementation: the same target values give the same bits.

@@ -341,6 +341,110 @@ TEST_P(RasterizeParity, BackwardMatchesCpu) {
   expect_backward_agrees(GetParam(), true);
 }
 
+// Sum of |got - want| over all but the largest 1% of the entries: a threshold flip (see below)
+// moves the gradients of a pixel's few splats by far more than rounding, and either variant can
+// hit one that the other misses.
+double trimmed_error(const std::vector<float>& got, const std::vector<double>& want) {
+  std::vector<double> e(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) e[i] = std::abs(double(got[i]) - want[i]);
+  std::sort(e.begin(), e.end());
+  double sum = 0;
+  for (std::size_t i = 0; i < e.size() - e.size() / 100; ++i) sum += e[i];
+  return sum;
+}
+
+// backend.fast_math = false (expf and IEEE reciprocals): the forward and the backward are at least
+// as close to the double reference as with the hardware approximations, and not the same bits
+// (the switch reaches the kernels). Compared on the deterministic backward, so that no atomic order
+// adds noise. A threshold flip (a pixel that skips or stops at another splat than the reference)
+// can appear in one variant and not the other: flipped pixels are counted, the image error is
+// summed over the pixels that neither variant flips, and the gradients' error without its largest
+// 1% (trimmed_error).
+TEST_P(RasterizeParity, AccurateMathIsAtLeastAsClose) {
+  const Case& c = GetParam();
+  const Inputs in = make_inputs(c);
+  const std::size_t pixels = std::size_t(in.width) * in.height, n = in.proj.size();
+  const cpu::Projected<double> proj64 = to_double(in.proj);
+  const cpu::RasterOut<double> ref =
+      cpu::rasterize_fwd(proj64, in.isect, in.width, in.height, in.rs);
+  const std::vector<float> v_image = test::random_vector(pixels * 3, c.seed + 300);
+  const cpu::ProjectedGrad<double> ref_grad = cpu::rasterize_bwd(
+      proj64, in.isect, in.width, in.height, in.rs, to_double(v_image), std::vector<double>{});
+
+  struct Run {
+    std::vector<float> image;
+    std::vector<double> pixel_error;  // max over the channels and alpha, against ref
+    std::vector<float> grads[4];      // means2d, conics, colors, opacities
+  };
+  const auto run = [&](bool fast) {
+    DeviceInputs d(in);
+    d.params.fast_math = fast;
+    GpuForward f = gpu_forward(d, in);
+    cuda::DeviceBuffer<float> d_v_image = test::to_device(v_image);
+    cuda::DeviceBuffer<float> g = test::poisoned<float>(n * 9);
+    cuda::DeviceBuffer<unsigned long long> fixed(n * 9);
+    const cuda::ProjectedGradPtrs v{g.data(), g.data() + n * 2, g.data() + n * 5, g.data() + n * 8};
+    cuda::rasterize_bwd_deterministic(d.params, d.lists(), f.image.data(), f.alpha.data(),
+                                      f.last.data(), f.boundaries.data(), d_v_image.data(), nullptr,
+                                      int(n), fixed.data(), v, nullptr);
+    SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
+    Run r;
+    r.image = f.image.download();
+    const std::vector<float> alpha = f.alpha.download(), all = g.download();
+    r.pixel_error.resize(pixels);
+    for (std::size_t pix = 0; pix < pixels; ++pix) {
+      double e = std::abs(double(alpha[pix]) - ref.alpha[pix]);
+      for (int ch = 0; ch < 3; ++ch)
+        e = std::max(e, std::abs(double(r.image[pix * 3 + ch]) - ref.image[pix * 3 + ch]));
+      r.pixel_error[pix] = std::isfinite(e) ? e : INFINITY;
+    }
+    const std::size_t offsets[5] = {0, n * 2, n * 5, n * 8, n * 9};
+    for (int k = 0; k < 4; ++k)
+      r.grads[k].assign(all.begin() + offsets[k], all.begin() + offsets[k + 1]);
+    return r;
+  };
+  const Run fast = run(true), accurate = run(false);
+  EXPECT_NE(fast.image, accurate.image) << c.name << ": fast_math changed nothing";
+
+  // Float blending of ~100 terms agrees to ~1e-6; beyond 4e-6 a pixel took another threshold
+  // decision (as in ForwardMatchesCpu).
+  constexpr double kFlip = 4e-6;
+  std::size_t flips_fast = 0, flips_accurate = 0;
+  double sum_fast = 0, sum_accurate = 0;
+  for (std::size_t pix = 0; pix < pixels; ++pix) {
+    const double ef = fast.pixel_error[pix], ea = accurate.pixel_error[pix];
+    flips_fast += !(ef <= kFlip);
+    flips_accurate += !(ea <= kFlip);
+    if (ef <= kFlip && ea <= kFlip) sum_fast += ef, sum_accurate += ea;
+  }
+  std::cout << "[ info     ] " << c.name << " forward vs double, fast / accurate: error sum "
+            << sum_fast << " / " << sum_accurate << ", flipped pixels " << flips_fast << " / "
+            << flips_accurate << "\n";
+  // The approximations add a few ulp to every alpha (ex2.approx of a rounded power * log2(e)),
+  // about as much as the blending's own rounding, so the accurate sum is clearly smaller; 5%
+  // slack for rounding that is not additive. A flip needs a value within an ulp or two of a
+  // threshold, and either variant can hit one the other misses.
+  EXPECT_LE(sum_accurate, 1.05 * sum_fast) << c.name;
+  EXPECT_LE(flips_accurate, flips_fast + 2 + pixels / 5000) << c.name;
+
+  const char* names[] = {"v_means2d", "v_conics", "v_colors", "v_opacities"};
+  const std::vector<double>* want[] = {&ref_grad.means2d, &ref_grad.conics, &ref_grad.colors,
+                                       &ref_grad.opacities};
+  for (int k = 0; k < 4; ++k) {
+    const test::Agreement af = test::agreement(fast.grads[k], *want[k]),
+                          aa = test::agreement(accurate.grads[k], *want[k]);
+    ASSERT_EQ(af.non_finite + aa.non_finite, 0u) << c.name << " " << names[k];
+    const double tf = trimmed_error(fast.grads[k], *want[k]),
+                 ta = trimmed_error(accurate.grads[k], *want[k]);
+    std::cout << "[ info     ] " << c.name << " " << names[k]
+              << " vs double, fast / accurate: rel L2 " << af.rel_l2 << " / " << aa.rel_l2
+              << ", trimmed error sum " << tf << " / " << ta << "\n";
+    // Every T recovered by a correctly rounded reciprocal instead of a 1-ulp one, every alpha
+    // from a closer exp; 10% slack for rounding that does not add up.
+    EXPECT_LE(ta, 1.1 * tf) << c.name << " " << names[k];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Scenes,
                          RasterizeParity,
                          ::testing::ValuesIn(kCases),

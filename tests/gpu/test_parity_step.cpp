@@ -1,5 +1,6 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
-// the parameters, the Adam moments and the loss agree.
+// the parameters, the Adam moments and the loss agree, for every train.loss and with
+// backend.fast_math on and off.
 #include "parity_util.h"
 #include "render/backend.h"
 #include "train/backend_factory.h"
@@ -10,7 +11,8 @@ namespace {
 
 using namespace test;
 
-TEST(ParityStep, OneTrainingStepOnBothBackends) {
+void check_step(LossKind kind, bool fast_math) {
+  SCOPED_TRACE(std::string(to_string(kind)) + (fast_math ? "" : ", fast_math = false"));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
     // A target the model does not already match: the scene rendered with other colors is not
@@ -37,12 +39,14 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     StepSettings s;
     s.raster.sh_degree = 3;
     s.raster.background = {1.0f, 1.0f, 1.0f};
+    s.loss = kind;
     s.ssim_lambda = 0.2;
     s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
 
     BackendConfig cpu_cfg, cuda_cfg;
     cpu_cfg.type = BackendKind::Cpu;
     cuda_cfg.type = BackendKind::Cuda;
+    cuda_cfg.fast_math = fast_math;
     std::vector<std::unique_ptr<Backend>> backends;
     backends.push_back(make_backend(cpu_cfg));
     backends.push_back(make_backend(cuda_cfg));
@@ -61,6 +65,11 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     // Loss sums 3*H*W terms in float on the GPU (atomics reorder them).
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss)) << tag << " loss";
     EXPECT_NEAR(losses[1].ssim, losses[0].ssim, 1e-5) << tag << " ssim";
+    EXPECT_NEAR(losses[1].l1, losses[0].l1, 1e-5 * std::abs(losses[0].l1)) << tag << " l1";
+    if (kind != LossKind::L1Ssim) {  // no SSIM computed, and l2 reports no L1 term
+      EXPECT_EQ(losses[1].ssim, 0.0) << tag;
+      EXPECT_EQ(losses[1].l1, kind == LossKind::L1 ? losses[1].loss : 0.0) << tag;
+    }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
     // After one step params differ from the start by lr-sized moves; compare the moves
     // (param - start) so the tolerance is about the update, not the unchanged bulk.
@@ -91,6 +100,19 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
                    {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
     }
   }
+}
+
+TEST(ParityStep, OneTrainingStepOnBothBackends) {
+  check_step(LossKind::L1Ssim, true);
+}
+TEST(ParityStep, L1Loss) {
+  check_step(LossKind::L1, true);
+}
+TEST(ParityStep, L2Loss) {
+  check_step(LossKind::L2, true);
+}
+TEST(ParityStep, AccurateMath) {
+  check_step(LossKind::L1Ssim, false);
 }
 
 }  // namespace
