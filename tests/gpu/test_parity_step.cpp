@@ -15,9 +15,10 @@ TEST(ParityStep, OneTrainingStepOnBothBackends) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
     // A target the model does not already match: the scene rendered with other colors is not
     // needed; random noise in [0, 1] gives large, well-defined gradients.
-    Image target(w, h, 3);
+    Image8 target(w, h, 3);
     const auto noise = random_vector(target.data.size(), 99);
-    for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+    for (std::size_t i = 0; i < noise.size(); ++i)
+      target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
 
     TrainState st;
     st.params = scene.gaussians;
