@@ -23,7 +23,7 @@ TEST(ImageSize, AreaFilterAveragesWhatEachPixelCovers) {
   Image img(3, 1, 3);
   for (int x = 0; x < 3; ++x)
     for (int c = 0; c < 3; ++c) img.at(x, 0, c) = float(x);  // 0 1 2
-  const Image out = resize_area(img, 2, 1);                 // each output covers 1.5 inputs
+  const Image out = resize_area(img, 2, 1);                  // each output covers 1.5 inputs
   EXPECT_FLOAT_EQ(out.at(0, 0, 0), (0.0f + 0.5f * 1.0f) / 1.5f);
   EXPECT_FLOAT_EQ(out.at(1, 0, 1), (0.5f * 1.0f + 2.0f) / 1.5f);
   // An integer factor is the box filter of downscale().
