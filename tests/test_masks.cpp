@@ -197,7 +197,8 @@ void write_mask(const fs::path& p, int w, int h, int holes) {
 }
 
 // Three 16x12 images a0..a2 of one PINHOLE camera; a0 is the test view (holdout 8).
-fs::path colmap_scene(const std::string& name) {
+fs::path colmap_scene(const std::string& name,
+                      const std::string& camera = "1 PINHOLE 16 12 20 22 8 6\n") {
   const fs::path dir = test::temp_dir(name);
   std::string ims;
   for (int k = 0; k < 3; ++k) {
@@ -206,7 +207,7 @@ fs::path colmap_scene(const std::string& name) {
     write_png((dir / "images" / n).string(), Image(16, 12, 3, 0.25f * float(k + 1)));
     ims += std::to_string(k + 1) + " 1 0 0 0 0 0 " + std::to_string(k + 3) + " 1 " + n + "\n\n";
   }
-  write_text(dir / "sparse/0/cameras.txt", "1 PINHOLE 16 12 20 22 8 6\n");
+  write_text(dir / "sparse/0/cameras.txt", camera);
   write_text(dir / "sparse/0/images.txt", ims);
   write_text(dir / "sparse/0/points3D.txt", "");
   return dir;
@@ -235,6 +236,29 @@ TEST(Masks, ColmapMasksFolderInBothNamings) {
   LoadOptions half;
   half.downscale = 2;
   EXPECT_EQ(kept(load_colmap(dir.string(), half).train[0].image), std::size_t(6 * 6));
+}
+
+// A lens camera: the mask is undistorted and cropped with its image, then binarized again.
+TEST(Masks, MasksAreUndistortedWithTheirImages) {
+  const fs::path dir = colmap_scene("masks_colmap_lens", "1 SIMPLE_RADIAL 16 12 20 8 6 0.1\n");
+  for (const char* n : {"a0.jpg.png", "a1.jpg.png", "a2.jpg.png"})
+    write_mask(dir / "masks" / n, 16, 12, 6);
+  testing::internal::CaptureStderr();
+  const Dataset d = load_colmap(dir.string(), {});
+  testing::internal::GetCapturedStderr();
+  const View& v = d.train[0];
+  ASSERT_TRUE(v.image.masked());
+  EXPECT_EQ(v.image.width, v.camera.width);
+  EXPECT_EQ(v.image.height, v.camera.height);
+  EXPECT_LT(v.camera.width, 16);  // cropped to what the lens saw
+  for (std::size_t i = 0; i < v.image.pixels(); ++i) {
+    const std::uint8_t m = v.image.data[4 * i + 3];
+    ASSERT_TRUE(m == 0 || m == 255) << i;
+  }
+  EXPECT_GT(kept(v.image), 0u);
+  EXPECT_LT(kept(v.image), v.image.pixels());
+  EXPECT_EQ(v.image.data[3], 0);                              // the left edge stays masked
+  EXPECT_EQ(v.image.data[4 * (v.image.width - 1) + 3], 255);  // the right edge kept
 }
 
 TEST(Masks, WithoutMasksNothingIsMasked) {
