@@ -12,6 +12,7 @@
 #include "cpu/pipeline.h"
 #include "io/demo_scene.h"
 #include "render/adc.h"
+#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/densify.h"
@@ -101,8 +102,8 @@ TEST(Adc, BackendStepAccumulatesTheProjectedGradients) {
         [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
   std::array<double, 16> w2c = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 0, 0, 0, 1};
   const Camera cam = Camera::from_w2c(w2c, 40, 30, 40, 40, 20, 15);
-  Image target(40, 30, 3);
-  for (std::size_t i = 0; i < target.data.size(); ++i) target.data[i] = float(i % 7) / 7.0f;
+  Image8 target(40, 30, 3);
+  for (std::size_t i = 0; i < target.data.size(); ++i) target.data[i] = std::uint8_t(i % 7 * 36);
   StepSettings s;
   s.raster.sh_degree = 1;
   s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
@@ -118,8 +119,8 @@ TEST(Adc, BackendStepAccumulatesTheProjectedGradients) {
   // One step by hand from the state the backend holds now.
   const TrainState now = b->state();
   const auto fwd = cpu::render_fwd(now.params, cam, s.raster);
-  const auto loss =
-      cpu::photometric_loss(fwd.raster.image, target.data, 40, 30, float(s.ssim_lambda), true);
+  const auto loss = cpu::photometric_loss(fwd.raster.image, target_image(target).data, 40, 30,
+                                          float(s.ssim_lambda), true);
   const auto v = cpu::rasterize_bwd(fwd.projected, fwd.isect, 40, 30, s.raster, loss.v_image, {});
   adc::Stats want;
   want.reset(300);
@@ -375,7 +376,7 @@ class RecordingBackend final : public Backend {
   std::int64_t now = 0;
 
   std::string name() const override { return "recording"; }
-  void set_images(const std::vector<const Image*>&) override {}
+  void set_images(const std::vector<const Image8*>&) override {}
   void set_state(const TrainState&) override {}
   void set_communicator(dist::Communicator&) override {}
   TrainState state() const override { return {}; }
@@ -437,7 +438,7 @@ class TickLog final : public Backend {
   int resets = 0;
 
   std::string name() const override { return b_.name(); }
-  void set_images(const std::vector<const Image*>& images) override { b_.set_images(images); }
+  void set_images(const std::vector<const Image8*>& images) override { b_.set_images(images); }
   void set_state(const TrainState& s) override { b_.set_state(s); }
   void set_communicator(dist::Communicator& comm) override { b_.set_communicator(comm); }
   TrainState state() const override { return b_.state(); }

@@ -10,6 +10,7 @@
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
+#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"
@@ -37,8 +38,9 @@ struct ViewGrad {
 };
 ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, double lambda) {
   const cpu::RenderState<float> fwd = cpu::render_fwd(g, v.camera, rs);
-  const cpu::LossResult<float> loss = cpu::photometric_loss(
-      fwd.raster.image, v.image.data, v.camera.width, v.camera.height, float(lambda), true);
+  const cpu::LossResult<float> loss =
+      cpu::photometric_loss(fwd.raster.image, target_image(v.image).data, v.camera.width,
+                            v.camera.height, float(lambda), true);
   return {cpu::render_bwd(g, v.camera, rs, fwd, loss.v_image, {}), loss.loss};
 }
 
@@ -59,7 +61,7 @@ TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
   s.raster.sh_degree = 0;
   s.batch_size = 2;  // learning rates stay 0: the parameters do not move, the moments do
   auto backend = make_backend(cfg.backend);
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   backend->set_images(images);
   backend->set_state(st);

@@ -12,6 +12,7 @@
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "render/backend.h"
+#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"
@@ -312,7 +313,7 @@ TEST(Colmap, SharedCameraTextModel) {
   EXPECT_NEAR(c.R[2][2], 1.0, 1e-12);
   EXPECT_NEAR(c.R[0][0], 0.0, 1e-12);
   EXPECT_EQ(c.t.z, 6.0);
-  EXPECT_NEAR(d.train[2].image.at(1, 1, 0), 0.3f, 1.0f / 255);
+  EXPECT_NEAR(target_image(d.train[2].image).at(1, 1, 0), 0.3f, 1.0f / 255);
   ASSERT_TRUE(d.points.has_value());
   EXPECT_EQ(d.points->positions, (std::vector<float>{0.5f, 1.5f, 2.5f, -1, -2, -3}));
   EXPECT_EQ(d.points->colors, (std::vector<float>{1, 0, 0.2f, 0, 1, 0}));

@@ -26,6 +26,8 @@ Config changed_everywhere() {
   c.data.max_train_views = 50;
   c.data.holdout_every = 5;
   c.data.crop_undistorted = false;
+  c.data.alpha_mask = true;
+  c.data.max_image_size = 1600;
   c.model.sh_degree = 1;
   c.model.init = InitKind::Points;
   c.model.init_points = 123457;

@@ -32,7 +32,7 @@ int run_bench_replay(const ReplayArgs& args) {
   const Dataset data = load_dataset(args.data, cfg);
   if (data.train.empty()) throw Error(args.data + ": no training views");
   auto backend = make_backend(cfg.backend);
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   backend->set_images(images);
   if (ckpt.params.sh_degree != cfg.model.sh_degree)
@@ -143,7 +143,7 @@ int run_bench_parity(const ParityArgs& args) {
   if (args.view < 0 || args.view >= int(data.train.size()))
     throw Error("bench parity: --view " + std::to_string(args.view) + " is not one of the " +
                 std::to_string(data.train.size()) + " training views");
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   StepSettings s;
   s.raster = final_raster_settings(cfg);

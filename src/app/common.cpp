@@ -20,6 +20,7 @@
 #include "io/ply.h"
 #include "io/read_file.h"
 #include "render/filter3d_host.h"
+#include "render/target.h"
 #include "train/backend_factory.h"
 #include "train/history.h"
 #include "train/interrupt.h"
@@ -85,6 +86,8 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.max_train = int(cfg.data.max_train_views);
   opts.holdout_every = int(cfg.data.holdout_every);
   opts.crop_undistorted = cfg.data.crop_undistorted;
+  opts.alpha_mask = cfg.data.alpha_mask;
+  opts.max_image_size = int(cfg.data.max_image_size);
   const fs::path dir(path);
   std::error_code ec;
   if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);
@@ -222,14 +225,17 @@ void write_report(const fs::path& out,
   std::vector<double> psnrs;
   for (const ViewMetrics& v : eval.views) psnrs.push_back(v.psnr);
   const std::vector<std::size_t> pictured = pictured_views(psnrs, in.max_views);
-  std::vector<Image> renders;
+  std::vector<Image> renders, truths;
   renders.reserve(pictured.size());
-  for (const std::size_t i : pictured)
+  truths.reserve(pictured.size());
+  for (const std::size_t i : pictured) {
     renders.push_back(backend.render(views[i].camera, final_raster_settings(cfg)));
+    truths.push_back(target_image(views[i].image));
+  }
   for (std::size_t i = 0, k = 0; i < eval.views.size(); ++i) {
     ReportView v{eval.views[i].name, eval.views[i].psnr, eval.views[i].ssim};
     if (k < pictured.size() && pictured[k] == i) {
-      v.truth = &views[i].image;
+      v.truth = &truths[k];
       v.render = &renders[k++];
     }
     in.views.push_back(v);

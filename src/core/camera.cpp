@@ -59,10 +59,14 @@ Camera Camera::from_w2c(const std::array<double, 16>& w2c,
 }
 
 Camera Camera::downscaled(int factor) const {
+  if (factor <= 1) return *this;
+  return resized(width / factor, height / factor);
+}
+
+Camera Camera::resized(int w, int h) const {
   Camera c = *this;
-  if (factor <= 1) return c;
-  c.width = width / factor;
-  c.height = height / factor;
+  c.width = w;
+  c.height = h;
   const double sx = double(c.width) / width, sy = double(c.height) / height;
   c.fx *= sx;
   c.cx *= sx;

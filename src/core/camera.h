@@ -37,6 +37,8 @@ struct Camera {
 
   // The same camera for an image scaled by 1/factor (intrinsics scaled, sizes rounded down).
   Camera downscaled(int factor) const;
+  // The same camera for the image resampled to w x h (intrinsics scaled by the size ratios).
+  Camera resized(int w, int h) const;
 };
 
 }  // namespace splat

@@ -14,6 +14,7 @@
 #include "dist/sync.h"
 #include "render/backend.h"
 #include "render/filter3d_host.h"
+#include "render/target.h"
 
 namespace splat {
 namespace cpu {
@@ -43,9 +44,10 @@ class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
 
-  void set_images(const std::vector<const Image*>& images) override {
-    for (const Image* img : images)
-      if (img->channels != 3) throw Error("cpu backend: training images must be RGB");
+  void set_images(const std::vector<const Image8*>& images) override {
+    for (const Image8* img : images)
+      if (img->channels != 3 && img->channels != 4)
+        throw Error("cpu backend: training images must be RGB or RGBA");
     images_ = images;
   }
   void set_state(const TrainState& s) override {
@@ -73,15 +75,19 @@ class CpuBackend final : public Backend {
     double sums[3] = {0, 0, 0};  // loss, l1, ssim over this rank's views
     for (std::size_t k = 0; k < views.size(); ++k) {
       const Camera& cam = *views[k].camera;
-      const Image& target = *images_.at(views[k].image);
+      const Image8& target = *images_.at(views[k].image);
       if (target.width != cam.width || target.height != cam.height)
         throw Error("cpu backend: image " + std::to_string(views[k].image) + " is " +
                     std::to_string(target.width) + "x" + std::to_string(target.height) +
                     " but its camera is " + std::to_string(cam.width) + "x" +
                     std::to_string(cam.height));
       const RenderState<float> fwd = render_fwd(state_.params, cam, s.raster, filter);
+      // The float target (and the mask's weights) formed per step from the stored bytes.
+      const std::vector<float> weights =
+          target.masked() ? target_weights(target) : std::vector<float>{};
       const LossResult<float> loss = photometric_loss(
-          fwd.raster.image, target.data, cam.width, cam.height, float(s.ssim_lambda), true, s.loss);
+          fwd.raster.image, target_image(target).data, cam.width, cam.height, float(s.ssim_lambda),
+          true, s.loss, weights.empty() ? nullptr : weights.data());
       // render_bwd's two stages, so ADC can read the projected gradients in between.
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
                                                    s.raster, loss.v_image, {});
@@ -166,7 +172,7 @@ class CpuBackend final : public Backend {
     return f;
   }
 
-  std::vector<const Image*> images_;
+  std::vector<const Image8*> images_;
   TrainState state_;
   adc::Stats stats_;  // ADC statistics since the last refine tick, one entry per splat
   std::vector<StepResult> finished_;

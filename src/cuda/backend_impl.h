@@ -20,6 +20,7 @@
 #include "cuda/renderer.h"
 #include "dist/communicator.h"
 #include "render/backend_config.h"
+#include "render/target.h"
 
 namespace splat::cuda {
 
@@ -58,10 +59,11 @@ struct StepScalars {
 struct GraphKey {
   long generation = -1;
   int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
-  bool antialiased = false, accumulate_grad2d = false, noise = false, u8 = false;
+  bool antialiased = false, accumulate_grad2d = false, noise = false, target_mask = false;
   const float* filter3d = nullptr;  // the 3D filter's buffer, or null
   LossKind loss = LossKind::L1Ssim;
-  float background[3] = {}, ssim_lambda = 0;
+  int target_channels = 0;
+  float background[3] = {}, target_background[3] = {}, ssim_lambda = 0;
   double opacity_reg = 0, scale_reg = 0;
   bool operator==(const GraphKey&) const = default;
 };
@@ -85,7 +87,7 @@ class CudaBackend final : public Backend {
   std::vector<std::pair<std::string, double>> report() const override;
 
   // Images and state (backend_state.cpp).
-  void set_images(const std::vector<const Image*>& images) override;
+  void set_images(const std::vector<const Image8*>& images) override;
   void set_state(const TrainState& s) override;
   // cudaMemcpy from pageable memory may return before the copy lands; kernels on stream_ must
   // not overtake it.
@@ -115,10 +117,13 @@ class CudaBackend final : public Backend {
   std::vector<DeviceArrayView> arrays() const;
 
  private:
+  // A training image as stored on the host (core/image.h Image8); the loss kernels form the
+  // target from its bytes.
   struct DeviceImage {
     int width = 0, height = 0;
-    DeviceBuffer<std::uint8_t> u8;
-    DeviceBuffer<float> f32;
+    TargetFormat format;
+    DeviceBuffer<std::uint8_t> pixels;  // [H, W, format.channels]
+    DeviceBuffer<float> norm;           // [1]: H W / pixels the mask keeps (cuda/loss.h)
   };
   // A queued step, with what it takes to queue it again after an overflow.
   struct ViewRef {

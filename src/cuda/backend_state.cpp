@@ -12,29 +12,25 @@
 #include "cuda/digest.h"
 #include "cuda/filter3d.h"
 #include "render/state_digest.h"
+#include "render/target.h"
 
 namespace splat::cuda {
 
-// Training images stay on the device: 8-bit when every value is exactly k/255, float otherwise.
-void CudaBackend::set_images(const std::vector<const Image*>& images) {
+// Training images stay on the device as they are on the host: 8-bit, 3 or 4 channels.
+void CudaBackend::set_images(const std::vector<const Image8*>& images) {
   drain();
   images_.clear();
-  for (const Image* img : images) {
-    if (img->channels != 3) throw Error("cuda backend: training images must be RGB");
+  for (const Image8* img : images) {
+    if (img->channels != 3 && img->channels != 4)
+      throw Error("cuda backend: training images must be RGB or RGBA");
+    const std::size_t counted = img->counted_pixels();
+    if (counted == 0) throw Error("cuda backend: a training image's mask leaves no pixel");
     DeviceImage d;
     d.width = img->width;
     d.height = img->height;
-    std::vector<std::uint8_t> bytes(img->data.size());
-    bool exact = true;
-    for (std::size_t i = 0; i < bytes.size() && exact; ++i) {
-      const float v = img->data[i] * 255.0f;
-      bytes[i] = std::uint8_t(std::lround(v));
-      exact = float(bytes[i]) / 255.0f == img->data[i];
-    }
-    if (exact)
-      d.u8.upload(bytes);
-    else
-      d.f32.upload(img->data);
+    d.format = target_format(*img);
+    d.pixels.upload(img->data);
+    d.norm.upload(std::vector<float>{float(double(img->pixels()) / double(counted))});
     images_.push_back(std::move(d));
   }
   uploaded();

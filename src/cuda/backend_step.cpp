@@ -234,12 +234,9 @@ void CudaBackend::view_pass(const ViewRef& view,
   PerPixel& px = renderer_.pixels();
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
-  if (target.u8.size())
-    photometric_loss_u8(lp, px.image, target.u8.data(), px.v_image, px.sums, px.loss_scratch,
-                        stream_);
-  else
-    photometric_loss(lp, px.image, target.f32.data(), px.v_image, px.sums, px.loss_scratch,
-                     stream_);
+  photometric_loss(lp, px.image,
+                   LossTarget{target.pixels.data(), target.format, target.norm.data()}, px.v_image,
+                   px.sums, px.loss_scratch, stream_);
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
   timer_.end(stream_);
@@ -312,7 +309,9 @@ void CudaBackend::run_graph(Pending& p) {
   key.filter3d = filter3d();
   key.accumulate_grad2d = s.accumulate_grad2d;
   key.noise = s.noise_scale > 0;
-  key.u8 = target.u8.size() > 0;
+  key.target_channels = target.format.channels;
+  key.target_mask = target.format.mask;
+  for (int c = 0; c < 3; ++c) key.target_background[c] = target.format.background[c];
   for (int c = 0; c < 3; ++c) key.background[c] = s.raster.background[c];
   key.loss = s.loss;
   key.ssim_lambda = float(s.ssim_lambda);
@@ -361,14 +360,13 @@ void CudaBackend::run_graph(Pending& p) {
 void CudaBackend::stage_target(const DeviceImage& target) {
   staged_.width = target.width;
   staged_.height = target.height;
-  staged_.u8.resize(target.u8.size());
-  if (target.u8.size())
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.u8.data(), target.u8.data(), target.u8.bytes(),
-                                     cudaMemcpyDeviceToDevice, stream_));
-  staged_.f32.resize(target.f32.size());
-  if (target.f32.size())
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.f32.data(), target.f32.data(), target.f32.bytes(),
-                                     cudaMemcpyDeviceToDevice, stream_));
+  staged_.format = target.format;
+  staged_.pixels.resize(target.pixels.size());
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.pixels.data(), target.pixels.data(),
+                                   target.pixels.bytes(), cudaMemcpyDeviceToDevice, stream_));
+  staged_.norm.resize(1);
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.norm.data(), target.norm.data(), sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream_));
 }
 
 // Nothing in flight afterwards, every queued step retired (those abandoned for an overflow

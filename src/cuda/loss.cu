@@ -63,12 +63,26 @@ struct LossScalars {
   float ssim_scale;  // -lambda / (H W 3): d loss / d SSIM map entry
 };
 
-__device__ __forceinline__ float target_value(const float* t, std::size_t i) {
-  return t[i];
-}
-// Division, not multiplication by 1/255, so the value is the correctly rounded u8 / 255.
-__device__ __forceinline__ float target_value(const std::uint8_t* t, std::size_t i) {
-  return float(t[i]) / 255.0f;
+// The two kinds of target: float RGB, every pixel counted; or a training image's bytes.
+struct FloatTarget {
+  const float* rgb;  // [H, W, 3]
+  __device__ float value(std::size_t pix, int ch) const { return rgb[pix * 3 + ch]; }
+  __device__ float weight(std::size_t) const { return 1.0f; }
+};
+struct BytesTarget {
+  const std::uint8_t* pixels;  // [H, W, format.channels]
+  TargetFormat format;
+  __device__ float value(std::size_t pix, int ch) const {
+    return target_sample(format, pixels + pix * format.channels, ch);
+  }
+  __device__ float weight(std::size_t pix) const {
+    return target_weight(format, pixels + pix * format.channels);
+  }
+};
+
+// H W / counted pixels (see LossTarget::norm).
+__device__ __forceinline__ float norm_of(const float* norm) {
+  return norm ? *norm : 1.0f;
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -87,11 +101,13 @@ std::size_t loss_blocks(int width, int height) {
   return std::size_t((width + kTileW - 1) / kTileW) * std::size_t((height + kTileH - 1) / kTileH);
 }
 
-// sums[0, 1] = the column sums of block_sums [num_blocks, 2], in double and in a fixed order (no
-// atomics: the same bits on every run). Called by every thread of one block (tid: its rank).
+// sums[0, 1] = nrm times the column sums of block_sums [num_blocks, 2], in double and in a fixed
+// order (no atomics: the same bits on every run). Called by every thread of one block (tid: its
+// rank).
 __device__ void reduce_block_sums(int tid,
                                   const float* __restrict__ block_sums,  // [num_blocks, 2]
                                   int num_blocks,
+                                  float nrm,
                                   float* __restrict__ sums) {  // [2]
   __shared__ double s_red[2][kWarps];
   double a = 0, b = 0;
@@ -107,24 +123,27 @@ __device__ void reduce_block_sums(int tid,
   if (tid == 0) {
     double ta = 0, tb = 0;
     for (int w = 0; w < kWarps; ++w) ta += s_red[0][w], tb += s_red[1][w];
-    sums[0] = float(ta);
-    sums[1] = float(tb);
+    sums[0] = float(ta * nrm);
+    sums[1] = float(tb * nrm);
   }
 }
 
 // Kernel 1: per tile and channel, the five blurred moments, the SSIM map and its partials w.r.t.
 // the moments (already scaled by -lambda / n); per block, sum |d| and sum SSIM, written to
 // block_sums (no atomics, so the loss is deterministic).
+// Masked pixels (weight 0) enter the windows as zero in both image and target, like the padding,
+// and add nothing to either sum.
 template <class TargetT>
 __global__ void __launch_bounds__(kThreads)
     loss_moments_kernel(int width,
                         int height,
                         LossScalars scal,
                         Window win,
-                        const float* __restrict__ image,     // [H, W, 3]
-                        const TargetT* __restrict__ target,  // [H, W, 3]
-                        float* __restrict__ partials,        // [kPartials, 3, H, W]
-                        float* __restrict__ block_sums) {    // [blocks, 2]
+                        const float* __restrict__ image,  // [H, W, 3]
+                        TargetT target,
+                        const float* __restrict__ norm,    // [1] or nullptr
+                        float* __restrict__ partials,      // [kPartials, 3, H, W]
+                        float* __restrict__ block_sums) {  // [blocks, 2]
   // All three channels of (image, target) with halo; out-of-image entries are the zero padding.
   // Interleaved as float2, one 8-byte load per tap and half-warp wavefronts that never conflict.
   __shared__ float2 s_xy[3][kRegionH][kRegionW];
@@ -144,9 +163,10 @@ __global__ void __launch_bounds__(kThreads)
     const int gx = x0 + px, gy = y0 + r;
     float xv = 0.0f, yv = 0.0f;
     if (gx >= 0 && gx < width && gy >= 0 && gy < height) {
-      const std::size_t gi = (std::size_t(gy) * width + gx) * 3 + ch;
-      xv = image[gi];
-      yv = target_value(target, gi);
+      const std::size_t gp = std::size_t(gy) * width + gx;
+      const float wv = target.weight(gp);
+      xv = wv * image[gp * 3 + ch];
+      yv = wv * target.value(gp, ch);
     }
     s_xy[ch][r][px] = make_float2(xv, yv);
   }
@@ -155,6 +175,8 @@ __global__ void __launch_bounds__(kThreads)
   const int gx = int(blockIdx.x) * kTileW + tx, gy = int(blockIdx.y) * kTileH + ty;
   const bool inside = gx < width && gy < height;
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
+  const float w = inside ? target.weight(pix) : 0.0f;
+  const float ssim_scale = scal.ssim_scale * norm_of(norm);
   float l1 = 0.0f, ssim_sum = 0.0f;
 
   for (int ch = 0; ch < 3; ++ch) {
@@ -196,9 +218,9 @@ __global__ void __launch_bounds__(kThreads)
       const float b2 = (sxx - mx * mx) + (syy - my * my) + C2;
       const float inv_b = 1.0f / (b1 * b2);
       const float s = a1 * a2 * inv_b;
-      ssim_sum += s;
+      ssim_sum += w * s;
       // d s / d (mu_x, E[x^2], E[xy]), as in cpu/loss.h.
-      const float g = scal.ssim_scale;
+      const float g = ssim_scale * w;
       const float d_mx =
           g * (2.0f * my * (a2 - a1) * inv_b - 2.0f * mx * s * (1.0f / b1 - 1.0f / b2));
       const float d_sxx = g * (-s / b2);
@@ -237,8 +259,9 @@ __global__ void __launch_bounds__(kThreads)
                      int height,
                      LossScalars scal,
                      Window win,
-                     const float* __restrict__ image,       // [H, W, 3]
-                     const TargetT* __restrict__ target,    // [H, W, 3]
+                     const float* __restrict__ image,  // [H, W, 3]
+                     TargetT target,
+                     const float* __restrict__ norm,        // [1] or nullptr
                      const float* __restrict__ partials,    // [kPartials, 3, H, W]
                      const float* __restrict__ block_sums,  // [blocks, 2]
                      int num_blocks,
@@ -253,6 +276,8 @@ __global__ void __launch_bounds__(kThreads)
   const int gx = int(blockIdx.x) * kTileW + tx, gy = int(blockIdx.y) * kTileH + ty;
   const bool inside = gx < width && gy < height;
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
+  const float nrm = norm_of(norm);
+  const float l1_scale = scal.l1_scale * nrm;
 
   // One channel's partials with halo, kLoads per thread (rows of kRegionW consecutive floats per
   // partial plane), fetched into registers while the block works on the previous channel, so the
@@ -315,38 +340,43 @@ __global__ void __launch_bounds__(kThreads)
     }
     if (inside) {
       const std::size_t gi = pix * 3 + ch;
-      const float x = image[gi], y = target_value(target, gi);
+      const float x = image[gi], y = target.value(pix, ch);
       const float sgn = float((x > y) - (x < y));
-      v_image[gi] = scal.l1_scale * sgn + bmx + 2.0f * x * bsxx + y * bsxy;
+      // A masked pixel's gradient is 0 (its x entered the windows as 0); elsewhere x' = x.
+      v_image[gi] = target.weight(pix) * (l1_scale * sgn + bmx + 2.0f * x * bsxx + y * bsxy);
     }
     __syncthreads();  // s_h is free for the next channel's horizontal pass, s_p holds its partials
   }
 
-  if (blockIdx.x == 0 && blockIdx.y == 0) reduce_block_sums(tid, block_sums, num_blocks, sums);
+  if (blockIdx.x == 0 && blockIdx.y == 0) reduce_block_sums(tid, block_sums, num_blocks, nrm, sums);
 }
 
-// l1 and l2: v_image = sign(d) / n or 2 d / n (scale = 1 / n or 2 / n), d = image - target, one
-// thread per entry; per block, sum |d| or sum d^2 into block_sums (and 0 for the SSIM column).
+// l1 and l2: v_image = sign(d) / n or 2 d / n (scale = 1 / n or 2 / n, times the mask's norm and
+// weight), d = image - target, one thread per entry; per block, sum w |d| or sum w d^2 into
+// block_sums (and 0 for the SSIM column).
 template <class TargetT, bool kSquared>
 __global__ void __launch_bounds__(kThreads)
     data_loss_kernel(std::size_t n,
                      float scale,
-                     const float* __restrict__ image,     // [H, W, 3]
-                     const TargetT* __restrict__ target,  // [H, W, 3]
-                     float* __restrict__ v_image,         // [H, W, 3]
-                     float* __restrict__ block_sums) {    // [blocks, 2]
+                     const float* __restrict__ image,  // [H, W, 3]
+                     TargetT target,
+                     const float* __restrict__ norm,    // [1] or nullptr
+                     float* __restrict__ v_image,       // [H, W, 3]
+                     float* __restrict__ block_sums) {  // [blocks, 2]
   __shared__ float s_red[kWarps];
   const int tid = int(threadIdx.x);
   const std::size_t i = std::size_t(blockIdx.x) * kThreads + std::size_t(tid);
   float term = 0.0f;
   if (i < n) {
-    const float d = image[i] - target_value(target, i);
+    const std::size_t pix = i / 3;
+    const float w = target.weight(pix), g = scale * norm_of(norm) * w;
+    const float d = image[i] - target.value(pix, int(i % 3));
     if constexpr (kSquared) {
-      term = d * d;
-      v_image[i] = scale * d;
+      term = w * d * d;
+      v_image[i] = g * d;
     } else {
-      term = fabsf(d);
-      v_image[i] = scale * float((d > 0.0f) - (d < 0.0f));
+      term = w * fabsf(d);
+      v_image[i] = g * float((d > 0.0f) - (d < 0.0f));
     }
   }
   term = warp_sum(term);
@@ -360,18 +390,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// One block: sums = the column sums of block_sums (data_loss_kernel's).
+// One block: sums = the column sums of block_sums (data_loss_kernel's), times the mask's norm.
 __global__ void __launch_bounds__(kThreads)
     loss_sums_kernel(const float* __restrict__ block_sums,  // [blocks, 2]
                      int num_blocks,
-                     float* __restrict__ sums) {  // [2]
-  reduce_block_sums(int(threadIdx.x), block_sums, num_blocks, sums);
+                     const float* __restrict__ norm,  // [1] or nullptr
+                     float* __restrict__ sums) {      // [2]
+  reduce_block_sums(int(threadIdx.x), block_sums, num_blocks, norm_of(norm), sums);
 }
 
 template <class TargetT>
 void launch_loss(const LossParams& p,
                  const float* image,
-                 const TargetT* target,
+                 TargetT target,
+                 const float* norm,
                  float* v_image,
                  float* sums,
                  float* scratch,
@@ -389,12 +421,12 @@ void launch_loss(const LossParams& p,
     float* block_sums = scratch;  // [blocks, 2], fewer floats than the SSIM partials take
     if (p.kind == LossKind::L2)
       data_loss_kernel<TargetT, true><<<unsigned(blocks), kThreads, 0, stream>>>(
-          n, float(2.0 * inv_n), image, target, v_image, block_sums);
+          n, float(2.0 * inv_n), image, target, norm, v_image, block_sums);
     else
       data_loss_kernel<TargetT, false><<<unsigned(blocks), kThreads, 0, stream>>>(
-          n, float(inv_n), image, target, v_image, block_sums);
+          n, float(inv_n), image, target, norm, v_image, block_sums);
     SPLAT_CUDA_CHECK_LAUNCH("data_loss_kernel");
-    loss_sums_kernel<<<1, kThreads, 0, stream>>>(block_sums, int(blocks), sums);
+    loss_sums_kernel<<<1, kThreads, 0, stream>>>(block_sums, int(blocks), norm, sums);
     SPLAT_CUDA_CHECK_LAUNCH("loss_sums_kernel");
     return;
   }
@@ -408,11 +440,11 @@ void launch_loss(const LossParams& p,
   const dim3 grid((p.width + kTileW - 1) / kTileW, (p.height + kTileH - 1) / kTileH),
       block(kTileW, kTileH);
   loss_moments_kernel<TargetT><<<grid, block, 0, stream>>>(p.width, p.height, scal, win, image,
-                                                           target, partials, block_sums);
+                                                           target, norm, partials, block_sums);
   SPLAT_CUDA_CHECK_LAUNCH("loss_moments_kernel");
   loss_grad_kernel<TargetT><<<grid, block, 0, stream>>>(p.width, p.height, scal, win, image, target,
-                                                        partials, block_sums, int(blocks), v_image,
-                                                        sums);
+                                                        norm, partials, block_sums, int(blocks),
+                                                        v_image, sums);
   SPLAT_CUDA_CHECK_LAUNCH("loss_grad_kernel");
 }
 
@@ -425,22 +457,23 @@ std::size_t loss_scratch_floats(int width, int height) {
 
 void photometric_loss(const LossParams& p,
                       const float* image,
+                      const LossTarget& target,
+                      float* v_image,
+                      float* sums,
+                      float* scratch,
+                      cudaStream_t stream) {
+  launch_loss(p, image, BytesTarget{target.pixels, target.format}, target.norm, v_image, sums,
+              scratch, stream);
+}
+
+void photometric_loss(const LossParams& p,
+                      const float* image,
                       const float* target,
                       float* v_image,
                       float* sums,
                       float* scratch,
                       cudaStream_t stream) {
-  launch_loss(p, image, target, v_image, sums, scratch, stream);
-}
-
-void photometric_loss_u8(const LossParams& p,
-                         const float* image,
-                         const std::uint8_t* target,
-                         float* v_image,
-                         float* sums,
-                         float* scratch,
-                         cudaStream_t stream) {
-  launch_loss(p, image, target, v_image, sums, scratch, stream);
+  launch_loss(p, image, FloatTarget{target}, nullptr, v_image, sums, scratch, stream);
 }
 
 }  // namespace splat::cuda

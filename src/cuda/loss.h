@@ -6,6 +6,7 @@
 
 #include "cuda/types.h"
 #include "render/loss.h"
+#include "render/target.h"
 
 namespace splat::cuda {
 
@@ -18,10 +19,31 @@ struct LossParams {
 // Scratch floats photometric_loss needs for an image of this size.
 std::size_t loss_scratch_floats(int width, int height);
 
-// image, target: [H, W, 3] float. Writes v_image [H, W, 3] = d loss / d image, and
+// A training image as the loss reads it: 8-bit, turned into the float target and the per-pixel
+// weight inside the kernels by render/target.h (straight alpha composited on the background, or a
+// binary mask whose zeros leave pixels out of the loss, as cpu/loss.h).
+struct LossTarget {
+  const std::uint8_t* pixels = nullptr;  // [H, W, format.channels]
+  TargetFormat format;
+  // Device scalar H W / (pixels the mask keeps), or nullptr for 1: scales the gradient and the
+  // sums so that both are means over the kept pixels while the caller divides by H W 3.
+  const float* norm = nullptr;
+};
+
+// image: [H, W, 3] float. Writes v_image [H, W, 3] = d loss / d image, and
 // sums[0] = the sum of the data term (|image - target|, or (image - target)^2 for l2),
-// sums[1] = the sum of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries; the caller turns
-// sums into the loss (combined_loss, render/loss.h). sums is overwritten (not accumulated).
+// sums[1] = the sum of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries, times norm; the
+// caller turns sums into the loss (combined_loss, render/loss.h). sums is overwritten (not
+// accumulated).
+void photometric_loss(const LossParams& p,
+                      const float* image,
+                      const LossTarget& target,
+                      float* v_image,
+                      float* sums,
+                      float* scratch,
+                      cudaStream_t stream);
+
+// Same with a float target [H, W, 3] and every pixel counted (the parity tests' general case).
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const float* target,
@@ -29,14 +51,5 @@ void photometric_loss(const LossParams& p,
                       float* sums,
                       float* scratch,
                       cudaStream_t stream);
-
-// Same with an 8-bit target (values / 255), used when the training images are exact in 8 bits.
-void photometric_loss_u8(const LossParams& p,
-                         const float* image,
-                         const std::uint8_t* target,
-                         float* v_image,
-                         float* sums,
-                         float* scratch,
-                         cudaStream_t stream);
 
 }  // namespace splat::cuda

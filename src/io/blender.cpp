@@ -57,6 +57,7 @@ struct FrameRef {
   std::string name;
   std::string file_path;  // as written in the JSON
   std::string path;       // the image file it resolved to
+  std::string mask_path;  // nerfstudio's per-frame loss mask, relative to the JSON, or ""
   std::array<double, 16> c2w{};
   Intrinsics in;  // the top-level fields, overridden by the frame's own
   Lens::Model lens_model = Lens::Model::RadialTangential;  // the file's camera_model
@@ -235,6 +236,10 @@ std::vector<FrameRef> parse_frames(const std::string& file, const json& j, const
     ref.index = int(i);
     ref.c2w = parse_matrix(file, field + ".transform_matrix", *tm);
     ref.file_path = fp->get<std::string>();
+    if (const auto mp = f.find("mask_path"); mp != f.end() && !mp->is_null()) {
+      if (!mp->is_string()) throw input_error(file, field + ".mask_path", "expected a string");
+      ref.mask_path = mp->get<std::string>();
+    }
     ref.name = fs::path(ref.file_path).stem().string();
     ref.in = merged(top, parse_intrinsics(file, f, field + "."));
     frames.push_back(std::move(ref));
@@ -249,7 +254,12 @@ std::vector<View> make_views(const std::string& file,
                              const LoadOptions& opts,
                              std::vector<std::array<int, 2>>* full_sizes = nullptr) {
   std::vector<ImageJob> jobs;
-  for (const FrameRef& f : frames) jobs.push_back({f.path, file, frame_field(f.index)});
+  const fs::path json_dir = fs::path(file).parent_path();
+  for (const FrameRef& f : frames) {
+    const std::string mask =
+        f.mask_path.empty() ? "" : (json_dir / f.mask_path).lexically_normal().string();
+    jobs.push_back({f.path, file, frame_field(f.index), mask, !lens_of(f).is_pinhole()});
+  }
   // The intrinsics are checked against the size found on disk, before undistortion uses them.
   std::vector<CameraIntrinsics> pinholes(frames.size());  // of each image as resampled
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
@@ -265,9 +275,8 @@ std::vector<View> make_views(const std::string& file,
     const CameraIntrinsics& p = pinholes[i];
     views[i].name = frames[i].name;
     views[i].path = frames[i].path;
-    views[i].camera =
-        Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy)
-            .downscaled(opts.downscale);
+    views[i].camera = loaded_camera(
+        Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy), opts);
     views[i].image = std::move(decoded.images[i]);
   }
   if (full_sizes) *full_sizes = decoded.full_sizes;

@@ -67,6 +67,22 @@ std::optional<std::pair<CameraIntrinsics, Lens>> lens_camera_of(const ColmapCame
   return std::pair{in, lens};
 }
 
+// COLMAP's mask convention: DIR/masks/<image name>.png (masks/0001.jpg.png), or
+// masks/<name without extension>.png. No masks/ folder: no masks. A masks/ folder without the
+// image's mask is an error naming both names tried.
+std::optional<std::string> find_mask(const fs::path& dir, const std::string& image_name) {
+  std::error_code ec;
+  if (!fs::is_directory(dir / "masks", ec)) return std::nullopt;
+  const fs::path full = (dir / "masks" / (image_name + ".png")).lexically_normal();
+  const fs::path stem =
+      (dir / "masks" / fs::path(image_name).replace_extension(".png")).lexically_normal();
+  for (const fs::path& p : {full, stem})
+    if (fs::is_regular_file(p, ec)) return p.string();
+  throw input_error((dir / "masks").string(), image_name,
+                    "no mask for images/" + image_name + " (looked for " + full.string() + " and " +
+                        stem.string() + ")");
+}
+
 std::string undistort_advice(const fs::path& dir, const fs::path& sparse) {
   fs::path clean = dir.lexically_normal();
   if (clean.filename().empty()) clean = clean.parent_path();
@@ -175,7 +191,9 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   for (const ColmapImage* im : ordered) {
     const std::string rel = "images/" + im->name;
     if (const auto path = finder.find(rel)) {
-      jobs.push_back({path->string(), model.images_file, image_record(*im)});
+      const auto mask = find_mask(dir, im->name);
+      jobs.push_back({path->string(), model.images_file, image_record(*im), mask ? *mask : "",
+                      !cameras.at(im->camera_id).lens.is_pinhole()});
     } else if (missing++ == 0) {
       first_missing = im;
       missing_what = finder.describe_missing(rel);
@@ -206,7 +224,7 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     views[i].name = view_name(ordered[i]->name);
     views[i].path = jobs[i].path;
     views[i].camera =
-        camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out).downscaled(opts.downscale);
+        loaded_camera(camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out), opts);
     views[i].image = std::move(decoded.images[i]);
   }
   Dataset data;

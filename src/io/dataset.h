@@ -15,7 +15,9 @@ struct View {
   std::string name;  // e.g. "r_0"; a file name stem, safe to use as an output file name
   std::string path;  // image file it was decoded from
   Camera camera;
-  Image image;  // RGB, composited on the background, already downscaled
+  // 8-bit as decoded, undistorted and downscaled: RGB; or RGBA whose alpha the loss composites
+  // on the background; or RGB plus a binary loss mask (masks/, mask_path, data.alpha_mask).
+  Image8 image;
 };
 
 struct PointCloud {
@@ -47,6 +49,12 @@ struct LoadOptions {
   // Lens cameras (distortion, fisheye) become pinholes: cropped to the largest image that sees only
   // what the lens saw, or (false) with the input's intrinsics and size (io/undistort.h).
   bool crop_undistorted = true;
+  // The alpha channel of RGBA images is a loss mask (pixels with alpha below 1/2 are left out of
+  // the loss) instead of transparency composited on the background.
+  bool alpha_mask = false;
+  // Images whose long side exceeds this (after `downscale`) are shrunk to it with an area filter,
+  // intrinsics scaled to match (3DGS shrinks to 1600); 0 = no limit.
+  int max_image_size = 0;
 };
 
 // NeRF-synthetic layout: transforms_{train,val,test}.json beside the image folders. `file_path`

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -398,6 +399,14 @@ Image composite_on(const Image& img, const std::array<float, 3>& background) {
   return out;
 }
 
+Image8 to_image8(const Image& img) {
+  if (img.channels != 3 && img.channels != 4)
+    throw Error("to_image8: " + std::to_string(img.channels) + " channels (3 or 4 expected)");
+  Image8 out(img.width, img.height, img.channels);
+  std::transform(img.data.begin(), img.data.end(), out.data.begin(), to_u8);
+  return out;
+}
+
 Image downscale(const Image& img, int factor) {
   if (factor <= 1) return img;
   const int w = img.width / factor, h = img.height / factor;
@@ -420,6 +429,42 @@ Image downscale(const Image& img, int factor) {
       for (int k = 0; k < c; ++k) out.at(x, y, k) = sum[k] * inv;
     }
   }
+  return out;
+}
+
+namespace {
+// One axis of resize_area: output i is the mean of the input over [i n / m, (i + 1) n / m), as
+// (input index, weight) pairs whose weights sum to 1.
+std::vector<std::vector<std::pair<int, float>>> area_weights(int n, int m) {
+  std::vector<std::vector<std::pair<int, float>>> w(static_cast<std::size_t>(m));
+  const double scale = double(n) / double(m);
+  for (int i = 0; i < m; ++i) {
+    const double lo = i * scale, hi = (i + 1) * scale;
+    for (int k = int(lo); k < n && k < hi; ++k) {
+      const double cover = std::min(hi, double(k + 1)) - std::max(lo, double(k));
+      if (cover > 0) w[std::size_t(i)].push_back({k, float(cover / scale)});
+    }
+  }
+  return w;
+}
+}  // namespace
+
+Image resize_area(const Image& img, int w, int h) {
+  if (w <= 0 || h <= 0 || w > img.width || h > img.height)
+    throw Error("resize_area: " + std::to_string(img.width) + "x" + std::to_string(img.height) +
+                " cannot shrink to " + std::to_string(w) + "x" + std::to_string(h));
+  const int c = img.channels;
+  const auto wx = area_weights(img.width, w), wy = area_weights(img.height, h);
+  Image rows(w, img.height, c);  // horizontal pass
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < w; ++x)
+      for (const auto& [k, weight] : wx[std::size_t(x)])
+        for (int ch = 0; ch < c; ++ch) rows.at(x, y, ch) += weight * img.at(k, y, ch);
+  Image out(w, h, c);
+  for (int y = 0; y < h; ++y)
+    for (const auto& [k, weight] : wy[std::size_t(y)])
+      for (int x = 0; x < w; ++x)
+        for (int ch = 0; ch < c; ++ch) out.at(x, y, ch) += weight * rows.at(x, k, ch);
   return out;
 }
 

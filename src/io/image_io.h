@@ -27,7 +27,15 @@ std::vector<std::uint8_t> encode_png_indexed(const std::vector<std::uint8_t>& in
 // RGBA (straight alpha) composited on a background -> RGB. RGB input is returned unchanged.
 Image composite_on(const Image& img, const std::array<float, 3>& background);
 
+// Float samples (3 or 4 channels) to 8 bits, clamped and rounded as write_png does: exact for
+// values k / 255, so an 8-bit decode comes back unchanged; 16-bit samples are rounded to 8 bits.
+Image8 to_image8(const Image& img);
+
 // Box-filter downscale by an integer factor (width and height rounded down).
 Image downscale(const Image& img, int factor);
+
+// Area-filter resample to w x h, at most the input's size: each output pixel is the mean of the
+// input area it covers (fractional pixels weighted by their covered part).
+Image resize_area(const Image& img, int w, int h);
 
 }  // namespace splat

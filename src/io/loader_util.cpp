@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <tuple>
@@ -25,6 +26,21 @@ void check_load_options(const std::string& dir, const LoadOptions& opts) {
   at_least("test_every", opts.test_every, 1);
   at_least("max_train", opts.max_train, 0);
   at_least("holdout_every", opts.holdout_every, 2);
+  at_least("max_image_size", opts.max_image_size, 0);
+}
+
+std::array<int, 2> loaded_size(int w, int h, const LoadOptions& opts) {
+  w /= opts.downscale, h /= opts.downscale;
+  const int side = std::max(w, h);
+  if (opts.max_image_size <= 0 || side <= opts.max_image_size) return {w, h};
+  const double s = double(opts.max_image_size) / double(side);
+  return {std::max(1, int(std::lround(w * s))), std::max(1, int(std::lround(h * s)))};
+}
+
+Camera loaded_camera(const Camera& full, const LoadOptions& opts) {
+  const Camera c = full.downscaled(opts.downscale);
+  const auto [w, h] = loaded_size(full.width, full.height, opts);
+  return w == c.width && h == c.height ? c : c.resized(w, h);
 }
 
 std::optional<std::string> pinhole_problem(
@@ -115,6 +131,98 @@ std::string ImageFinder::describe_missing(const std::string& rel) const {
   return msg;
 }
 
+namespace {
+
+// The mask file as weights in {0, 1} (its first channel: gray masks decode as RGB), checked
+// against the image's size.
+std::vector<float> read_mask(const std::string& path, const Image& image) {
+  const Image m = read_image(path);
+  if (m.width != image.width || m.height != image.height)
+    throw input_error(path, "mask",
+                      "is " + std::to_string(m.width) + "x" + std::to_string(m.height) +
+                          " but its image is " + std::to_string(image.width) + "x" +
+                          std::to_string(image.height));
+  std::vector<float> w(m.pixels());
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = m.data[i * std::size_t(m.channels)] >= 0.5f;
+  return w;
+}
+
+// RGB (RGBA composited on the background) with `weights` as a fourth channel.
+Image with_mask(const Image& img, const std::vector<float>& weights, const LoadOptions& opts) {
+  Image out(img.width, img.height, 4);
+  for (std::size_t i = 0; i < img.pixels(); ++i) {
+    for (int c = 0; c < 3; ++c) out.data[4 * i + c] = img.data[i * std::size_t(img.channels) + c];
+    out.data[4 * i + 3] = weights[i];
+  }
+  if (img.channels == 4 && !opts.alpha_mask) {  // transparency stays transparency
+    const Image rgb = composite_on(img, opts.background);
+    for (std::size_t i = 0; i < img.pixels(); ++i)
+      for (int c = 0; c < 3; ++c) out.data[4 * i + c] = rgb.data[3 * i + c];
+  }
+  return out;
+}
+
+bool opaque(const Image8& img) {
+  for (std::size_t i = 0; i < img.pixels(); ++i)
+    if (img.data[4 * i + 3] != 255) return false;
+  return true;
+}
+
+Image8 drop_alpha(const Image8& img) {
+  Image8 out(img.width, img.height, 3);
+  out.background = img.background;
+  for (std::size_t i = 0; i < img.pixels(); ++i)
+    for (int c = 0; c < 3; ++c) out.data[3 * i + c] = img.data[4 * i + c];
+  return out;
+}
+
+// Decode, mask, prepare, downscale, to 8 bits: one job of decode_images.
+Image8 decode_one(const ImageJob& job,
+                  const LoadOptions& opts,
+                  const PrepareImage& prepare,
+                  std::size_t index,
+                  std::array<int, 2>& full_size) {
+  Image img = read_image(job.path);
+  full_size = {img.width, img.height};
+  if (img.width / opts.downscale == 0 || img.height / opts.downscale == 0) {
+    throw input_error(
+        job.path, "image",
+        "downscale factor " + std::to_string(opts.downscale) + " is larger than the image");
+  }
+  const bool alpha_mask = opts.alpha_mask && img.channels == 4;
+  const bool masked = !job.mask.empty() || alpha_mask;
+  if (masked) {
+    std::vector<float> weights =
+        job.mask.empty() ? std::vector<float>(img.pixels(), 1.0f) : read_mask(job.mask, img);
+    if (alpha_mask)
+      for (std::size_t i = 0; i < weights.size(); ++i)
+        weights[i] = weights[i] * float(img.data[4 * i + 3] >= 0.5f);
+    img = with_mask(img, weights, opts);
+  } else if (img.channels == 4 &&
+             (job.undistorts || loaded_size(img.width, img.height, opts) != full_size)) {
+    img = composite_on(img, opts.background);  // resampled as today: composite first
+  }
+  if (prepare) img = prepare(std::move(img), index);
+  const auto [w, h] = loaded_size(img.width, img.height, opts);
+  if (opts.downscale > 1) img = downscale(img, opts.downscale);
+  if (w != img.width || h != img.height) img = resize_area(img, w, h);
+  Image8 out = to_image8(img);
+  out.background = opts.background;
+  if (masked) {
+    out.alpha = AlphaUse::mask;
+    for (std::size_t i = 0; i < out.pixels(); ++i)
+      out.data[4 * i + 3] = out.data[4 * i + 3] >= 128 ? 255 : 0;
+    if (out.counted_pixels() == 0)
+      throw input_error(job.mask.empty() ? job.path : job.mask, "mask",
+                        "leaves no pixel in the loss (0 is left out, 255 counts: inverted?)");
+  } else if (out.channels == 4 && opaque(out)) {
+    out = drop_alpha(out);  // composites to its RGB exactly (c 1 + b 0 = c): a quarter smaller
+  }
+  return out;
+}
+
+}  // namespace
+
 DecodedImages decode_images(const std::vector<ImageJob>& jobs,
                             const LoadOptions& opts,
                             const PrepareImage& prepare) {
@@ -126,17 +234,7 @@ DecodedImages decode_images(const std::vector<ImageJob>& jobs,
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t i = 0; i < n; ++i) {
     try {
-      Image full = read_image(jobs[i].path);
-      out.full_sizes[i] = {full.width, full.height};
-      if (full.width / opts.downscale == 0 || full.height / opts.downscale == 0) {
-        throw input_error(
-            jobs[i].path, "image",
-            "downscale factor " + std::to_string(opts.downscale) + " is larger than the image");
-      }
-      // composite_on and downscale copy when there is nothing to do; full-size images are large.
-      Image rgb = full.channels == 4 ? composite_on(full, opts.background) : std::move(full);
-      if (prepare) rgb = prepare(std::move(rgb), i);
-      out.images[i] = opts.downscale > 1 ? downscale(rgb, opts.downscale) : std::move(rgb);
+      out.images[i] = decode_one(jobs[i], opts, prepare, i, out.full_sizes[i]);
     } catch (const Error& e) {
       // The decoder names the image; prefix the file and record that referenced it.
       errors[i] = std::make_exception_ptr(input_error(jobs[i].origin, jobs[i].record, e.what()));

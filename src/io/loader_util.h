@@ -25,6 +25,12 @@ void check_load_options(const std::string& dir, const LoadOptions& opts);
 std::optional<std::string> pinhole_problem(
     double fx, double fy, double cx, double cy, double width, double height);
 
+// The size an image of w x h is loaded at: divided by LoadOptions::downscale (rounded down), then
+// shrunk to a long side of LoadOptions::max_image_size when it is longer (rounded to nearest).
+std::array<int, 2> loaded_size(int w, int h, const LoadOptions& opts);
+// The camera of the full-size image, for the image as loaded.
+Camera loaded_camera(const Camera& full, const LoadOptions& opts);
+
 // For formats with one image collection: positions 0..n-1 of the collection sorted by name. Every
 // holdout_every-th (0, k, 2k, ...) is a test view, thinned by test_every; the rest are training
 // views, at most max_train of them.
@@ -55,16 +61,22 @@ struct ImageJob {
   std::string path;    // the image file
   std::string origin;  // the file that referenced it, and the record: errors name both
   std::string record;
+  std::string mask;         // a mask image of the same size (0: left out of the loss), or ""
+  bool undistorts = false;  // `prepare` resamples it (a lens camera)
 };
 
 struct DecodedImages {
-  std::vector<Image> images;                   // RGB, composited, prepared, downscaled
+  std::vector<Image8> images;                  // prepared, downscaled, 8-bit (dataset.h View)
   std::vector<std::array<int, 2>> full_sizes;  // width, height as decoded
 };
 
-// Decodes every job in parallel (OpenMP): composite RGBA on the background, then `prepare` (at
-// full resolution; may throw), then downscale. Errors are collected per image and the one with
-// the lowest index is rethrown, so the report does not depend on thread timing.
+// Decodes every job in parallel (OpenMP), then `prepare` (at full resolution; may throw), then
+// downscale, keeping 8 bits. An RGBA image that is not resampled keeps its alpha, which the loss
+// composites on the background; one that is resampled is composited first (in float, then
+// rounded). A mask (the job's mask file, or with LoadOptions::alpha_mask the alpha channel)
+// goes through the same resampling as the image and is then binarized at 1/2. Errors are
+// collected per image and the one with the lowest index is rethrown, so the report does not
+// depend on thread timing.
 using PrepareImage = std::function<Image(Image full, std::size_t index)>;
 DecodedImages decode_images(const std::vector<ImageJob>& jobs,
                             const LoadOptions& opts,

@@ -124,8 +124,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
 
-  // Training images, RGB, indexed by the `image` argument of step().
-  virtual void set_images(const std::vector<const Image*>& images) = 0;
+  // Training images, 8-bit (render/target.h forms the loss target and weights from them), indexed
+  // by the `image` argument of step(). They must outlive the backend's use of them.
+  virtual void set_images(const std::vector<const Image8*>& images) = 0;
   virtual void set_state(const TrainState& state) = 0;
   virtual TrainState state() const = 0;
   // The parameters alone (state().params without the optimizer's moments): a viewer's snapshot.

@@ -119,6 +119,8 @@ const std::vector<Field>& fields() {
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
       data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
+      data("max_image_size", &D::max_image_size, {0, 1 << 20}, "shrink images whose long side exceeds n pixels after downscale, area filter (0 = no limit; 3DGS uses 1600)"),
+      data("alpha_mask", &D::alpha_mask, "RGBA images: alpha below 1/2 leaves the pixel out of the loss (false: alpha is composited on the background)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
       model("init_points", &M::init_points, {1, kMaxSplats}, "random init: number of splats"),

@@ -30,8 +30,10 @@ struct DataConfig {
   std::int64_t downscale = 1;                       // integer image downscale factor
   std::int64_t test_every = 1;                      // evaluate every n-th test view
   std::int64_t max_train_views = 0;                 // 0 = all
-  std::int64_t holdout_every = 8;  // COLMAP, transforms.json: every n-th image is a test view
-  bool crop_undistorted = true;    // lens cameras: resample to the largest valid pinhole image
+  std::int64_t holdout_every = 8;   // COLMAP, transforms.json: every n-th image is a test view
+  bool crop_undistorted = true;     // lens cameras: resample to the largest valid pinhole image
+  bool alpha_mask = false;          // RGBA images: alpha is a loss mask, not transparency
+  std::int64_t max_image_size = 0;  // long side limit after downscale (0 = none)
 };
 
 struct ModelConfig {

@@ -12,6 +12,7 @@
 #include "io/image_io.h"
 #include "io/model_file.h"
 #include "render/filter3d_host.h"
+#include "render/target.h"
 #include "train/history.h"
 #include "train/init.h"
 #include "train/interrupt.h"
@@ -85,7 +86,7 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
   densifier_ = make_densifier(cfg_, scene_extent_);
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
 }
@@ -436,7 +437,8 @@ EvalResult evaluate(Backend& backend,
   if (!render_dir.empty()) std::filesystem::create_directories(render_dir);
   for (const View& v : views) {
     const Image img = backend.render(v.camera, rs);
-    r.views.push_back({v.name, psnr(img, v.image), ssim(img, v.image)});
+    const Image truth = target_image(v.image);  // every pixel: masks only shape training
+    r.views.push_back({v.name, psnr(img, truth), ssim(img, truth)});
     r.mean_psnr += r.views.back().psnr;
     r.mean_ssim += r.views.back().ssim;
     if (!render_dir.empty())

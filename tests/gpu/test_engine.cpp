@@ -87,7 +87,7 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
   cfg.deterministic = mode.deterministic;
   auto b = make_backend(cfg);
   const Dataset& data = engine_scene();
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   b->set_images(images);
 
@@ -250,7 +250,7 @@ TEST(Engine, AtomicModesAgreeWithinTolerance) {
 TEST(Engine, BatchOfTwoViewsAveragesGradients) {
   const Dataset& data = engine_scene();
   const TrainState zero = fresh_state(3000, 5);
-  std::vector<const Image*> images;
+  std::vector<const Image8*> images;
   for (const View& v : data.train) images.push_back(&v.image);
   StepSettings s;
   s.raster.sh_degree = 1;

@@ -75,9 +75,10 @@ void expect_zero_tails(const Backend& b, std::size_t n, const std::string& tag) 
 TEST(ParityAdc, AccumulateMatchesCpu) {
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 777u + n);
-    Image target(w, h, 3);
+    Image8 target(w, h, 3);
     const auto noise = random_vector(target.data.size(), 31);
-    for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+    for (std::size_t i = 0; i < noise.size(); ++i)
+      target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
     TrainState st;
     st.params = scene.gaussians;
     st.adam_m = st.adam_v = st.params;
@@ -323,9 +324,10 @@ TEST(ParityAdc, OpacityResetMatchesCpu) {
 TEST(ParityAdc, InvariantsOverManyTicks) {
   auto b = backend_of(BackendKind::Cuda);
   const Scene scene = random_scene(600, 64, 48, 4242u);
-  Image target(64, 48, 3);
+  Image8 target(64, 48, 3);
   const auto noise = random_vector(target.data.size(), 12);
-  for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
   b->set_images({&target});
   b->set_state(make_start({"start", 600, 0.05, 0.0, 0.5, 0.0, false, 31}).st);
 

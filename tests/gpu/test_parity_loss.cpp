@@ -95,8 +95,8 @@ GpuLoss run_gpu(const Pair& pr,
   p.ssim_lambda = lambda;
   p.kind = kind;
   if (u8)
-    cuda::photometric_loss_u8(p, image.data(), target_u8.data(), v_image.data(), sums.data(),
-                              scratch.data(), stream);
+    cuda::photometric_loss(p, image.data(), cuda::LossTarget{target_u8.data(), TargetFormat{}},
+                           v_image.data(), sums.data(), scratch.data(), stream);
   else
     cuda::photometric_loss(p, image.data(), target.data(), v_image.data(), sums.data(),
                            scratch.data(), stream);

@@ -240,9 +240,10 @@ TEST(ParityMcmc, RefineTicksMatchCpu) {
 TEST(ParityMcmc, TrainingStepWithMcmcTerms) {
   const int n = 600, w = 97, h = 61;
   const Scene scene = random_scene(n, w, h, 4321u);
-  Image target(w, h, 3);
+  Image8 target(w, h, 3);
   const auto noise = random_vector(target.data.size(), 77);
-  for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
 
   TrainState st;
   st.params = scene.gaussians;
@@ -317,9 +318,10 @@ TEST(ParityMcmc, TrainingStepWithMcmcTerms) {
 TEST(ParityMcmc, InvariantsOverManyTicks) {
   auto b = cuda_backend();
   const Scene scene = random_scene(600, 64, 48, 555u);
-  Image target(64, 48, 3);
+  Image8 target(64, 48, 3);
   const auto noise = random_vector(target.data.size(), 8);
-  for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
   b->set_images({&target});
   b->set_state(make_state(600, 0.1, 555u));
 

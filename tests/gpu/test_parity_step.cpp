@@ -1,6 +1,11 @@
 // One whole training step (render, loss, backward, Adam) on both backends from the same state:
-// the parameters, the Adam moments and the loss agree, for every train.loss and with
-// backend.fast_math on and off.
+// the parameters, the Adam moments and the loss agree, for RGB, composited RGBA and masked targets
+// (the CUDA backend's default graph mode stages each target, its format and mask norm), for every
+// train.loss and with backend.fast_math on and off.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
 #include "parity_util.h"
 #include "render/backend.h"
 #include "train/backend_factory.h"
@@ -11,15 +16,31 @@ namespace {
 
 using namespace test;
 
-void check_step(LossKind kind, bool fast_math) {
-  SCOPED_TRACE(std::string(to_string(kind)) + (fast_math ? "" : ", fast_math = false"));
+// The kinds of training image: RGB; RGBA whose alpha the loss composites (on a background other
+// than the render's); RGB with a loss mask over the left third.
+enum class TargetKind { Rgb, Composite, Masked };
+
+// A target the model does not already match: the scene rendered with other colors is not
+// needed; random noise in [0, 1] gives large, well-defined gradients.
+Image8 step_target(int w, int h, TargetKind kind) {
+  Image8 target(w, h, kind == TargetKind::Rgb ? 3 : 4);
+  const auto noise = random_vector(target.data.size(), 99);
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
+  target.background = {1.0f, 0.5f, 0.0f};
+  if (kind == TargetKind::Masked) {
+    target.alpha = AlphaUse::mask;
+    for (std::size_t i = 0; i < target.pixels(); ++i)
+      target.data[4 * i + 3] = i % std::size_t(w) < std::size_t(w) / 3 ? 0 : 255;
+  }
+  return target;
+}
+
+void check_step(LossKind loss, bool fast_math, TargetKind kind) {
+  SCOPED_TRACE(std::string(to_string(loss)) + (fast_math ? "" : ", fast_math = false"));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
-    // A target the model does not already match: the scene rendered with other colors is not
-    // needed; random noise in [0, 1] gives large, well-defined gradients.
-    Image target(w, h, 3);
-    const auto noise = random_vector(target.data.size(), 99);
-    for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+    const Image8 target = step_target(w, h, kind);
 
     TrainState st;
     st.params = scene.gaussians;
@@ -39,7 +60,7 @@ void check_step(LossKind kind, bool fast_math) {
     StepSettings s;
     s.raster.sh_degree = 3;
     s.raster.background = {1.0f, 1.0f, 1.0f};
-    s.loss = kind;
+    s.loss = loss;
     s.ssim_lambda = 0.2;
     s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
 
@@ -60,15 +81,15 @@ void check_step(LossKind kind, bool fast_math) {
       after.push_back(b->state());
     }
     ASSERT_EQ(losses.size(), 2u);
-    const std::string tag =
-        std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
+    const std::string tag = std::to_string(n) + " splats " + std::to_string(w) + "x" +
+                            std::to_string(h) + " target " + std::to_string(int(kind));
     // Loss sums 3*H*W terms in float on the GPU (atomics reorder them).
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss)) << tag << " loss";
     EXPECT_NEAR(losses[1].ssim, losses[0].ssim, 1e-5) << tag << " ssim";
     EXPECT_NEAR(losses[1].l1, losses[0].l1, 1e-5 * std::abs(losses[0].l1)) << tag << " l1";
-    if (kind != LossKind::L1Ssim) {  // no SSIM computed, and l2 reports no L1 term
+    if (loss != LossKind::L1Ssim) {  // no SSIM computed, and l2 reports no L1 term
       EXPECT_EQ(losses[1].ssim, 0.0) << tag;
-      EXPECT_EQ(losses[1].l1, kind == LossKind::L1 ? losses[1].loss : 0.0) << tag;
+      EXPECT_EQ(losses[1].l1, loss == LossKind::L1 ? losses[1].loss : 0.0) << tag;
     }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
     // After one step params differ from the start by lr-sized moves; compare the moves
@@ -103,16 +124,19 @@ void check_step(LossKind kind, bool fast_math) {
 }
 
 TEST(ParityStep, OneTrainingStepOnBothBackends) {
-  check_step(LossKind::L1Ssim, true);
+  for (const TargetKind kind : {TargetKind::Rgb, TargetKind::Composite, TargetKind::Masked})
+    check_step(LossKind::L1Ssim, true, kind);
 }
 TEST(ParityStep, L1Loss) {
-  check_step(LossKind::L1, true);
+  for (const TargetKind kind : {TargetKind::Rgb, TargetKind::Masked})
+    check_step(LossKind::L1, true, kind);
 }
 TEST(ParityStep, L2Loss) {
-  check_step(LossKind::L2, true);
+  for (const TargetKind kind : {TargetKind::Rgb, TargetKind::Masked})
+    check_step(LossKind::L2, true, kind);
 }
 TEST(ParityStep, AccurateMath) {
-  check_step(LossKind::L1Ssim, false);
+  check_step(LossKind::L1Ssim, false, TargetKind::Rgb);
 }
 
 }  // namespace
