@@ -3,6 +3,7 @@
 // reference.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "cuda/filter3d.h"
 #include "io/checkpoint.h"
@@ -64,9 +65,10 @@ TEST(ParityFilter3d, VariancesMatchTheReference) {
 TEST(ParityFilter3d, OneTrainingStepWithBothFilters) {
   const int n = 3000, w = 160, h = 120;
   const Scene scene = random_scene(n, w, h, 4321u);
-  Image target(w, h, 3);
+  Image8 target(w, h, 3);
   const auto noise = random_vector(target.data.size(), 98);
-  for (std::size_t i = 0; i < noise.size(); ++i) target.data[i] = 0.5f + 0.5f * noise[i];
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
 
   TrainState st;
   st.params = scene.gaussians;

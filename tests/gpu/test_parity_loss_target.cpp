@@ -128,8 +128,9 @@ TEST_F(ParityLossTarget, MaskedLossMatchesTheCpuReference) {
       const std::vector<float> wf = target_weights(img);
       const std::vector<double> image_ref(image.begin(), image.end()),
           target_ref(t.data.begin(), t.data.end()), weights(wf.begin(), wf.end());
-      const auto want = cpu::photometric_loss<double>(image_ref, target_ref, s[0], s[1],
-                                                      double(lambda), true, weights.data());
+      const auto want =
+          cpu::photometric_loss<double>(image_ref, target_ref, s[0], s[1], double(lambda), true,
+                                        LossKind::L1Ssim, weights.data());
       // Tolerances as ParityLoss (test_parity_loss.cpp): float sums and moments against double.
       EXPECT_NEAR(got.l1, want.l1, 2e-6 * want.l1 + 1e-9) << "L1 mean over the kept pixels";
       EXPECT_NEAR(got.ssim, want.ssim, 2e-6) << "SSIM mean over the kept pixels";
@@ -139,9 +140,10 @@ TEST_F(ParityLossTarget, MaskedLossMatchesTheCpuReference) {
                    {2e-5, 1.0 - 1e-8, 2e-4 * scale,
                     "float32 moments and partials vs double; a masked pixel read into a window "
                     "moves its neighbours' gradients by ~1e-2 of the scale"});
-      for (std::size_t i = 0; i < img.pixels(); ++i)
-        if (img.data[4 * i + 3] == 0)
-          for (int c = 0; c < 3; ++c) ASSERT_EQ(got.v_image[3 * i + c], 0.0f) << "pixel " << i;
+      for (std::size_t i = 0; i < img.pixels(); ++i) {
+        if (img.data[4 * i + 3] != 0) continue;
+        for (int c = 0; c < 3; ++c) ASSERT_EQ(got.v_image[3 * i + c], 0.0f) << "pixel " << i;
+      }
     }
 }
 
