@@ -326,13 +326,13 @@ void Trainer::train(const std::string& out_dir) {
                      return make_densifier(c, extent)->projected_counts(done, c.train.iterations,
                                                                         n);
                    });
-  std::int64_t noted_total = total;  // the plan last shown: a change over 2% is shown
+  std::int64_t noted_total = total;  // the plan last shown: a change over 10% is shown
   auto replan = [&](const Config& planned, const std::string& why) {
     cfg_ = planned;
     densifier_ = make_densifier(cfg_, scene_extent_);
     total = cfg_.train.iterations;
     progress.set_total(total);
-    if (leader && std::abs(double(total - noted_total)) > 0.02 * double(noted_total))
+    if (leader && std::abs(double(total - noted_total)) > 0.1 * double(noted_total))
       progress.note(why), noted_total = total;
   };
   while (iteration_ < total) {
