@@ -72,13 +72,25 @@ struct FloatTarget {
 struct BytesTarget {
   const std::uint8_t* pixels;  // [H, W, format.channels]
   TargetFormat format;
+  const float* k255 = nullptr;  // k / 255 for every byte k, in shared memory (use_byte_table)
   __device__ float value(std::size_t pix, int ch) const {
-    return target_sample(format, pixels + pix * format.channels, ch);
+    return target_sample(format, pixels + pix * format.channels, ch,
+                         [t = k255](std::uint8_t k) { return t[k]; });
   }
   __device__ float weight(std::size_t pix) const {
     return target_weight(format, pixels + pix * format.channels);
   }
 };
+
+// A byte target reads k / 255 from a table each block fills once (the same correctly rounded
+// quotients) instead of dividing at every read: two divisions per sample were a third of the loss
+// stage's time. Every thread of the block calls it; a float target needs none.
+__device__ __forceinline__ void use_byte_table(FloatTarget&, float*, int) {}
+__device__ __forceinline__ void use_byte_table(BytesTarget& t, float* table, int tid) {
+  for (int k = tid; k < 256; k += kThreads) table[k] = div_rn(float(k), 255.0f);
+  __syncthreads();
+  t.k255 = table;
+}
 
 // H W / counted pixels (see LossTarget::norm).
 __device__ __forceinline__ float norm_of(const float* norm) {
@@ -154,6 +166,8 @@ __global__ void __launch_bounds__(kThreads)
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileW + tx;
   const int x0 = int(blockIdx.x) * kTileW - kR, y0 = int(blockIdx.y) * kTileH - kR;
   const std::size_t plane = std::size_t(width) * height;
+  __shared__ float s_k255[256];
+  use_byte_table(target, s_k255, tid);
 
   // A region row is 3 * kRegionW consecutive floats in global memory: consecutive threads read
   // consecutive addresses.
@@ -273,6 +287,8 @@ __global__ void __launch_bounds__(kThreads)
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileW + tx;
   const int x0 = int(blockIdx.x) * kTileW - kR, y0 = int(blockIdx.y) * kTileH - kR;
   const std::size_t plane = std::size_t(width) * height;
+  __shared__ float s_k255[256];
+  use_byte_table(target, s_k255, tid);
   const int gx = int(blockIdx.x) * kTileW + tx, gy = int(blockIdx.y) * kTileH + ty;
   const bool inside = gx < width && gy < height;
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
@@ -366,6 +382,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float s_red[kWarps];
   const int tid = int(threadIdx.x);
   const std::size_t i = std::size_t(blockIdx.x) * kThreads + std::size_t(tid);
+  __shared__ float s_k255[256];
+  use_byte_table(target, s_k255, tid);
   float term = 0.0f;
   if (i < n) {
     const std::size_t pix = i / 3;

@@ -20,12 +20,21 @@ struct TargetFormat {
 // Channel ch (0..2) of the pixel whose bytes start at px. A byte k is k / 255 (division, so the
 // value is the correctly rounded quotient); straight alpha composites as c a + b (1 - a), each
 // operation rounded once. This is bit for bit what the loaders computed on the host before the
-// images were kept in 8 bits (float decode, then composite).
-SPLAT_HD inline float target_sample(const TargetFormat& f, const std::uint8_t* px, int ch) {
-  const float c = div_rn(float(px[ch]), 255.0f);
+// images were kept in 8 bits (float decode, then composite). `unit(k)` gives k / 255: the
+// division, or a table of its 256 results (the CUDA loss kernels).
+template <class Unit>
+SPLAT_HD inline float target_sample(const TargetFormat& f,
+                                    const std::uint8_t* px,
+                                    int ch,
+                                    const Unit& unit) {
+  const float c = unit(px[ch]);
   if (f.channels == 3 || f.mask) return c;
-  const float a = div_rn(float(px[3]), 255.0f);
+  const float a = unit(px[3]);
   return add_rn(mul_rn(c, a), mul_rn(f.background[ch], 1.0f - a));
+}
+
+SPLAT_HD inline float target_sample(const TargetFormat& f, const std::uint8_t* px, int ch) {
+  return target_sample(f, px, ch, [](std::uint8_t k) { return div_rn(float(k), 255.0f); });
 }
 
 // The pixel's weight in the loss: 1, or 0 where a mask excludes it (masks are binary).
