@@ -1,100 +1,185 @@
-// The CUDA backend (cuda/backend.h): construction, the submission and pipelining a communicator
-// allows, renders and the report. The class is in backend_impl.h; the step engine, with the
-// submission modes described, is in backend_step.cpp, the refine ticks in backend_refine.cpp,
-// images, state and the test hooks in backend_state.cpp.
+// The CUDA backend (cuda/backend.h): the Backend interface over its parts, which share one stream.
+//   DeviceModel (device_model.h): the parameters, gradients, Adam moments, ADC statistics and 3D
+//     filter on the device, and their host boundary.
+//   TrainingImages (training_images.h): the 8-bit training images.
+//   Renderer (renderer.h): the differentiable renderer, forward and backward.
+//   StepEngine (step_engine.h): training steps, their submission modes and their losses.
+//   Refiner (refine.h): the MCMC and ADC refine ticks.
+// Whatever reads or replaces the model from the host drains the step engine first.
+#include "cuda/backend.h"
+
 #include <cuda_runtime.h>
 
 #include <memory>
 #include <string>
 
 #include "core/error.h"
-#include "cuda/backend_impl.h"
+#include "cuda/device_model.h"
+#include "cuda/refine.h"
+#include "cuda/renderer.h"
+#include "cuda/step_engine.h"
+#include "cuda/training_images.h"
 #include "dist/communicator.h"
 #include "render/backend_config.h"
 
 namespace splat::cuda {
+namespace {
 
-CudaBackend::CudaBackend(const BackendConfig& cfg)
-    : auto_submission_(cfg.submission == Submission::Auto),
-      auto_pipelining_(cfg.pipelining == Pipelining::Auto),
-      submission_(resolved(cfg.submission, cfg.timing)),
-      depth_(resolved(cfg.pipelining, submission_, cfg.timing) == Pipelining::Depth2 ? 2 : 1),
-      deterministic_(cfg.deterministic),
-      stream_(new_stream()),
-      timer_(cfg.timing),
-      renderer_(stream_, syncs_, timer_, cfg.fast_math),
-      ring_(kSlots) {
-  for (auto& e : done_events_)
-    SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  if (submission_ == Submission::PerKernel) timer_.sync_each_stage(&syncs_);
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const BackendConfig& cfg)
+      : timer_(cfg.timing),
+        renderer_(stream_, syncs_, timer_, cfg.fast_math),
+        model_(stream_, syncs_),
+        images_(stream_, syncs_),
+        engine_(cfg, stream_, syncs_, timer_, renderer_, model_, images_),
+        refiner_(stream_, syncs_) {}
+  ~CudaBackend() override { cudaStreamSynchronize(stream_); }
+
+  std::string name() const override { return "cuda"; }
+  void set_communicator(dist::Communicator& comm) override { engine_.set_communicator(comm); }
+  std::uint64_t peak_memory_bytes() const override { return memory_stats().peak; }
+  std::size_t num_splats() const override { return std::size_t(model_.n); }
+
+  Image render(const Camera& cam, const RasterSettings& rs) override {
+    engine_.drain();
+    timer_.set_active(false);  // renders are not training steps
+    renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, rs,
+                      Sizing::Exact, nullptr, model_.filter3d());
+    timer_.set_active(true);
+    Image out(cam.width, cam.height, 3);
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image,
+                                     out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                     stream_));
+    syncs_.stream(stream_, "render_download");
+    return out;
+  }
+
+  std::vector<std::pair<std::string, double>> report() const override {
+    std::vector<std::pair<std::string, double>> r;
+    for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
+    r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
+    engine_.report(r);
+    for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
+    return r;
+  }
+
+  void set_images(const std::vector<const Image8*>& images) override {
+    engine_.drain();
+    images_.set(images);
+  }
+  void set_state(const TrainState& s) override {
+    engine_.drain();
+    model_.upload(s);
+  }
+  TrainState state() const override {
+    engine_.drain();
+    return model_.download();
+  }
+  Gaussians params() const override {
+    engine_.drain();
+    return model_.download_params();
+  }
+  std::uint64_t state_digest() const override {
+    engine_.drain();
+    return model_.digest();
+  }
+  std::string non_finite_group() const override {
+    engine_.drain();
+    return model_.non_finite_group();
+  }
+
+  void step(std::span<const BatchView> views, const StepSettings& s) override {
+    engine_.step(views, s);
+  }
+  void collect_losses(std::vector<StepResult>& out, bool wait) override {
+    engine_.collect_losses(out, wait);
+  }
+
+  // Refine ticks change the model's buffers: nothing may be in flight, and a step abandoned for an
+  // intersection overflow would otherwise be queued again after the tick.
+  RefineStats mcmc_refine(const McmcRefineSettings& s) override {
+    idle("an MCMC refine");
+    return refiner_.mcmc(model_, s);
+  }
+  RefineStats adc_refine(const AdcRefineSettings& s) override {
+    idle("an ADC refine");
+    return refiner_.adc(model_, s, engine_.communicator());
+  }
+  void adc_reset_opacity(float max_opacity) override {
+    engine_.drain();
+    refiner_.reset_opacity(model_, max_opacity);
+  }
+  // Nothing in flight: a queued step that overflowed its intersection buffers would run again
+  // after this update and see variances from the means before it, where the CPU reference
+  // computes them after it. One wait every 100 steps.
+  void update_filter3d(std::span<const Camera> cameras) override {
+    engine_.drain();
+    model_.update_filter3d(cameras);
+  }
+
+  // Test hooks (cuda/backend.h).
+  std::vector<DeviceArrayView> arrays() const { return model_.arrays(); }
+  adc::Stats adc_stats() const {
+    engine_.drain();
+    return model_.adc_stats();
+  }
+  void set_adc_stats(const adc::Stats& st) {
+    engine_.drain();
+    model_.set_adc_stats(st);
+  }
+  void poison_scratch() {
+    engine_.drain();
+    renderer_.poison_scratch();
+  }
+
+ private:
+  void idle(const char* before) {
+    engine_.drain();
+    engine_.assert_idle(before);
+  }
+
+  // Declared first, destroyed last: every part queues work on it.
+  Stream stream_;
+  SyncLog syncs_;
+  StageTimer timer_;
+  Renderer renderer_;
+  DeviceModel model_;
+  TrainingImages images_;
+  // Draining changes no observable state, so the const host reads drain too.
+  mutable StepEngine engine_;
+  Refiner refiner_;
+};
+
+template <class Cuda, class Base>
+Cuda& cuda_backend(Base& backend, const char* hook) {
+  auto* cuda = dynamic_cast<Cuda*>(&backend);
+  if (!cuda) throw Error(std::string(hook) + ": the backend is " + backend.name() + ", not cuda");
+  return *cuda;
 }
 
-CudaBackend::~CudaBackend() {
-  cudaStreamSynchronize(stream_);
-  if (graph_) cudaGraphExecDestroy(graph_);
-  for (auto& e : done_events_) cudaEventDestroy(e);
-  cudaStreamDestroy(stream_);
-}
-
-// Several ranks (a GPU communicator, dist/nccl.h): the step's gradients and loss sums are
-// all-reduced on the stream before Adam, the ADC statistics before a refine decides. Every rank
-// must issue the same collectives in the same order and finish every step it starts, so no graph
-// capture and no abandoned steps: auto modes become chained and off, explicit ones are refused.
-void CudaBackend::set_communicator(dist::Communicator& comm) {
-  if (comm.size() > 1 && !comm.reduces_device_buffers())
-    throw Error("the cuda backend cannot train on " + std::to_string(comm.size()) +
-                " ranks: it has no gradient reduction for the " + comm.name() +
-                " communicator (backend.type = \"cpu\" reduces host gradients over MPI)");
-  drain();
-  comm_ = &comm;
-  if (comm.size() == 1) return;
-  if ((submission_ == Submission::Graph && !auto_submission_) || (depth_ > 1 && !auto_pipelining_))
-    throw Error("cuda backend on " + std::to_string(comm.size()) +
-                " ranks: backend.submission = \"" + std::string(to_string(submission_)) +
-                "\" and backend.pipelining = \"" + (depth_ > 1 ? "depth2" : "off") +
-                "\" cannot carry collectives; use chained and off (or auto)");
-  if (submission_ == Submission::Graph) submission_ = Submission::Chained;
-  depth_ = 1;
-}
-
-Image CudaBackend::render(const Camera& cam, const RasterSettings& rs) {
-  drain();
-  timer_.set_active(false);  // renders are not training steps
-  renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, rs, Sizing::Exact, nullptr,
-                    filter3d());
-  timer_.set_active(true);
-  Image out(cam.width, cam.height, 3);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image,
-                                   out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                   stream_));
-  syncs_.stream(stream_, "render_download");
-  return out;
-}
-
-std::vector<std::pair<std::string, double>> CudaBackend::report() const {
-  std::vector<std::pair<std::string, double>> r;
-  for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
-  r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
-  if (steps_ > 0) r.push_back({"isect.mean_per_step", isect_sum_ / double(steps_)});
-  // Which execution paths ran (the parity tests read these).
-  r.push_back({"engine.submission_" + std::string(to_string(submission_)), 1});
-  r.push_back({"engine.steps_retired", double(steps_)});
-  r.push_back({"engine.max_in_flight", double(max_in_flight_)});
-  r.push_back({"engine.bounded_steps", double(bounded_steps_)});
-  r.push_back({"engine.isect_overflows", double(overflows_)});
-  r.push_back({"engine.graph_eager_steps", double(eager_steps_)});
-  r.push_back({"engine.graph_captures", double(captures_)});
-  r.push_back({"engine.graph_launches", double(launches_)});
-  r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
-  r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
-  for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
-  return r;
-}
+}  // namespace
 
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
   if (!device_available()) throw Error("backend.type = \"cuda\": no CUDA device is available");
   require_supported_device();
   return std::make_unique<CudaBackend>(cfg);
+}
+
+std::vector<DeviceArrayView> model_arrays(const Backend& backend) {
+  return cuda_backend<const CudaBackend>(backend, "model_arrays").arrays();
+}
+
+adc::Stats adc_stats(const Backend& backend) {
+  return cuda_backend<const CudaBackend>(backend, "adc_stats").adc_stats();
+}
+
+void set_adc_stats(Backend& backend, const adc::Stats& stats) {
+  cuda_backend<CudaBackend>(backend, "set_adc_stats").set_adc_stats(stats);
+}
+
+void poison_scratch(Backend& backend) {
+  cuda_backend<CudaBackend>(backend, "poison_scratch").poison_scratch();
 }
 
 }  // namespace splat::cuda

@@ -29,4 +29,20 @@ class SyncLog {
   std::map<std::string, long> counts_;
 };
 
+// A non-blocking stream, destroyed with its owner once everything queued on it has run.
+class Stream {
+ public:
+  Stream() { SPLAT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() {
+    cudaStreamSynchronize(s_);
+    cudaStreamDestroy(s_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 }  // namespace splat::cuda

@@ -1,4 +1,4 @@
-// The CUDA backend's step engine: every stage of a training step on one stream, submitted in one
+// The step engine (cuda/step_engine.h): every stage of a training step on one stream, submitted in one
 // of three ways (backend.submission) with or without pipelining (backend.pipelining); DESIGN.md
 // section 4.
 //   per_kernel: a host wait after every stage.
@@ -15,6 +15,8 @@
 // again by the host with more room, so the history of losses and parameters is that of a run
 // without overflow. The loss, the count and the flag come back through pinned memory, read when
 // the step's event has passed.
+#include "cuda/step_engine.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,17 +29,66 @@
 #include "cuda/accumulate.h"
 #include "cuda/adam.h"
 #include "cuda/adc.h"
-#include "cuda/backend_impl.h"
 #include "cuda/loss.h"
 #include "cuda/mcmc.h"
 #include "dist/communicator.h"
 
 namespace splat::cuda {
 
-// The views' gradients are summed (the first view's backward writes grads_, later ones write
+StepEngine::StepEngine(const BackendConfig& cfg,
+                       cudaStream_t stream,
+                       SyncLog& syncs,
+                       StageTimer& timer,
+                       Renderer& renderer,
+                       DeviceModel& model,
+                       TrainingImages& images)
+    : auto_submission_(cfg.submission == Submission::Auto),
+      auto_pipelining_(cfg.pipelining == Pipelining::Auto),
+      submission_(resolved(cfg.submission, cfg.timing)),
+      depth_(resolved(cfg.pipelining, submission_, cfg.timing) == Pipelining::Depth2 ? 2 : 1),
+      deterministic_(cfg.deterministic),
+      stream_(stream),
+      syncs_(syncs),
+      timer_(timer),
+      renderer_(renderer),
+      model_(model),
+      images_(images) {
+  for (auto& e : done_events_)
+    SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  if (submission_ == Submission::PerKernel) timer_.sync_each_stage(&syncs_);
+}
+
+StepEngine::~StepEngine() {
+  cudaStreamSynchronize(stream_);
+  if (graph_) cudaGraphExecDestroy(graph_);
+  for (auto& e : done_events_) cudaEventDestroy(e);
+}
+
+// Several ranks (a GPU communicator, dist/nccl.h): the step's gradients and loss sums are
+// all-reduced on the stream before Adam, the ADC statistics before a refine decides. Every rank
+// must issue the same collectives in the same order and finish every step it starts, so no graph
+// capture and no abandoned steps: auto modes become chained and off, explicit ones are refused.
+void StepEngine::set_communicator(dist::Communicator& comm) {
+  if (comm.size() > 1 && !comm.reduces_device_buffers())
+    throw Error("the cuda backend cannot train on " + std::to_string(comm.size()) +
+                " ranks: it has no gradient reduction for the " + comm.name() +
+                " communicator (backend.type = \"cpu\" reduces host gradients over MPI)");
+  drain();
+  comm_ = &comm;
+  if (comm.size() == 1) return;
+  if ((submission_ == Submission::Graph && !auto_submission_) || (depth_ > 1 && !auto_pipelining_))
+    throw Error("cuda backend on " + std::to_string(comm.size()) +
+                " ranks: backend.submission = \"" + std::string(to_string(submission_)) +
+                "\" and backend.pipelining = \"" + (depth_ > 1 ? "depth2" : "off") +
+                "\" cannot carry collectives; use chained and off (or auto)");
+  if (submission_ == Submission::Graph) submission_ = Submission::Chained;
+  depth_ = 1;
+}
+
+// The views' gradients are summed (the first view's backward writes the model's grads, later ones write
 // view_grads_, added in), Adam scales the sum by 1 / batch_size, and the regularizers, once per
 // step, are added batch_size times as large so they survive that scaling unchanged.
-void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) {
+void StepEngine::step(std::span<const BatchView> views, const StepSettings& s) {
   if (views.empty()) throw Error("cuda backend: a step needs at least one view");
   if (views.size() > std::size_t(kMaxViews))
     throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
@@ -57,18 +108,18 @@ void CudaBackend::step(std::span<const BatchView> views, const StepSettings& s) 
         throw Error("cuda backend on several ranks: the views of a step must have one image size");
   Pending p{};
   for (const BatchView& v : views) {
-    const DeviceImage& target = images_.at(std::size_t(v.image));
+    const DeviceImage& target = images_.at(v.image);
     if (target.width != v.camera->width || target.height != v.camera->height)
       throw Error("cuda backend: image " + std::to_string(v.image) +
                   " size does not match its camera");
     p.views.push_back({*v.camera, v.image});
   }
   p.settings = s;
-  p.adam_step = adam_step_ + 1;
+  p.adam_step = model_.adam_step + 1;
   submit(std::move(p));
 }
 
-void CudaBackend::collect_losses(std::vector<StepResult>& out, bool wait) {
+void StepEngine::collect_losses(std::vector<StepResult>& out, bool wait) {
   if (wait) {
     drain();
     timer_.harvest_all();
@@ -79,7 +130,7 @@ void CudaBackend::collect_losses(std::vector<StepResult>& out, bool wait) {
   ready_.clear();
 }
 
-void CudaBackend::submit(Pending p) {
+void StepEngine::submit(Pending p) {
   make_room();
   int unfinished = 1;
   for (const Pending& q : pending_)
@@ -87,7 +138,7 @@ void CudaBackend::submit(Pending p) {
   max_in_flight_ = std::max(max_in_flight_, unfinished);
   p.slot = next_slot_;
   next_slot_ = (next_slot_ + 1) % kSlots;
-  adam_step_ = p.adam_step;
+  model_.adam_step = p.adam_step;
   if (submission_ == Submission::Graph)
     run_graph(p);
   else
@@ -105,7 +156,7 @@ void CudaBackend::submit(Pending p) {
 
 // Before a step is queued: a free ring entry, and with bounded sizing at most depth - 1 steps
 // still running (off: none; depth2: one). Exact sizing waits inside the step instead.
-void CudaBackend::make_room() {
+void StepEngine::make_room() {
   auto unfinished = [&] {
     int k = 0;
     for (const Pending& q : pending_)
@@ -121,7 +172,7 @@ void CudaBackend::make_room() {
 
 // The oldest queued step, whose event has passed: its loss joins ready_, or, if it was
 // abandoned for an intersection overflow, it and every step after it are queued again.
-void CudaBackend::retire_front() {
+void StepEngine::retire_front() {
   const Pending& p = pending_.front();
   const Slot& slot = ring_.get()[p.slot];
   if (bounded() && slot.status[1]) return recover();
@@ -155,7 +206,7 @@ void CudaBackend::retire_front() {
 // The front step overflowed its intersection buffers. The flag stays raised, so every step
 // queued after it skipped its update too: wait for them, make room for the largest count any
 // of them needed (they all counted), lower the flag and queue them all again, in order.
-void CudaBackend::recover() {
+void StepEngine::recover() {
   syncs_.stream(stream_, "overflow_drain");
   std::vector<Pending> redo(pending_.begin(), pending_.end());
   pending_.clear();
@@ -168,8 +219,8 @@ void CudaBackend::recover() {
 }
 
 // The work of one step on stream_. from_device: the camera, Adam and noise scalars come from
-// scalars_ and the target from staged_ (graph mode, eager or captured; one view).
-void CudaBackend::run_step(Pending& p, bool from_device) {
+// scalars_ and the target from the staged image (graph mode, eager or captured; one view).
+void StepEngine::run_step(Pending& p, bool from_device) {
   const StepSettings& s = p.settings;
   const Sizing sizing = bounded() ? Sizing::Bounded : Sizing::Exact;
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
@@ -193,7 +244,7 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
     timer_.begin("allreduce", stream_);
-    for (auto& g : grads_.g)
+    for (auto& g : model_.grads.g)
       comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
     for (std::size_t k = 1; k < p.views.size(); ++k)
       add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
@@ -207,8 +258,9 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 
   if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
     timer_.begin("noise", stream_);
-    mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
-                      {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
+    mcmc_inject_noise(model_.n, model_.params.g[1].data(), model_.params.g[2].data(),
+                      model_.params.g[3].data(), {float(s.noise_scale), s.noise_seed},
+                      model_.params.g[0].data(), stream_,
                       from_device ? &scalars_.data()->noise : nullptr, abort);
     timer_.end(stream_);
   }
@@ -217,7 +269,7 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 
 // One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
 // gradients (with sh_adam, the SH coefficients updated instead), ADC statistics.
-void CudaBackend::view_pass(const ViewRef& view,
+void StepEngine::view_pass(const ViewRef& view,
                             std::size_t k,
                             const StepSettings& s,
                             Sizing sizing,
@@ -225,9 +277,9 @@ void CudaBackend::view_pass(const ViewRef& view,
                             int& isect_count,
                             const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
-  const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
-  renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
-                    from_device ? &scalars_.data()->cam : nullptr, filter3d());
+  const DeviceImage& target = from_device ? images_.staged() : images_.at(view.image);
+  renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster, sizing,
+                    from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
   if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
@@ -242,53 +294,57 @@ void CudaBackend::view_pass(const ViewRef& view,
   timer_.end(stream_);
 
   if (k == 0) {
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_, sh_adam);
+    renderer_.backward(model_.params.in(), px.v_image, nullptr, model_.grads.out(), deterministic_,
+                       sh_adam);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
-    for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
-    renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
+    for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(model_.grads.g[g].size());
+    renderer_.backward(model_.params.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
     timer_.begin("batch_accumulate", stream_);
     for (int g = 0; g < 5; ++g)
-      add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);
+      add_in_place(model_.grads.g[g].data(), view_grads_.g[g].data(), model_.grads.g[g].size(),
+                   stream_);
     timer_.end(stream_);
   }
 
-  if (s.accumulate_grad2d && n_ > 0) {  // ADC statistics from this view's screen-space gradients
-    if (grad2d_.size() != std::size_t(n_)) reset_adc_stats();  // first use since the count changed
+  if (s.accumulate_grad2d && model_.n > 0) {  // ADC statistics from this view's screen-space gradients
+    if (model_.grad2d.size() != std::size_t(model_.n)) model_.reset_adc_stats();  // first use since the count changed
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
-    adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
-                   0.5f * float(cam.height), grad2d_.data(), vis_count_.data(), stream_, abort);
+    adc_accumulate(model_.n, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
+                   0.5f * float(cam.height), model_.grad2d.data(), model_.vis_count.data(), stream_,
+                   abort);
     timer_.end(stream_);
   }
 }
 
-std::array<AdamGroup, 5> CudaBackend::adam_groups(const StepSettings& s) {
-  const int K = sh_coeffs(sh_degree_);
+std::array<AdamGroup, 5> StepEngine::adam_groups(const StepSettings& s) {
+  const int K = sh_coeffs(model_.sh_degree);
   std::array<AdamGroup, 5> groups;
   const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats),
                         float(s.lr.opacity), float(s.lr.sh0)};
   for (int i = 0; i < 5; ++i)
-    groups[i] = {params_.g[i].data(), grads_.g[i].data(),  m_.g[i].data(),
-                 v_.g[i].data(),      params_.g[i].size(), lrs[i],
-                 i == 4 ? K : 0,      float(s.lr.shN)};
+    groups[i] = {model_.params.g[i].data(), model_.grads.g[i].data(), model_.m.g[i].data(),
+                 model_.v.g[i].data(),      model_.params.g[i].size(), lrs[i],
+                 i == 4 ? K : 0,            float(s.lr.shN)};
   // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg *
   // mean(exp(log_scales)), part of the loss Adam sees: their gradients, once per view of the batch.
   const double batch = double(float(s.batch_size));
-  if (s.opacity_reg > 0 && n_ > 0)
-    groups[3].reg = AdamReg::SigmoidSlope, groups[3].reg_coef = batch * s.opacity_reg / double(n_);
-  if (s.scale_reg > 0 && n_ > 0)
+  if (s.opacity_reg > 0 && model_.n > 0)
+    groups[3].reg = AdamReg::SigmoidSlope,
+    groups[3].reg_coef = batch * s.opacity_reg / double(model_.n);
+  if (s.scale_reg > 0 && model_.n > 0)
     groups[1].reg = AdamReg::Exp,
-    groups[1].reg_coef = batch * s.scale_reg / double(3 * std::size_t(n_));
+    groups[1].reg_coef = batch * s.scale_reg / double(3 * std::size_t(model_.n));
   return groups;
 }
 
 // Graph mode: this step's scalars and target go to fixed device memory, then the captured
 // graph of its shape replays; a shape seen for the first time runs eagerly, and is captured
 // at its second step (by then every buffer has its size, so nothing allocates in a capture).
-void CudaBackend::run_graph(Pending& p) {
+void StepEngine::run_graph(Pending& p) {
   const StepSettings& s = p.settings;
   const ViewRef& view = p.views.at(0);  // step() lets only one view through in graph mode
-  const DeviceImage& target = images_[std::size_t(view.image)];
+  const DeviceImage& target = images_.at(view.image);
   Slot& slot = ring_.get()[p.slot];
   const std::array<AdamGroup, 5> groups = adam_groups(s);
   slot.scalars = {CameraParams::from(view.cam),
@@ -296,17 +352,17 @@ void CudaBackend::run_graph(Pending& p) {
                   {float(s.noise_scale), s.noise_seed}};
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars),
                                    cudaMemcpyHostToDevice, stream_));
-  stage_target(target);
+  images_.stage(view.image);
 
   GraphKey key;
-  key.generation = generation_;
-  key.n = n_;
+  key.generation = model_.generation;
+  key.n = model_.n;
   key.capacity = renderer_.capacity();
   key.width = view.cam.width;
   key.height = view.cam.height;
   key.sh_degree = s.raster.sh_degree;
   key.antialiased = s.raster.antialiased;
-  key.filter3d = filter3d();
+  key.filter3d = model_.filter3d();
   key.accumulate_grad2d = s.accumulate_grad2d;
   key.noise = s.noise_scale > 0;
   key.target_channels = target.format.channels;
@@ -317,7 +373,7 @@ void CudaBackend::run_graph(Pending& p) {
   key.ssim_lambda = float(s.ssim_lambda);
   key.opacity_reg = s.opacity_reg;
   key.scale_reg = s.scale_reg;
-  if (key.accumulate_grad2d && grad2d_.size() != std::size_t(n_))
+  if (key.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
     key.generation = -2;  // stats not sized yet
 
   if (graph_ && key == graph_key_) {
@@ -356,27 +412,33 @@ void CudaBackend::run_graph(Pending& p) {
   ++launches_;
 }
 
-// The graph reads the target from one place: the step's image is copied there first.
-void CudaBackend::stage_target(const DeviceImage& target) {
-  staged_.width = target.width;
-  staged_.height = target.height;
-  staged_.format = target.format;
-  staged_.pixels.resize(target.pixels.size());
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.pixels.data(), target.pixels.data(),
-                                   target.pixels.bytes(), cudaMemcpyDeviceToDevice, stream_));
-  staged_.norm.resize(1);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.norm.data(), target.norm.data(), sizeof(float),
-                                   cudaMemcpyDeviceToDevice, stream_));
-}
-
 // Nothing in flight afterwards, every queued step retired (those abandoned for an overflow
 // queued again and finished).
-void CudaBackend::drain() {
+void StepEngine::drain() {
   do {
     syncs_.stream(stream_, "drain");
     while (!pending_.empty() && cudaEventQuery(done_events_[pending_.front().slot]) == cudaSuccess)
       retire_front();
   } while (!pending_.empty());
+}
+
+void StepEngine::assert_idle(const char* before) const {
+  if (cudaStreamQuery(stream_) != cudaSuccess || !pending_.empty())
+    throw Error(std::string("cuda backend: work still in flight after the drain before ") + before);
+}
+
+void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
+  if (steps_ > 0) r.push_back({"isect.mean_per_step", isect_sum_ / double(steps_)});
+  r.push_back({"engine.submission_" + std::string(to_string(submission_)), 1});
+  r.push_back({"engine.steps_retired", double(steps_)});
+  r.push_back({"engine.max_in_flight", double(max_in_flight_)});
+  r.push_back({"engine.bounded_steps", double(bounded_steps_)});
+  r.push_back({"engine.isect_overflows", double(overflows_)});
+  r.push_back({"engine.graph_eager_steps", double(eager_steps_)});
+  r.push_back({"engine.graph_captures", double(captures_)});
+  r.push_back({"engine.graph_launches", double(launches_)});
+  r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
+  r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
 }
 
 }  // namespace splat::cuda

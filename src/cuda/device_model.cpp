@@ -1,0 +1,178 @@
+#include "cuda/device_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "core/error.h"
+#include "cuda/digest.h"
+#include "cuda/filter3d.h"
+#include "render/state_digest.h"
+
+namespace splat::cuda {
+
+void DeviceModel::upload(const TrainState& s) {
+  n = int(s.params.size());
+  sh_degree = s.params.sh_degree;
+  params.upload(s.params);
+  m.upload(s.adam_m);
+  v.upload(s.adam_v);
+  // Gradients start at zero (every step's backward overwrites them before Adam reads them). Not an
+  // upload of anything: a pageable cudaMemcpy can land after a zeroing queued on the stream behind
+  // it.
+  for (int g = 0; g < 5; ++g) {
+    grads.g[g].resize(params.g[g].size());
+    grads.g[g].zero(stream_);
+  }
+  for (Groups* G : {&params, &grads, &m, &v}) G->zero_tails(stream_);
+  adam_step = s.adam_step;
+  if (s.adc.size() == std::size_t(n)) {
+    grad2d.upload(s.adc.grad2d);
+    vis_count.upload(s.adc.count);
+  } else if (adc_stats_in_use()) {
+    reset_adc_stats();
+  }
+  if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
+    throw Error("cuda backend: " + std::to_string(s.filter3d.size()) + " 3D filter variances for " +
+                std::to_string(s.params.size()) + " splats");
+  filter_on_ = !s.filter3d.empty();
+  if (filter_on_) filter3d_.upload(s.filter3d);
+  ++generation;
+  uploaded();
+}
+
+TrainState DeviceModel::download() const {
+  TrainState s;
+  for (Gaussians* g : {&s.params, &s.adam_m, &s.adam_v}) g->sh_degree = sh_degree;
+  params.download(s.params);
+  m.download(s.adam_m);
+  v.download(s.adam_v);
+  s.adam_step = adam_step;
+  if (adc_stats_in_use() && grad2d.size() == std::size_t(n)) {
+    s.adc.grad2d = grad2d.download();
+    s.adc.count = vis_count.download();
+  }
+  if (filter_on_) s.filter3d = filter3d_.download();
+  return s;
+}
+
+Gaussians DeviceModel::download_params() const {
+  Gaussians g;
+  g.sh_degree = sh_degree;
+  params.download(g);
+  return g;
+}
+
+// The ranks compare digests every train.digest_every steps, and hashing a download of a
+// 400k-splat state (3 x 94 MB) on the host left two GPUs no faster than one on Lego
+// (docs/perf-log.md, "Several GPUs").
+std::uint64_t DeviceModel::digest() const {
+  DeviceBuffer<unsigned long long> sum(1);
+  sum.zero(stream_);
+  std::uint64_t words = 0;
+  for (const Groups* G : {&params, &m, &v})
+    for (const DeviceBuffer<float>& b : G->g) {
+      add_digest_terms(b.data(), b.size(), words, sum.data(), stream_);
+      words += (b.size() + 1) / 2;
+    }
+  syncs_.stream(stream_, "digest");
+  return digest_finish(sum.download()[0], words, sh_degree, adam_step);
+}
+
+// One pass over the parameters on the device and one 40-byte download, every check period.
+std::string DeviceModel::non_finite_group() const {
+  DeviceBuffer<unsigned long long> counts(params.g.size());
+  counts.zero(stream_);
+  for (std::size_t i = 0; i < params.g.size(); ++i)
+    count_non_finite(params.g[i].data(), params.g[i].size(), counts.data() + i, stream_);
+  syncs_.stream(stream_, "finite check");
+  const std::vector<unsigned long long> found = counts.download();
+  std::vector<std::string> names;
+  Gaussians{}.for_each_group(
+      [&](const char* name, const std::vector<float>&) { names.push_back(name); });
+  for (std::size_t i = 0; i < found.size(); ++i)
+    if (found[i] != 0) return names[i];
+  return "";
+}
+
+std::vector<DeviceArrayView> DeviceModel::arrays() const {
+  std::vector<DeviceArrayView> out;
+  for (const Groups* G : {&params, &grads, &m, &v})
+    for (const auto& b : G->g) out.push_back({b.data(), b.size(), b.capacity()});
+  return out;
+}
+
+void DeviceModel::reset_adc_stats() {
+  grad2d.resize(std::size_t(n));
+  vis_count.resize(std::size_t(n));
+  grad2d.zero(stream_);
+  vis_count.zero(stream_);
+}
+
+adc::Stats DeviceModel::adc_stats() const {
+  adc::Stats st;
+  st.grad2d = grad2d.download();
+  st.count = vis_count.download();
+  return st;
+}
+
+void DeviceModel::set_adc_stats(const adc::Stats& st) {
+  if (st.grad2d.size() != std::size_t(n) || st.count.size() != std::size_t(n))
+    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) +
+                " splats, the model has " + std::to_string(n));
+  grad2d.upload(st.grad2d);
+  vis_count.upload(st.count);
+  uploaded();
+}
+
+void DeviceModel::update_filter3d(std::span<const Camera> cameras) {
+  std::vector<CameraParams> cams;
+  for (const Camera& c : cameras) cams.push_back(CameraParams::from(c));
+  const bool same_cams =
+      cams.size() == filter_cams_host_.size() &&
+      std::memcmp(cams.data(), filter_cams_host_.data(), cams.size() * sizeof(CameraParams)) == 0;
+  if (!same_cams || filter3d_.size() != std::size_t(n)) {
+    if (!same_cams) {
+      filter_cams_.upload(cams);
+      filter_cams_host_ = std::move(cams);
+      uploaded();
+    }
+    filter3d_.resize(std::size_t(n));
+    ++generation;
+  }
+  filter_on_ = true;
+  filter3d_variances(n, params.g[0].data(), filter_cams_.data(), int(filter_cams_host_.size()),
+                     filter3d_.data(), filter_fallback_.data(), stream_);
+}
+
+const float* DeviceModel::filter3d() const {
+  if (!filter_on_) return nullptr;
+  if (filter3d_.size() != std::size_t(n))
+    throw Error("cuda backend: the 3D filter has " + std::to_string(filter3d_.size()) +
+                " entries for " + std::to_string(n) +
+                " splats (update_filter3d after every refine tick)");
+  return filter3d_.data();
+}
+
+McmcSlots DeviceModel::slots() {
+  McmcSlots sl{};
+  const int widths[5] = {3, 3, 4, 1, 3 * sh_coeffs(sh_degree)};
+  for (int g = 0; g < 5; ++g) {
+    sl.params[g] = params.g[g].data();
+    sl.m[g] = m.g[g].data();
+    sl.v[g] = v.g[g].data();
+    sl.width[g] = widths[g];
+  }
+  return sl;
+}
+
+DeviceBuffer<float> DeviceModel::fresh_buffer(const DeviceBuffer<float>& like, std::size_t size) {
+  std::size_t cap = like.capacity();
+  if (size > cap) cap = std::max(size, cap + cap / 2);
+  DeviceBuffer<float> b(cap);
+  b.resize(size);
+  b.zero_tail(stream_);
+  return b;
+}
+
+}  // namespace splat::cuda

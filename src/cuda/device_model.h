@@ -1,0 +1,106 @@
+#pragma once
+// The model on the device: the splats' parameters, gradients and Adam moments in five groups, the
+// ADC statistics and the Mip-Splatting 3D filter kept per splat, and the count of buffer changes
+// that tells the step engine when a captured graph is stale. The host boundary of TrainState
+// (upload, download, digest, finite check) is here; the step engine (cuda/step_engine.h) and the
+// refine ticks (cuda/refine.h) change it on the stream.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+#include "cuda/backend.h"
+#include "cuda/buffer.h"
+#include "cuda/mcmc.h"
+#include "cuda/sync.h"
+#include "cuda/types.h"
+#include "render/backend.h"
+
+namespace splat::cuda {
+
+// The model's five parameter groups on the device, in Gaussians::for_each_group order.
+struct Groups {
+  std::array<DeviceBuffer<float>, 5> g;
+  void upload(const Gaussians& h) {
+    int i = 0;
+    h.for_each_group([&](const char*, const std::vector<float>& v) { g[i++].upload(v); });
+  }
+  void download(Gaussians& h) const {
+    int i = 0;
+    h.for_each_group([&](const char*, std::vector<float>& v) { v = g[i++].download(); });
+  }
+  GaussianPtrs in() const {
+    return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()};
+  }
+  GaussianGradPtrs out() {
+    return {g[0].data(), g[1].data(), g[2].data(), g[3].data(), g[4].data()};
+  }
+  // Slots past the live count read zero (upload and the refine ticks keep it so).
+  void zero_tails(cudaStream_t stream) {
+    for (auto& b : g) b.zero_tail(stream);
+  }
+};
+
+class DeviceModel {
+ public:
+  DeviceModel(cudaStream_t stream, SyncLog& syncs) : stream_(stream), syncs_(syncs) {}
+
+  // The caller has drained the step engine before each of these: nothing in flight reads the
+  // buffers they replace or download.
+  void upload(const TrainState& s);
+  TrainState download() const;
+  Gaussians download_params() const;
+  // render/state_digest.h's digest of the parameters and moments, summed on the device.
+  std::uint64_t digest() const;
+  // The first group holding a NaN or infinity, or "".
+  std::string non_finite_group() const;
+  // cuda/backend.h model_arrays: the 20 arrays with their sizes and capacities.
+  std::vector<DeviceArrayView> arrays() const;
+
+  // ADC statistics: one entry per live splat. Allocated by the first step that accumulates and
+  // kept sized to the count from then on.
+  bool adc_stats_in_use() const { return grad2d.capacity() > 0; }
+  void reset_adc_stats();
+  adc::Stats adc_stats() const;
+  void set_adc_stats(const adc::Stats& st);
+
+  // Mip-Splatting's 3D filter: recomputes the variances from these training cameras.
+  void update_filter3d(std::span<const Camera> cameras);
+  // The variances for the projection, or null without a filter; an error when a refine tick
+  // changed the splats since the last update_filter3d.
+  const float* filter3d() const;
+
+  // The groups' pointers and widths for the refine kernels (cuda/mcmc.h).
+  McmcSlots slots();
+  // `size` floats with at least `like`'s capacity (geometric growth past it) and a zero tail;
+  // [0, size) is for the caller to write.
+  DeviceBuffer<float> fresh_buffer(const DeviceBuffer<float>& like, std::size_t size);
+
+  int n = 0, sh_degree = 0;
+  std::int64_t adam_step = 0;
+  Groups params, grads, m, v;
+  DeviceBuffer<float> grad2d;            // [N] ADC: gradient-norm sums since the last tick
+  DeviceBuffer<std::int32_t> vis_count;  // [N] ADC: visible steps since the last tick
+  // Counts changes of the buffers or the count (upload, refine ticks, a resized filter): a
+  // captured step graph holds their pointers.
+  long generation = 0;
+
+ private:
+  // cudaMemcpy from pageable memory may return before the copy lands; kernels on the stream must
+  // not overtake it.
+  void uploaded() { syncs_.device("upload"); }
+
+  cudaStream_t stream_;
+  SyncLog& syncs_;
+  bool filter_on_ = false;                      // set by upload (with variances) or update_filter3d
+  DeviceBuffer<float> filter3d_;                // [N] variances
+  DeviceBuffer<CameraParams> filter_cams_;      // the training cameras of the last update
+  std::vector<CameraParams> filter_cams_host_;  // the same, to upload only when they change
+  DeviceBuffer<unsigned> filter_fallback_{1};
+};
+
+}  // namespace splat::cuda

@@ -1,0 +1,176 @@
+// The CUDA backend's parts on their own, with no backend around them: the device model's host
+// boundary (exact round trip, zero tails, digest, generation, the 3D filter's guard), the training
+// images (validation, staging) and a refine tick run by the Refiner on a bare model.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/adc.h"
+#include "cuda/device_model.h"
+#include "cuda/refine.h"
+#include "cuda/sync.h"
+#include "cuda/training_images.h"
+#include "render/state_digest.h"
+
+namespace splat::cuda {
+namespace {
+
+bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+bool bit_equal(const Gaussians& a, const Gaussians& b) {
+  bool same = a.sh_degree == b.sh_degree;
+  std::vector<const std::vector<float>*> groups;
+  a.for_each_group([&](const char*, const std::vector<float>& v) { groups.push_back(&v); });
+  int i = 0;
+  b.for_each_group([&](const char*, const std::vector<float>& v) {
+    same = same && bit_equal(*groups[i++], v);
+  });
+  return same;
+}
+
+TrainState random_state(std::size_t n, std::uint32_t seed, bool extras) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  TrainState st;
+  for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
+    g->sh_degree = 2;
+    g->resize(n);
+    g->for_each_group([&](const char*, std::vector<float>& v) {
+      for (float& x : v) x = normal(rng);
+    });
+  }
+  st.adam_step = 1234;
+  if (extras) {
+    st.adc.grad2d.resize(n);
+    st.adc.count.resize(n);
+    for (std::size_t i = 0; i < n; ++i) st.adc.grad2d[i] = std::abs(normal(rng)), st.adc.count[i] = int(i % 7);
+    st.filter3d.resize(n);
+    for (float& x : st.filter3d) x = 1e-4f * std::abs(normal(rng));
+  }
+  return st;
+}
+
+// Every array's slots from its size up to its capacity.
+std::vector<float> tails(const DeviceModel& model) {
+  std::vector<float> out;
+  for (const DeviceArrayView& a : model.arrays()) {
+    std::vector<float> all(a.capacity);
+    SPLAT_CUDA_CHECK(cudaMemcpy(all.data(), a.data, a.capacity * sizeof(float), cudaMemcpyDeviceToHost));
+    out.insert(out.end(), all.begin() + std::ptrdiff_t(a.size), all.end());
+  }
+  return out;
+}
+
+TEST(DeviceModelGpu, RoundTripIsExactWithZeroTailsAndTheHostDigest) {
+  Stream stream;
+  SyncLog syncs;
+  DeviceModel model(stream, syncs);
+  const TrainState big = random_state(3000, 1, true);
+  model.upload(big);
+  EXPECT_EQ(model.generation, 1);
+  TrainState got = model.download();
+  EXPECT_TRUE(bit_equal(got.params, big.params));
+  EXPECT_TRUE(bit_equal(got.adam_m, big.adam_m));
+  EXPECT_TRUE(bit_equal(got.adam_v, big.adam_v));
+  EXPECT_EQ(got.adam_step, big.adam_step);
+  EXPECT_TRUE(bit_equal(got.adc.grad2d, big.adc.grad2d));
+  EXPECT_EQ(got.adc.count, big.adc.count);
+  EXPECT_TRUE(bit_equal(got.filter3d, big.filter3d));
+  EXPECT_TRUE(bit_equal(model.download_params(), big.params));
+  EXPECT_EQ(model.digest(), state_digest(big));
+  EXPECT_EQ(model.non_finite_group(), "");
+
+  // A smaller state reuses the storage: what lay past its count must read zero.
+  const TrainState small = random_state(1000, 2, false);
+  model.upload(small);
+  EXPECT_EQ(model.generation, 2);
+  ASSERT_EQ(model.arrays().size(), 20u);
+  std::size_t nonzero = 0;
+  for (float x : tails(model)) nonzero += x != 0.0f;
+  EXPECT_EQ(nonzero, 0u);
+  // 2000 slots of 38 floats (SH degree 2) in each of the four groups were kept, or this proves
+  // nothing.
+  EXPECT_GE(tails(model).size(), 2000u * 38 * 4);
+  got = model.download();
+  EXPECT_TRUE(bit_equal(got.params, small.params));
+  EXPECT_TRUE(got.filter3d.empty());
+  EXPECT_EQ(model.filter3d(), nullptr);
+  EXPECT_EQ(model.digest(), state_digest(small));
+}
+
+TEST(DeviceModelGpu, TheFilterMustFollowTheCount) {
+  Stream stream;
+  SyncLog syncs;
+  DeviceModel model(stream, syncs);
+  model.upload(random_state(500, 3, true));
+  ASSERT_NE(model.filter3d(), nullptr);
+  Refiner refiner(stream, syncs);
+  McmcRefineSettings grow;
+  grow.target_count = 600;
+  grow.min_opacity = 0.005;
+  const long before = model.generation;
+  refiner.mcmc(model, grow);
+  EXPECT_EQ(model.n, 600);
+  EXPECT_GT(model.generation, before);
+  EXPECT_THROW(model.filter3d(), Error);
+  Camera cam;
+  cam.width = 64, cam.height = 48, cam.fx = cam.fy = 60, cam.cx = 32, cam.cy = 24;
+  cam.t = {0, 0, 4};
+  model.update_filter3d(std::vector<Camera>{cam});
+  EXPECT_NE(model.filter3d(), nullptr);
+  EXPECT_EQ(model.download().filter3d.size(), 600u);
+}
+
+TEST(RefinerGpu, OpacityResetOnABareModelMatchesTheCpu) {
+  Stream stream;
+  SyncLog syncs;
+  DeviceModel model(stream, syncs);
+  const TrainState st = random_state(2000, 4, false);
+  model.upload(st);
+  Refiner(stream, syncs).reset_opacity(model, 0.01f);
+  TrainState want = st;
+  cpu::adc_reset_opacity(want, 0.01f);
+  const TrainState got = model.download();
+  EXPECT_TRUE(bit_equal(got.params, want.params));
+  EXPECT_TRUE(bit_equal(got.adam_m, want.adam_m));
+  EXPECT_TRUE(bit_equal(got.adam_v, want.adam_v));
+  EXPECT_FALSE(bit_equal(want.params.raw_opacity, st.params.raw_opacity));  // the reset did work
+}
+
+TEST(TrainingImagesGpu, KeepsBytesStagesThemAndRefusesWhatTheLossCannotUse) {
+  Stream stream;
+  SyncLog syncs;
+  TrainingImages images(stream, syncs);
+  Image8 rgb(5, 4, 3), rgba(3, 2, 4);
+  for (std::size_t i = 0; i < rgb.data.size(); ++i) rgb.data[i] = std::uint8_t(i * 7);
+  for (std::size_t i = 0; i < rgba.data.size(); ++i) rgba.data[i] = std::uint8_t(255 - i);
+  images.set({&rgb, &rgba});
+  EXPECT_EQ(images.at(1).width, 3);
+  EXPECT_EQ(images.at(1).format.channels, 4);
+  EXPECT_EQ(images.at(0).pixels.download(), rgb.data);
+  images.stage(1);
+  EXPECT_EQ(images.staged().pixels.download(), rgba.data);
+  EXPECT_EQ(images.staged().norm.download(), images.at(1).norm.download());
+  EXPECT_THROW(images.at(2), std::out_of_range);
+
+  // A mask keeping half the pixels weighs each of them twice (cuda/loss.h); one keeping none, or
+  // a gray image, cannot be trained on.
+  Image8 half(4, 2, 4);
+  half.alpha = AlphaUse::mask;
+  for (std::size_t i = 0; i < half.pixels(); i += 2) half.data[4 * i + 3] = 255;
+  images.set({&half});
+  EXPECT_EQ(images.at(0).norm.download(), std::vector<float>{2.0f});
+  Image8 none(4, 2, 4), gray(4, 4, 1);
+  none.alpha = AlphaUse::mask;
+  EXPECT_THROW(images.set({&none}), Error);
+  EXPECT_THROW(images.set({&gray}), Error);
+}
+
+}  // namespace
+}  // namespace splat::cuda
