@@ -61,6 +61,7 @@ Config changed_everywhere() {
   c.backend.pipelining = Pipelining::Depth2;
   c.backend.deterministic = false;
   c.backend.fast_math = false;
+  c.backend.gpu_images_gb = 1.0 / 3.0;
   c.densify.strategy = DensifyStrategy::Adc;
   c.densify.refine_every = 77;
   c.densify.refine_start = 333;

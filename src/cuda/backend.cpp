@@ -28,7 +28,8 @@ namespace {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendConfig& cfg)
-      : timer_(cfg.timing),
+      : gpu_image_bytes_(cfg.gpu_images_gb < 0 ? -1 : std::int64_t(cfg.gpu_images_gb * 0x1p30)),
+        timer_(cfg.timing),
         renderer_(stream_, syncs_, timer_, cfg.fast_math),
         model_(stream_, syncs_),
         images_(stream_, syncs_),
@@ -66,7 +67,7 @@ class CudaBackend final : public Backend {
 
   void set_images(const std::vector<const Image8*>& images) override {
     engine_.drain();
-    images_.set(images);
+    images_.set(images, gpu_image_bytes_);
   }
   void set_state(const TrainState& s) override {
     engine_.drain();
@@ -139,7 +140,8 @@ class CudaBackend final : public Backend {
     engine_.assert_idle(before);
   }
 
-  // Declared first, destroyed last: every part queues work on it.
+  const std::int64_t gpu_image_bytes_;  // backend.gpu_images_gb; negative: auto
+  // Destroyed after every part: they all queue work on it.
   Stream stream_;
   SyncLog syncs_;
   StageTimer timer_;

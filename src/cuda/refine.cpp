@@ -14,10 +14,11 @@
 
 namespace splat::cuda {
 
-// One MCMC tick (cpu::mcmc_refine). One host wait, for the dead count, which sizes the relocation and is part of the returned stats. Growth reallocates the model arrays
-// geometrically, keeping their contents; the old storage lives until that wait has passed the
-// copies out of it. A tick that only relocates (the count at its cap) rewrites the arrays in
-// place: every buffer and shape stays, so the captured step graph stays valid and replays on.
+// One MCMC tick (cpu::mcmc_refine). One host wait, for the dead count, which sizes the relocation
+// and is part of the returned stats. Growth reallocates the model arrays geometrically, keeping
+// their contents; the old storage lives until that wait has passed the copies out of it. A tick
+// that only relocates (the count at its cap) rewrites the arrays in place: every buffer and shape
+// stays, so the captured step graph stays valid and replays on.
 RefineStats Refiner::mcmc(DeviceModel& model, const McmcRefineSettings& s) {
   const int n = model.n;
   if (n == 0) return {};
@@ -69,17 +70,18 @@ RefineStats Refiner::adc(DeviceModel& model, const AdcRefineSettings& s, dist::C
   if (n == 0) return {};
   if (n > INT_MAX / 3)
     throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
-  if (model.grad2d.size() != std::size_t(n)) model.reset_adc_stats();  // no statistics yet: nothing grows
-  if (comm.size() > 1) {  // every rank decides from the statistics of every rank's views
+  if (model.grad2d.size() != std::size_t(n))
+    model.reset_adc_stats();  // no statistics yet: nothing grows
+  if (comm.size() > 1) {      // every rank decides from the statistics of every rank's views
     comm.allreduce_sum_device(model.grad2d.data(), model.grad2d.size(), stream_,
-                                "ADC statistics all-reduce (grad2d)");
+                              "ADC statistics all-reduce (grad2d)");
     comm.allreduce_sum_device(model.vis_count.data(), model.vis_count.size(), stream_,
-                                "ADC statistics all-reduce (count)");
+                              "ADC statistics all-reduce (count)");
   }
 
   const AdcScratch& scratch = adc_scratch_.ensure(n);
-  adc_decide(n, model.params.g[1].data(), model.params.g[3].data(), model.grad2d.data(), model.vis_count.data(),
-             adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
+  adc_decide(n, model.params.g[1].data(), model.params.g[3].data(), model.grad2d.data(),
+             model.vis_count.data(), adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
   syncs_.stream(stream_, "adc_totals");
   const std::int32_t* t = adc_totals_host_.get();
   const int children = t[kAdcChildren];

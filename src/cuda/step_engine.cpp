@@ -1,5 +1,5 @@
-// The step engine (cuda/step_engine.h): every stage of a training step on one stream, submitted in one
-// of three ways (backend.submission) with or without pipelining (backend.pipelining); DESIGN.md
+// The step engine (cuda/step_engine.h): every stage of a training step on one stream, submitted in
+// one of three ways (backend.submission) with or without pipelining (backend.pipelining); DESIGN.md
 // section 4.
 //   per_kernel: a host wait after every stage.
 //   chained: the kernels queued back to back; one wait per step, for the intersection count that
@@ -85,9 +85,9 @@ void StepEngine::set_communicator(dist::Communicator& comm) {
   depth_ = 1;
 }
 
-// The views' gradients are summed (the first view's backward writes the model's grads, later ones write
-// view_grads_, added in), Adam scales the sum by 1 / batch_size, and the regularizers, once per
-// step, are added batch_size times as large so they survive that scaling unchanged.
+// The views' gradients are summed (the first view's backward writes the model's grads, later ones
+// write view_grads_, added in), Adam scales the sum by 1 / batch_size, and the regularizers, once
+// per step, are added batch_size times as large so they survive that scaling unchanged.
 void StepEngine::step(std::span<const BatchView> views, const StepSettings& s) {
   if (views.empty()) throw Error("cuda backend: a step needs at least one view");
   if (views.size() > std::size_t(kMaxViews))
@@ -270,20 +270,20 @@ void StepEngine::run_step(Pending& p, bool from_device) {
 // One view of a step: forward, loss (its sums to view_sums_[k]), backward into the step's
 // gradients (with sh_adam, the SH coefficients updated instead), ADC statistics.
 void StepEngine::view_pass(const ViewRef& view,
-                            std::size_t k,
-                            const StepSettings& s,
-                            Sizing sizing,
-                            bool from_device,
-                            int& isect_count,
-                            const ShAdam* sh_adam) {
+                           std::size_t k,
+                           const StepSettings& s,
+                           Sizing sizing,
+                           bool from_device,
+                           int& isect_count,
+                           const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
-  const DeviceImage& target = from_device ? images_.staged() : images_.at(view.image);
-  renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster, sizing,
-                    from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
+  renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster,
+                    sizing, from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
   if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
   PerPixel& px = renderer_.pixels();
+  const DeviceImage& target = from_device ? images_.staged() : images_.fetch(view.image);
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
   photometric_loss(lp, px.image,
@@ -306,8 +306,10 @@ void StepEngine::view_pass(const ViewRef& view,
     timer_.end(stream_);
   }
 
-  if (s.accumulate_grad2d && model_.n > 0) {  // ADC statistics from this view's screen-space gradients
-    if (model_.grad2d.size() != std::size_t(model_.n)) model_.reset_adc_stats();  // first use since the count changed
+  if (s.accumulate_grad2d &&
+      model_.n > 0) {  // ADC statistics from this view's screen-space gradients
+    if (model_.grad2d.size() != std::size_t(model_.n))
+      model_.reset_adc_stats();  // first use since the count changed
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
     adc_accumulate(model_.n, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
@@ -323,9 +325,14 @@ std::array<AdamGroup, 5> StepEngine::adam_groups(const StepSettings& s) {
   const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats),
                         float(s.lr.opacity), float(s.lr.sh0)};
   for (int i = 0; i < 5; ++i)
-    groups[i] = {model_.params.g[i].data(), model_.grads.g[i].data(), model_.m.g[i].data(),
-                 model_.v.g[i].data(),      model_.params.g[i].size(), lrs[i],
-                 i == 4 ? K : 0,            float(s.lr.shN)};
+    groups[i] = {model_.params.g[i].data(),
+                 model_.grads.g[i].data(),
+                 model_.m.g[i].data(),
+                 model_.v.g[i].data(),
+                 model_.params.g[i].size(),
+                 lrs[i],
+                 i == 4 ? K : 0,
+                 float(s.lr.shN)};
   // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg *
   // mean(exp(log_scales)), part of the loss Adam sees: their gradients, once per view of the batch.
   const double batch = double(float(s.batch_size));
@@ -439,6 +446,7 @@ void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
   r.push_back({"engine.graph_launches", double(launches_)});
   r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
   r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
+  r.push_back({"images.streamed", double(images_.streamed())});
 }
 
 }  // namespace splat::cuda

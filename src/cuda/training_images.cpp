@@ -6,8 +6,16 @@
 
 namespace splat::cuda {
 
-void TrainingImages::set(const std::vector<const Image8*>& images) {
+void TrainingImages::set(const std::vector<const Image8*>& images, std::int64_t budget_bytes) {
+  unpin();
   images_.clear();
+  streamed_ = 0;
+  if (budget_bytes < 0) {
+    std::size_t free = 0, total = 0;
+    SPLAT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    budget_bytes = std::int64_t(free / 2);
+  }
+  std::size_t resident = 0;
   for (const Image8* img : images) {
     if (img->channels != 3 && img->channels != 4)
       throw Error("cuda backend: training images must be RGB or RGBA");
@@ -17,25 +25,56 @@ void TrainingImages::set(const std::vector<const Image8*>& images) {
     d.width = img->width;
     d.height = img->height;
     d.format = target_format(*img);
-    d.pixels.upload(img->data);
     d.norm.upload(std::vector<float>{float(double(img->pixels()) / double(counted))});
+    if (resident + d.bytes() <= std::size_t(budget_bytes)) {
+      d.pixels.upload(img->data);
+      resident += d.bytes();
+    } else {
+      // Pinned in place, the copies are DMA from the caller's memory; where pinning is refused,
+      // a pageable copy still works, only slower.
+      void* p = const_cast<std::uint8_t*>(img->data.data());
+      if (cudaHostRegister(p, img->data.size(), cudaHostRegisterDefault) == cudaSuccess)
+        pinned_.push_back(p);
+      else
+        (void)cudaGetLastError();
+      d.host = img->data.data();
+      ++streamed_;
+    }
     images_.push_back(std::move(d));
   }
   // cudaMemcpy from pageable memory may return before the copy lands.
   syncs_.device("upload");
 }
 
+const DeviceImage& TrainingImages::fetch(int i) {
+  if (!at(i).host) return at(i);
+  copy(i, slot_);
+  return slot_;
+}
+
 void TrainingImages::stage(int i) {
-  const DeviceImage& target = at(i);
-  staged_.width = target.width;
-  staged_.height = target.height;
-  staged_.format = target.format;
-  staged_.pixels.resize(target.pixels.size());
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.pixels.data(), target.pixels.data(),
-                                   target.pixels.bytes(), cudaMemcpyDeviceToDevice, stream_));
-  staged_.norm.resize(1);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(staged_.norm.data(), target.norm.data(), sizeof(float),
+  copy(i, staged_);
+}
+
+void TrainingImages::copy(int i, DeviceImage& to) {
+  const DeviceImage& from = at(i);
+  to.width = from.width;
+  to.height = from.height;
+  to.format = from.format;
+  to.pixels.resize(from.bytes());
+  SPLAT_CUDA_CHECK(
+      cudaMemcpyAsync(to.pixels.data(), from.host ? from.host : from.pixels.data(), from.bytes(),
+                      from.host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice, stream_));
+  to.norm.resize(1);
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(to.norm.data(), from.norm.data(), sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
+}
+
+// Nothing in flight may read the ranges: set() is called with the step engine drained, and the
+// destructor runs after the backend has synchronized its stream.
+void TrainingImages::unpin() {
+  for (const void* p : pinned_) cudaHostUnregister(const_cast<void*>(p));
+  pinned_.clear();
 }
 
 }  // namespace splat::cuda

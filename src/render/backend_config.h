@@ -48,6 +48,10 @@ struct BackendConfig {
   // a second compiled variant of the two rasterizer kernels, chosen at launch. The cpu backend is
   // always accurate.
   bool fast_math = true;
+  // cuda: GiB of training images kept on the GPU, in order; the others stay in host memory and are
+  // copied in for each step that uses them. Negative: half the GPU's free memory when training
+  // starts.
+  double gpu_images_gb = -1;
 };
 
 inline constexpr std::pair<BackendKind, std::string_view> kBackendKindNames[] = {

@@ -161,6 +161,9 @@ const std::vector<Field>& fields() {
       backend("fast_math", &BackendConfig::fast_math,
               "cuda: the rasterizer's exp and 1 / (1 - alpha) from the hardware's approximations (a few ulp; "
               "false: expf and IEEE division); cpu: no effect, always accurate"),
+      backend("gpu_images_gb", &BackendConfig::gpu_images_gb, {-1, 1e6},
+              "cuda: GiB of training images kept on the GPU; the rest stay in host memory and are copied in "
+              "for each step that uses them (-1 = auto: half the GPU's free memory; 0 = copy every image)"),
       densify("strategy", &DensifyConfig::strategy, "densification strategy"),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),

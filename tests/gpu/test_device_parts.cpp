@@ -1,6 +1,7 @@
 // The CUDA backend's parts on their own, with no backend around them: the device model's host
 // boundary (exact round trip, zero tails, digest, generation, the 3D filter's guard), the training
-// images (validation, staging) and a refine tick run by the Refiner on a bare model.
+// images (validation, streaming past a budget, staging) and a refine tick run by the Refiner on a
+// bare model.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -28,9 +29,8 @@ bool bit_equal(const Gaussians& a, const Gaussians& b) {
   std::vector<const std::vector<float>*> groups;
   a.for_each_group([&](const char*, const std::vector<float>& v) { groups.push_back(&v); });
   int i = 0;
-  b.for_each_group([&](const char*, const std::vector<float>& v) {
-    same = same && bit_equal(*groups[i++], v);
-  });
+  b.for_each_group(
+      [&](const char*, const std::vector<float>& v) { same = same && bit_equal(*groups[i++], v); });
   return same;
 }
 
@@ -49,7 +49,8 @@ TrainState random_state(std::size_t n, std::uint32_t seed, bool extras) {
   if (extras) {
     st.adc.grad2d.resize(n);
     st.adc.count.resize(n);
-    for (std::size_t i = 0; i < n; ++i) st.adc.grad2d[i] = std::abs(normal(rng)), st.adc.count[i] = int(i % 7);
+    for (std::size_t i = 0; i < n; ++i)
+      st.adc.grad2d[i] = std::abs(normal(rng)), st.adc.count[i] = int(i % 7);
     st.filter3d.resize(n);
     for (float& x : st.filter3d) x = 1e-4f * std::abs(normal(rng));
   }
@@ -61,7 +62,8 @@ std::vector<float> tails(const DeviceModel& model) {
   std::vector<float> out;
   for (const DeviceArrayView& a : model.arrays()) {
     std::vector<float> all(a.capacity);
-    SPLAT_CUDA_CHECK(cudaMemcpy(all.data(), a.data, a.capacity * sizeof(float), cudaMemcpyDeviceToHost));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpy(all.data(), a.data, a.capacity * sizeof(float), cudaMemcpyDeviceToHost));
     out.insert(out.end(), all.begin() + std::ptrdiff_t(a.size), all.end());
   }
   return out;
@@ -143,33 +145,45 @@ TEST(RefinerGpu, OpacityResetOnABareModelMatchesTheCpu) {
   EXPECT_FALSE(bit_equal(want.params.raw_opacity, st.params.raw_opacity));  // the reset did work
 }
 
-TEST(TrainingImagesGpu, KeepsBytesStagesThemAndRefusesWhatTheLossCannotUse) {
+TEST(TrainingImagesGpu, KeepsBytesStreamsPastTheBudgetAndRefusesWhatTheLossCannotUse) {
   Stream stream;
   SyncLog syncs;
   TrainingImages images(stream, syncs);
   Image8 rgb(5, 4, 3), rgba(3, 2, 4);
   for (std::size_t i = 0; i < rgb.data.size(); ++i) rgb.data[i] = std::uint8_t(i * 7);
   for (std::size_t i = 0; i < rgba.data.size(); ++i) rgba.data[i] = std::uint8_t(255 - i);
-  images.set({&rgb, &rgba});
+  // A budget of the first image's bytes: it stays on the GPU, the second is streamed.
+  images.set({&rgb, &rgba}, std::int64_t(rgb.data.size()));
+  EXPECT_EQ(images.streamed(), 1u);
+  EXPECT_EQ(images.at(0).host, nullptr);
+  EXPECT_EQ(images.at(1).host, rgba.data.data());
   EXPECT_EQ(images.at(1).width, 3);
   EXPECT_EQ(images.at(1).format.channels, 4);
-  EXPECT_EQ(images.at(0).pixels.download(), rgb.data);
+  EXPECT_EQ(&images.fetch(0), &images.at(0));
+  EXPECT_EQ(images.fetch(0).pixels.download(), rgb.data);
+  const DeviceImage& slot = images.fetch(1);
+  EXPECT_EQ(slot.width, 3);
+  EXPECT_EQ(slot.pixels.download(), rgba.data);
+  EXPECT_EQ(slot.norm.download(), images.at(1).norm.download());
   images.stage(1);
   EXPECT_EQ(images.staged().pixels.download(), rgba.data);
-  EXPECT_EQ(images.staged().norm.download(), images.at(1).norm.download());
+  images.stage(0);
+  EXPECT_EQ(images.staged().pixels.download(), rgb.data);
   EXPECT_THROW(images.at(2), std::out_of_range);
+  images.set({&rgb, &rgba}, -1);  // auto: half the free memory holds both
+  EXPECT_EQ(images.streamed(), 0u);
 
   // A mask keeping half the pixels weighs each of them twice (cuda/loss.h); one keeping none, or
   // a gray image, cannot be trained on.
   Image8 half(4, 2, 4);
   half.alpha = AlphaUse::mask;
   for (std::size_t i = 0; i < half.pixels(); i += 2) half.data[4 * i + 3] = 255;
-  images.set({&half});
+  images.set({&half}, 0);
   EXPECT_EQ(images.at(0).norm.download(), std::vector<float>{2.0f});
   Image8 none(4, 2, 4), gray(4, 4, 1);
   none.alpha = AlphaUse::mask;
-  EXPECT_THROW(images.set({&none}), Error);
-  EXPECT_THROW(images.set({&gray}), Error);
+  EXPECT_THROW(images.set({&none}, 0), Error);
+  EXPECT_THROW(images.set({&gray}, 0), Error);
 }
 
 }  // namespace

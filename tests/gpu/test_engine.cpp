@@ -60,9 +60,11 @@ struct Mode {
   Submission submission;
   Pipelining pipelining;
   bool deterministic;
+  double gpu_images_gb = -1;  // backend.gpu_images_gb
   std::string name() const {
     return std::string(to_string(submission)) + "/" + std::string(to_string(pipelining)) +
-           (deterministic ? "/deterministic" : "");
+           (deterministic ? "/deterministic" : "") +
+           (gpu_images_gb >= 0 ? "/images " + std::to_string(gpu_images_gb) + " GiB" : "");
   }
 };
 
@@ -85,6 +87,7 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
   cfg.submission = mode.submission;
   cfg.pipelining = mode.pipelining;
   cfg.deterministic = mode.deterministic;
+  cfg.gpu_images_gb = mode.gpu_images_gb;
   auto b = make_backend(cfg);
   const Dataset& data = engine_scene();
   std::vector<const Image8*> images;
@@ -198,6 +201,35 @@ TEST(Engine, DeterministicModesAreBitIdentical) {
   }
 }
 
+// Training images streamed from host memory (backend.gpu_images_gb below their size) are the same
+// bytes copied in per step: the same bits as resident images, in every submission mode.
+TEST(Engine, StreamedImagesGiveTheSameBits) {
+  const Mode ref_mode{Submission::Chained, Pipelining::Off, true};
+  const EngineRun ref = train_in(ref_mode);
+  EXPECT_EQ(ref.get("images.streamed"), 0.0);
+  const std::size_t views = engine_scene().train.size();
+  const Image8& first = engine_scene().train[0].image;
+  // Room for about half the images (all have the first one's size).
+  const double half = double(first.data.size() * (views / 2)) / 0x1p30;
+  for (const Mode& m : {Mode{Submission::Chained, Pipelining::Off, true, 0.0},
+                        Mode{Submission::Graph, Pipelining::Off, true, 0.0},
+                        Mode{Submission::Chained, Pipelining::Depth2, true, half},
+                        Mode{Submission::Graph, Pipelining::Depth2, true, half}}) {
+    SCOPED_TRACE(m.name());
+    const EngineRun r = train_in(m);
+    expect_path(m, r);
+    if (m.gpu_images_gb == 0)
+      EXPECT_EQ(r.get("images.streamed"), double(views));
+    else
+      EXPECT_TRUE(r.get("images.streamed") > 0 && r.get("images.streamed") < double(views));
+    EXPECT_EQ(r.losses, ref.losses);
+    expect_bit_identical(r.state.params, ref.state.params);
+    expect_bit_identical(r.state.adam_m, ref.state.adam_m);
+    expect_bit_identical(r.state.adam_v, ref.state.adam_v);
+    EXPECT_EQ(r.stats.grad2d, ref.stats.grad2d);
+  }
+}
+
 double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   double d = 0, n = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -246,7 +278,8 @@ TEST(Engine, AtomicModesAgreeWithinTolerance) {
 
 // A batch of two views: one step from zero Adam moments with zero learning rates leaves the first
 // moment at (1 - beta1) times the mean of the two views' gradients and the parameters unchanged;
-// the reported loss is the mean of theirs. Against the same backend's single-view steps.
+// the reported loss is the mean of theirs. Against the same backend's single-view steps, with the
+// images on the GPU and streamed.
 TEST(Engine, BatchOfTwoViewsAveragesGradients) {
   const Dataset& data = engine_scene();
   const TrainState zero = fresh_state(3000, 5);
@@ -254,10 +287,14 @@ TEST(Engine, BatchOfTwoViewsAveragesGradients) {
   for (const View& v : data.train) images.push_back(&v.image);
   StepSettings s;
   s.raster.sh_degree = 1;
-  for (const Submission sub : {Submission::Chained, Submission::Auto}) {
+  // The last run streams both views' images through the one slot (backend.gpu_images_gb = 0).
+  for (const auto& [sub, gb] : {std::pair{Submission::Chained, -1.0},
+                                {Submission::Auto, -1.0},
+                                {Submission::Chained, 0.0}}) {
     BackendConfig cfg;
     cfg.type = BackendKind::Cuda;
     cfg.submission = sub;
+    cfg.gpu_images_gb = gb;
     auto b = make_backend(cfg);
     b->set_images(images);
     auto one_step = [&](std::vector<BatchView> views) {
