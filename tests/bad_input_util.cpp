@@ -1,5 +1,7 @@
 #include "bad_input_util.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -7,6 +9,7 @@
 
 #include "core/image.h"
 #include "io/image_io.h"
+#include "test_util.h"
 
 namespace splat::test {
 
@@ -175,6 +178,10 @@ void write_colmap_scene(const fs::path& dir, const ColmapModel& m, ColmapForm fo
     if (!im.name.empty() && !fs::exists(dir / "images" / im.name))
       write_rgb_png(dir / "images" / im.name, w, h);
   }
+}
+
+void expect_error(const std::string& msg, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) EXPECT_MENTIONS(msg, p);
 }
 
 }  // namespace splat::test

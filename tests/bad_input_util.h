@@ -34,4 +34,7 @@ enum class ColmapForm { Binary, Text };
 // names, at its camera's size).
 void write_colmap_scene(const std::filesystem::path& dir, const ColmapModel& m, ColmapForm form);
 
+// EXPECTs the error message msg to mention every part (a bad-input case's expectations).
+void expect_error(const std::string& msg, const std::vector<std::string>& parts);
+
 }  // namespace splat::test

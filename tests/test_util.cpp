@@ -8,11 +8,14 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <random>
 
 #include "core/gaussians.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
+#include "io/quantize.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"
 
@@ -120,6 +123,30 @@ double relative_difference(const Gaussians& a, const Gaussians& b, const Gaussia
     ++g;
   });
   return std::sqrt(diff / moved);
+}
+
+Gaussians model_in_range(int degree, std::size_t n, unsigned seed) {
+  Gaussians g;
+  g.sh_degree = degree;
+  g.resize(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : g.means) v = 2 * u(rng);
+  for (float& v : g.log_scales) v = -3 + 3 * u(rng);
+  for (float& v : g.quats) v = u(rng);
+  for (float& v : g.raw_opacity) v = 4 * u(rng);
+  const std::size_t K = std::size_t(g.K());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t c = 0; c < 3; ++c)
+        g.sh[(i * K + k) * 3 + c] =
+            k == 0 ? float((0.5 + 0.45 * u(rng) - 0.5) / kShC0) : 0.5f * u(rng);
+  return g;
+}
+
+std::vector<std::uint8_t> file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace splat::test

@@ -2,10 +2,12 @@
 // Helpers shared by the tests: where the real data is, and running the CLI.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -76,6 +78,13 @@ double relative_difference(const GaussiansT<float>& a,
 // checkpoint at step `at`, and EXPECTs the two to end bit-identical: parameters, Adam state and
 // the losses after `at`. Returns the checkpoint it resumed from.
 Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at);
+// A model whose every value lies inside the range each compact format (.splat, .spz,
+// .compressed.ply) can hold, so that the round trips measure quantization only: positions in
+// [-2, 2], log scales in [-6, 0], colors in [0, 1], higher SH in [-0.5, 0.5] (spz's [-1, 1],
+// compressed ply's [-4, 4]).
+GaussiansT<float> model_in_range(int degree, std::size_t n, unsigned seed);
+// The bytes of the file at p.
+std::vector<std::uint8_t> file_bytes(const std::filesystem::path& p);
 }  // namespace test
 }  // namespace splat
 
