@@ -44,6 +44,7 @@ class ScratchGroup {
   }
   Layout& get() { return layout_; }
   int allocations() const { return allocations_; }
+  std::size_t bytes() const { return memory_.capacity(); }
   // Test hook: every byte 0xFF (NaN floats, huge counts), to prove nothing reads stale scratch.
   void poison(cudaStream_t stream) {
     if (memory_.size())

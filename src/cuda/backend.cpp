@@ -61,6 +61,14 @@ class CudaBackend final : public Backend {
     for (const auto& [name, count] : syncs_.counts()) r.push_back({"sync." + name, double(count)});
     r.push_back({"alloc.scratch_growths", double(renderer_.allocations())});
     engine_.report(r);
+    // Where the device memory is at the end, and the most it ever held.
+    const auto mib = [](std::size_t bytes) { return double(bytes) / double(1 << 20); };
+    r.push_back({"memory.model_mib", mib(model_.bytes())});
+    r.push_back({"memory.images_mib", mib(images_.bytes())});
+    r.push_back({"memory.render_scratch_mib", mib(renderer_.bytes())});
+    r.push_back({"memory.refine_scratch_mib", mib(refiner_.bytes())});
+    r.push_back({"memory.engine_mib", mib(engine_.bytes())});
+    r.push_back({"memory.peak_mib", mib(memory_stats().peak)});
     for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
     return r;
   }

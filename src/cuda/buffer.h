@@ -58,11 +58,14 @@ class DeviceBuffer {
   // slots past the live count stay zero). Returns the previous storage when it moved, else an empty
   // buffer: keep it alive until a host wait has passed `stream`, since the queued copy reads it
   // (cudaFree promises no synchronization). Never shrinks: n below size() keeps size().
-  [[nodiscard]] DeviceBuffer grow_keep(std::size_t n, cudaStream_t stream) {
+  // reserve: when it moves, the capacity to take (at least n) instead of geometric growth.
+  [[nodiscard]] DeviceBuffer grow_keep(std::size_t n,
+                                       cudaStream_t stream,
+                                       std::size_t reserve = 0) {
     DeviceBuffer old;
     if (n > capacity_) {
       DeviceBuffer fresh;
-      fresh.allocate(std::max(n, capacity_ + capacity_ / 2));
+      fresh.allocate(std::max(n, reserve ? reserve : capacity_ + capacity_ / 2));
       if (size_)
         SPLAT_CUDA_CHECK(
             cudaMemcpyAsync(fresh.ptr_, ptr_, size_ * sizeof(T), cudaMemcpyDeviceToDevice, stream));
@@ -99,6 +102,7 @@ class DeviceBuffer {
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   std::size_t bytes() const { return size_ * sizeof(T); }
+  std::size_t capacity_bytes() const { return capacity_ * sizeof(T); }
 
  private:
   // On an empty buffer: cap elements of uninitialized storage, size 0.

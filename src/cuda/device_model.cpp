@@ -102,6 +102,14 @@ std::vector<DeviceArrayView> DeviceModel::arrays() const {
   return out;
 }
 
+std::size_t DeviceModel::bytes() const {
+  std::size_t b = grad2d.capacity_bytes() + vis_count.capacity_bytes() +
+                  filter3d_.capacity_bytes() + filter_cams_.capacity_bytes();
+  for (const Groups* G : {&params, &grads, &m, &v})
+    for (const auto& buffer : G->g) b += buffer.capacity_bytes();
+  return b;
+}
+
 void DeviceModel::reset_adc_stats() {
   grad2d.resize(std::size_t(n));
   vis_count.resize(std::size_t(n));

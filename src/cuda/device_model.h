@@ -58,6 +58,8 @@ class DeviceModel {
   std::uint64_t digest() const;
   // The first group holding a NaN or infinity, or "".
   std::string non_finite_group() const;
+  // Device bytes held, capacities included.
+  std::size_t bytes() const;
   // cuda/backend.h model_arrays: the 20 arrays with their sizes and capacities.
   std::vector<DeviceArrayView> arrays() const;
 

@@ -14,11 +14,12 @@
 
 namespace splat::cuda {
 
-// One MCMC tick (cpu::mcmc_refine). One host wait, for the dead count, which sizes the relocation
-// and is part of the returned stats. Growth reallocates the model arrays geometrically, keeping
-// their contents; the old storage lives until that wait has passed the copies out of it. A tick
-// that only relocates (the count at its cap) rewrites the arrays in place: every buffer and shape
-// stays, so the captured step graph stays valid and replays on.
+// One MCMC tick (cpu::mcmc_refine). A host wait for the dead count, which sizes the relocation and
+// is part of the returned stats. Growth that outgrows an array moves it, keeping its contents, to
+// room for s.max_count splats when given (one move in a run), else geometrically larger; the old
+// array is freed once a wait has passed the copy out of it, so at most one array is held twice.
+// A tick that only relocates (the count at its cap) rewrites the arrays in place: every buffer
+// and shape stays, so the captured step graph stays valid and replays on.
 RefineStats Refiner::mcmc(DeviceModel& model, const McmcRefineSettings& s) {
   const int n = model.n;
   if (n == 0) return {};
@@ -30,18 +31,19 @@ RefineStats Refiner::mcmc(DeviceModel& model, const McmcRefineSettings& s) {
   if (add > 0) ++model.generation;
 
   const McmcSlots slots0 = model.slots();  // widths; pointers refreshed after growth
-  std::vector<DeviceBuffer<float>> old_storage;
+  const std::size_t room = std::max(target, s.max_count);
   if (add > 0)
     for (Groups* G : {&model.params, &model.grads, &model.m, &model.v})
       for (int g = 0; g < 5; ++g) {
-        DeviceBuffer<float> old = G->g[g].grow_keep(target * std::size_t(slots0.width[g]), stream_);
-        if (old.data()) old_storage.push_back(std::move(old));
+        const std::size_t width = std::size_t(slots0.width[g]);
+        const DeviceBuffer<float> old =
+            G->g[g].grow_keep(target * width, stream_, s.max_count ? room * width : 0);
+        if (old.data()) syncs_.stream(stream_, "mcmc_grow_copy");
       }
 
   const McmcScratch& scratch = mcmc_scratch_.ensure({n, std::max(n, add)});
   mcmc_find_dead(n, model.params.g[3].data(), s.min_opacity, scratch, dead_host_.get(), stream_);
   syncs_.stream(stream_, "mcmc_dead_count");
-  old_storage.clear();  // the copies out of it are done
   const int dead = *dead_host_.get();
 
   RefineStats stats;

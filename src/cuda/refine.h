@@ -24,6 +24,7 @@ class Refiner {
   // With several ranks, every rank decides from the statistics of all ranks' views.
   RefineStats adc(DeviceModel& model, const AdcRefineSettings& s, dist::Communicator& comm);
   void reset_opacity(DeviceModel& model, float max_opacity);
+  std::size_t bytes() const { return mcmc_scratch_.bytes() + adc_scratch_.bytes(); }
 
  private:
   cudaStream_t stream_;

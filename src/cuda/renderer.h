@@ -100,6 +100,10 @@ class Renderer {
   PerPixel& pixels() { return pixels_.get(); }
   // The intersection count of the last exact forward; the capacity of a bounded one.
   int intersections() const { return m_; }
+  // Device bytes of the scratch groups.
+  std::size_t bytes() const {
+    return splats_.bytes() + isects_.bytes() + tiles_.bytes() + pixels_.bytes() + fixed_.bytes();
+  }
   int allocations() const {
     return splats_.allocations() + isects_.allocations() + tiles_.allocations() +
            pixels_.allocations() + fixed_.allocations();

@@ -434,6 +434,12 @@ void StepEngine::assert_idle(const char* before) const {
     throw Error(std::string("cuda backend: work still in flight after the drain before ") + before);
 }
 
+std::size_t StepEngine::bytes() const {
+  std::size_t b = view_sums_.capacity_bytes() + scalars_.capacity_bytes();
+  for (const auto& buffer : view_grads_.g) b += buffer.capacity_bytes();
+  return b;
+}
+
 void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
   if (steps_ > 0) r.push_back({"isect.mean_per_step", isect_sum_ / double(steps_)});
   r.push_back({"engine.submission_" + std::string(to_string(submission_)), 1});

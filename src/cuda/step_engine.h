@@ -73,7 +73,7 @@ class StepEngine {
 
   // The execution paths that ran and what they cost (Backend::report; the parity tests read them).
   void report(std::vector<std::pair<std::string, double>>& r) const;
-
+  std::size_t bytes() const;  // device bytes held
  private:
   // A queued step, with what it takes to queue it again after an overflow.
   struct ViewRef {

@@ -46,6 +46,13 @@ void TrainingImages::set(const std::vector<const Image8*>& images, std::int64_t 
   syncs_.device("upload");
 }
 
+std::size_t TrainingImages::bytes() const {
+  std::size_t b = 0;
+  for (const DeviceImage* d : {&slot_, &staged_}) b += d->pixels.capacity_bytes();
+  for (const DeviceImage& d : images_) b += d.pixels.capacity_bytes() + d.norm.capacity_bytes();
+  return b;
+}
+
 const DeviceImage& TrainingImages::fetch(int i) {
   if (!at(i).host) return at(i);
   copy(i, slot_);

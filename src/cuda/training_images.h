@@ -48,6 +48,7 @@ class TrainingImages {
   const DeviceImage& staged() const { return staged_; }
 
   std::size_t streamed() const { return streamed_; }  // images kept in host memory
+  std::size_t bytes() const;                          // device bytes held
 
  private:
   void copy(int i, DeviceImage& to);

@@ -94,6 +94,9 @@ struct McmcRefineSettings {
   float min_opacity = 0.005f;    // splats at or below are dead and get relocated
   std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
   std::uint64_t seed = 0;        // counter RNG seed of this tick
+  // The count later ticks grow to at most (densify.cap_max), or 0: growth may reserve room for it
+  // once instead of growing step by step.
+  std::size_t max_count = 0;
 };
 // One ADC refine tick (3DGS adaptive density control; render/adc.h has the shared math). Scales
 // are max(exp(log_scales)) against the threshold times scene_extent.

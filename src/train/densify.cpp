@@ -36,6 +36,7 @@ class McmcDensifier final : public Densifier {
     r.min_opacity = float(c_.min_opacity);
     r.target_count = grown(b.num_splats());
     r.seed = mcmc::hash64(seed_, std::uint64_t(completed), mcmc::kRelocate);
+    r.max_count = std::size_t(c_.cap_max);
     return b.mcmc_refine(r);
   }
 

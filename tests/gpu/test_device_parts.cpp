@@ -129,6 +129,43 @@ TEST(DeviceModelGpu, TheFilterMustFollowTheCount) {
   EXPECT_EQ(model.download().filter3d.size(), 600u);
 }
 
+// Growth with a known cap moves each array once, to room for the cap, keeping what it held; later
+// growth stays in place (the same pointers, so a captured graph's buffers stay).
+TEST(RefinerGpu, GrowthReservesTheCapOnce) {
+  Stream stream;
+  SyncLog syncs;
+  DeviceModel model(stream, syncs);
+  const TrainState st = random_state(500, 5, false);
+  model.upload(st);
+  Refiner refiner(stream, syncs);
+  McmcRefineSettings grow;
+  grow.min_opacity = 0.0f;  // nothing dies: the first 500 slots must keep their values
+  grow.target_count = 600;
+  grow.max_count = 1000;
+  refiner.mcmc(model, grow);
+  const std::vector<DeviceArrayView> first = model.arrays();
+  const int widths[5] = {3, 3, 4, 1, 27};
+  for (std::size_t a = 0; a < first.size(); ++a) {
+    EXPECT_EQ(first[a].size, 600u * widths[a % 5]);
+    EXPECT_EQ(first[a].capacity, 1000u * widths[a % 5]);
+  }
+  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 20);
+  const TrainState got = model.download();
+  std::vector<float> kept(got.params.means.begin(), got.params.means.begin() + 1500);
+  EXPECT_TRUE(bit_equal(kept, st.params.means));
+  grow.target_count = 900;
+  refiner.mcmc(model, grow);
+  const std::vector<DeviceArrayView> second = model.arrays();
+  for (std::size_t a = 0; a < second.size(); ++a) {
+    EXPECT_EQ(second[a].data, first[a].data);
+    EXPECT_EQ(second[a].size, 900u * widths[a % 5]);
+  }
+  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 20);
+  std::size_t nonzero = 0;
+  for (float x : tails(model)) nonzero += x != 0.0f;
+  EXPECT_EQ(nonzero, 0u);
+}
+
 TEST(RefinerGpu, OpacityResetOnABareModelMatchesTheCpu) {
   Stream stream;
   SyncLog syncs;
