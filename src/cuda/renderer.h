@@ -7,6 +7,7 @@
 
 #include "core/camera.h"
 #include "cuda/arena.h"
+#include "cuda/intersect.h"
 #include "cuda/project.h"
 #include "cuda/rasterize.h"
 #include "cuda/sync.h"
@@ -18,19 +19,12 @@ namespace splat::cuda {
 struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
-  std::int32_t *tiles_per_splat, *offsets;
-  SplatRecord* records;  // [N] the rasterizer's per-splat records (intersect_count)
-  std::uint32_t *iota, *depth_keys, *depth_keys_sorted, *depth_order;
-  void *scan_temp, *depth_temp;
-  std::size_t scan_bytes, depth_bytes;
+  SplatTiles tiles;  // the intersection stage's (records: the rasterizer's per-splat records)
   void carve(Carver& c, int n);
 };
 
 struct PerIsect {
-  std::uint32_t *keys, *keys_sorted;  // tile ids
-  std::uint32_t *ids, *ids_sorted;
-  void* sort_temp;
-  std::size_t sort_bytes;
+  IsectBuffers lists;  // keys: tile ids, ids: gaussian ids
   void carve(Carver& c, int m);
 };
 
@@ -38,8 +32,7 @@ struct PerTile {
   std::uint32_t* ranges;  // [tiles, 2]
   std::uint32_t* order;   // [tiles] longest list first (tile_order)
   std::uint32_t* order_scratch;
-  void* order_temp;
-  std::size_t order_bytes;
+  TempStorage order_temp;
   void carve(Carver& c, int tiles);
 };
 

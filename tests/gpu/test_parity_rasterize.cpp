@@ -108,7 +108,7 @@ struct DeviceInputs {
     cuda::DeviceBuffer<std::uint32_t> scratch(tiles * 3);
     cuda::DeviceBuffer<std::byte> temp(
         std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
-    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(),
+    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), {temp.data(), temp.size()},
                      order.data(), nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     // The records intersect_count writes, built on the host.
