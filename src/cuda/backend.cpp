@@ -60,11 +60,11 @@ void CudaBackend::set_communicator(dist::Communicator& comm) {
 Image CudaBackend::render(const Camera& cam, const RasterSettings& rs) {
   drain();
   timer_.set_active(false);  // renders are not training steps
-  renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, rs, Sizing::Exact, nullptr,
-                    filter3d());
+  const ForwardState fwd = renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, rs,
+                                             Sizing::Exact, nullptr, filter3d());
   timer_.set_active(true);
   Image out(cam.width, cam.height, 3);
-  SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image,
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), fwd.raster.out.image,
                                    out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                    stream_));
   syncs_.stream(stream_, "render_download");

@@ -226,9 +226,10 @@ void CudaBackend::view_pass(const ViewRef& view,
                             const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
   const DeviceImage& target = from_device ? staged_ : images_[std::size_t(view.image)];
-  renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
-                    from_device ? &scalars_.data()->cam : nullptr, filter3d());
-  if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
+  const ForwardState fwd =
+      renderer_.forward(params_.in(), n_, sh_coeffs(sh_degree_), cam, s.raster, sizing,
+                        from_device ? &scalars_.data()->cam : nullptr, filter3d());
+  if (sizing == Sizing::Exact) isect_count += fwd.intersections;
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
   PerPixel& px = renderer_.pixels();
@@ -242,10 +243,11 @@ void CudaBackend::view_pass(const ViewRef& view,
   timer_.end(stream_);
 
   if (k == 0) {
-    renderer_.backward(params_.in(), px.v_image, nullptr, grads_.out(), deterministic_, sh_adam);
+    renderer_.backward(params_.in(), fwd, {px.v_image, nullptr}, grads_.out(), deterministic_,
+                       sh_adam);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(grads_.g[g].size());
-    renderer_.backward(params_.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
+    renderer_.backward(params_.in(), fwd, {px.v_image, nullptr}, view_grads_.out(), deterministic_);
     timer_.begin("batch_accumulate", stream_);
     for (int g = 0; g < 5; ++g)
       add_in_place(grads_.g[g].data(), view_grads_.g[g].data(), grads_.g[g].size(), stream_);

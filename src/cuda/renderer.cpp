@@ -59,25 +59,27 @@ Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool 
   status_.zero(stream_);
 }
 
-void Renderer::forward(GaussianPtrs params,
-                       int n,
-                       int K,
-                       const Camera& cam,
-                       const RasterSettings& rs,
-                       Sizing sizing,
-                       const CameraParams* device_cam,
-                       const float* filter3d) {
-  n_ = n;
+ForwardState Renderer::forward(GaussianPtrs params,
+                               int n,
+                               int K,
+                               const Camera& cam,
+                               const RasterSettings& rs,
+                               Sizing sizing,
+                               const CameraParams* device_cam,
+                               const float* filter3d) {
+  ForwardState fwd;
   PerSplat& sp = splats_.ensure(n);
   const tiles::Grid grid = tiles::Grid::for_image(cam.width, cam.height);
   const TileGridParams tg{grid.width, grid.height};
-  project_params_ = {n, K, rs.sh_degree, rs.antialiased};
-  project_params_.filter3d = filter3d;
-  project_params_.cam = CameraParams::from(cam);
-  project_params_.device_cam = device_cam;
+  ProjectParams& pp = fwd.project.params;
+  pp = {n, K, rs.sh_degree, rs.antialiased};
+  pp.filter3d = filter3d;
+  pp.cam = CameraParams::from(cam);
+  pp.device_cam = device_cam;
+  fwd.project.out = sp.proj;
 
   timer_.begin("project", stream_);
-  project_fwd(project_params_, params, sp.proj, stream_);
+  project_fwd(pp, params, sp.proj, stream_);
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
@@ -85,67 +87,69 @@ void Renderer::forward(GaussianPtrs params,
   depth_order(n, sp.tiles.depth, stream_);
   intersect_scan(n, sp.tiles, stream_);
   const int end_bit = tile_key_bits(grid.count());
-  m_ = 0;
+  int m = 0;
   if (sizing == Sizing::Bounded) {
-    m_ = capacity_;
+    m = capacity_;
   } else if (n > 0) {
     SPLAT_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), sp.tiles.offsets + (n - 1),
                                      sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream_));
     syncs_.stream(stream_, "isect_count");  // the step's one wait: buffers below are sized by it
-    m_ = count_host_.get()[0];
+    m = count_host_.get()[0];
     timer_.harvest();  // the previous step's events are complete now
   }
-  const IsectBuffers& is = isects_.ensure(m_).lists;  // capacity m_
+  fwd.intersections = m;
+  const IsectBuffers& is = isects_.ensure(m).lists;  // capacity m
   intersect_emit(n, sp.proj, tg, sp.tiles, is, stream_);
   if (sizing == Sizing::Bounded) intersect_pad(n, sp.tiles, is, end_bit, status_.data(), stream_);
   timer_.end(stream_);
 
   timer_.begin("sort", stream_);
-  sort_intersections(m_, end_bit, is.sort, stream_);
+  sort_intersections(m, end_bit, is.sort, stream_);
   PerTile& tl = tiles_.ensure(grid.count());
-  tile_ranges(m_, is.sort.keys_out, grid.count(), tl.ranges, stream_);
+  tile_ranges(m, is.sort.keys_out, grid.count(), tl.ranges, stream_);
   tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order, stream_);
   timer_.end(stream_);
 
   timer_.begin("rasterize", stream_);
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
-  raster_params_ = {cam.width,
-                    cam.height,
-                    grid.width,
-                    grid.height,
-                    {rs.background[0], rs.background[1], rs.background[2]},
-                    fast_math_};
-  lists_ = {is.sort.ids_out, tl.ranges, tl.order, sp.tiles.records};
-  rasterize_fwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
+  RasterState& rast = fwd.raster;
+  rast.params = {cam.width,
+                 cam.height,
+                 grid.width,
+                 grid.height,
+                 {rs.background[0], rs.background[1], rs.background[2]},
+                 fast_math_};
+  rast.lists = {is.sort.ids_out, tl.ranges, tl.order, sp.tiles.records};
+  rast.out = {px.image, px.alpha, px.last, px.boundaries};
+  rasterize_fwd(rast.params, rast.lists, rast.out, stream_);
   timer_.end(stream_);
+  return fwd;
 }
 
 void Renderer::backward(GaussianPtrs params,
-                        const float* v_image,
-                        const float* v_alpha,
+                        const ForwardState& fwd,
+                        const RasterOutGrad& v_out,
                         GaussianGradPtrs grads,
                         bool deterministic,
                         const ShAdam* sh_adam) {
   PerSplat& sp = splats_.get();
-  PerPixel& px = pixels_.get();
-  const std::size_t n = std::size_t(n_);
+  const int n = fwd.project.params.n;
+  const std::size_t count = std::size_t(n);
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries,
-                                v_image, v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
+    rasterize_bwd_deterministic(fwd.raster, v_out, n, fixed_.ensure(n).sums, sp.v, stream_);
   } else {
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-    rasterize_bwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
-                  v_alpha, sp.v, stream_);
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, count * 2 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, count * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, count * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, count * sizeof(float), stream_));
+    rasterize_bwd(fwd.raster, v_out, sp.v, stream_);
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);
   // With sh_adam this launch is also the SH coefficients' Adam step: it updates them in place
   // from the gradients it forms and leaves grads.sh unwritten (project.h, ShAdam).
-  project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_, sh_adam);
+  project_bwd(params, fwd.project, sp.v, grads, stream_, sh_adam);
   timer_.end(stream_);
 }
 

@@ -55,6 +55,15 @@ enum class Sizing {
   Bounded,
 };
 
+// What a forward leaves for its backward (cpu::RenderState's role). The pointers point into the
+// renderer's scratch arenas: valid until the next forward, which may move or overwrite them.
+struct ForwardState {
+  ProjectState project;  // the projection's params and per-splat outputs
+  RasterState raster;    // the tile lists and the per-pixel outputs (raster.out.image, alpha, ...)
+  // The intersection count of an exact forward; the capacity of a bounded one.
+  int intersections = 0;
+};
+
 struct FixedGrads {          // rasterize_bwd_deterministic's fixed-point sums
   unsigned long long* sums;  // [N, 9]
   void carve(Carver& c, int n) { sums = c.take<unsigned long long>(std::size_t(n) * 9); }
@@ -65,34 +74,35 @@ class Renderer {
   // fast_math: the rasterizer's approximate exp2 and reciprocal (RasterParams::fast_math).
   Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool fast_math = true);
 
-  // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
-  // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
-  // the camera from that device copy (a replayed graph); `cam` still gives the image size.
-  // filter3d: the splats' Mip-Splatting 3D filter variances [n], or null for none.
-  void forward(GaussianPtrs params,
-               int n,
-               int K,
-               const Camera& cam,
-               const RasterSettings& rs,
-               Sizing sizing = Sizing::Exact,
-               const CameraParams* device_cam = nullptr,
-               const float* filter3d = nullptr);
-  // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
-  // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
-  // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.
-  // With sh_adam, grads.sh is not written: the projection backward updates the SH coefficients
-  // with Adam instead (ShAdam in cuda/project.h).
+  // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha,
+  // and returns the state its backward reads (valid until the next forward). Exact sizing waits
+  // once, for the intersection count. With device_cam, the projection reads the camera from that
+  // device copy (a replayed graph); `cam` still gives the image size. filter3d: the splats'
+  // Mip-Splatting 3D filter variances [n], or null for none.
+  ForwardState forward(GaussianPtrs params,
+                       int n,
+                       int K,
+                       const Camera& cam,
+                       const RasterSettings& rs,
+                       Sizing sizing = Sizing::Exact,
+                       const CameraParams* device_cam = nullptr,
+                       const float* filter3d = nullptr);
+  // Gradients of the raw parameters `params` for the forward that returned `fwd`, which must be
+  // the last one (its state lives in scratch the next forward reuses), from d loss / d image
+  // (v_out.v_image [H,W,3]) and d loss / d alpha (v_out.v_alpha [H,W], may be null). Overwrites
+  // every entry of grads. Deterministic: the rasterizer's sums in fixed point
+  // (rasterize_bwd_deterministic), the same bits on every run. With sh_adam, grads.sh is not
+  // written: the projection backward updates the SH coefficients with Adam instead (ShAdam in
+  // cuda/project.h).
   void backward(GaussianPtrs params,
-                const float* v_image,
-                const float* v_alpha,
+                const ForwardState& fwd,
+                const RasterOutGrad& v_out,
                 GaussianGradPtrs grads,
                 bool deterministic = false,
                 const ShAdam* sh_adam = nullptr);
 
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }
-  // The intersection count of the last exact forward; the capacity of a bounded one.
-  int intersections() const { return m_; }
   int allocations() const {
     return splats_.allocations() + isects_.allocations() + tiles_.allocations() +
            pixels_.allocations() + fixed_.allocations();
@@ -121,10 +131,7 @@ class Renderer {
   SyncLog& syncs_;
   StageTimer& timer_;
   const bool fast_math_;
-  int n_ = 0, m_ = 0, capacity_ = 0;
-  ProjectParams project_params_;
-  RasterParams raster_params_;
-  TileLists lists_{};
+  int capacity_ = 0;
   ScratchGroup<PerSplat, int> splats_;
   ScratchGroup<PerIsect, int> isects_;
   ScratchGroup<PerTile, int> tiles_;
