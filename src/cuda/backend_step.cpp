@@ -236,8 +236,8 @@ void CudaBackend::view_pass(const ViewRef& view,
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
   photometric_loss(lp, px.image,
-                   LossTarget{target.pixels.data(), target.format, target.norm.data()}, px.v_image,
-                   px.sums, px.loss_scratch, stream_);
+                   LossTarget{target.pixels.data(), target.format, target.norm.data()},
+                   {px.v_image, px.sums, px.loss_scratch}, stream_);
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
   timer_.end(stream_);
