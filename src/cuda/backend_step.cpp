@@ -207,9 +207,11 @@ void CudaBackend::run_step(Pending& p, bool from_device) {
 
   if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
     timer_.begin("noise", stream_);
-    mcmc_inject_noise(n_, params_.g[1].data(), params_.g[2].data(), params_.g[3].data(),
-                      {float(s.noise_scale), s.noise_seed}, params_.g[0].data(), stream_,
-                      from_device ? &scalars_.data()->noise : nullptr, abort);
+    mcmc_inject_noise(n_, params_.in(), params_.g[0].data(),
+                      {{float(s.noise_scale), s.noise_seed},
+                       from_device ? &scalars_.data()->noise : nullptr,
+                       abort},
+                      stream_);
     timer_.end(stream_);
   }
   timer_.end_step();

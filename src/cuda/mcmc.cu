@@ -255,20 +255,14 @@ void McmcScratch::carve(Carver& c, const McmcSize& size) {
   temp = c.take<char>(temp_bytes);
 }
 
-void mcmc_inject_noise(int n,
-                       const float* log_scales,
-                       const float* quats,
-                       const float* raw_opacity,
-                       NoiseScalars noise,
-                       float* means,
-                       cudaStream_t stream,
-                       const NoiseScalars* device_noise,
-                       const int* abort) {
+void mcmc_inject_noise(
+    int n, GaussianPtrs in, float* means, const NoiseStep& noise, cudaStream_t stream) {
   if (n <= 0) return;
-  if (reinterpret_cast<std::uintptr_t>(quats) % 16 != 0)
+  if (reinterpret_cast<std::uintptr_t>(in.quats) % 16 != 0)
     throw Error("mcmc_inject_noise: quaternions must be 16-byte aligned");
   noise_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, log_scales, quats, raw_opacity, noise, device_noise, abort, means);
+      n, in.log_scales, in.quats, in.raw_opacity, noise.scalars, noise.device_scalars, noise.abort,
+      means);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_inject_noise");
 }
 
