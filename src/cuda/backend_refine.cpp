@@ -88,8 +88,8 @@ RefineStats CudaBackend::adc_refine(const AdcRefineSettings& s) {
   }
 
   const AdcScratch& scratch = adc_scratch_.ensure(n);
-  adc_decide(n, params_.g[1].data(), params_.g[3].data(), grad2d_.data(), vis_count_.data(),
-             adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
+  adc_decide(n, params_.in(), {grad2d_.data(), vis_count_.data()}, adc::thresholds(s), scratch,
+             adc_totals_host_.get(), stream_);
   syncs_.stream(stream_, "adc_totals");
   const std::int32_t* t = adc_totals_host_.get();
   const int children = t[kAdcChildren];

@@ -261,7 +261,7 @@ void CudaBackend::view_pass(const ViewRef& view,
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
     adc_accumulate(n_, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
-                   0.5f * float(cam.height), grad2d_.data(), vis_count_.data(), stream_, abort);
+                   0.5f * float(cam.height), {grad2d_.data(), vis_count_.data()}, stream_, abort);
     timer_.end(stream_);
   }
 }
