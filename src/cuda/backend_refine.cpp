@@ -54,11 +54,11 @@ RefineStats CudaBackend::mcmc_refine(const McmcRefineSettings& s) {
   RefineStats stats;
   const McmcSlots sl = slots();
   if (dead > 0 && dead < n) {
-    mcmc_relocate(sl, n, dead, s.seed, s.min_opacity, scratch, stream_);
+    mcmc_relocate(sl, n, dead, s, scratch, stream_);
     stats.dead = std::size_t(dead);
   }
   if (add > 0) {
-    mcmc_grow(sl, n, add, s.seed, s.min_opacity, scratch, stream_);
+    mcmc_grow(sl, n, add, s, scratch, stream_);
     stats.added = std::size_t(add);
   }
   n_ = int(target);

@@ -287,8 +287,7 @@ void mcmc_find_dead(int n,
 void mcmc_relocate(const McmcSlots& slots,
                    int n,
                    int dead,
-                   std::uint64_t seed,
-                   float min_opacity,
+                   const McmcRefineSettings& tick,
                    const McmcScratch& s,
                    cudaStream_t stream) {
   if (dead <= 0 || dead >= n) return;  // nothing dead, or nothing alive to copy
@@ -298,15 +297,14 @@ void mcmc_relocate(const McmcSlots& slots,
       n, alive, s.partition, slots.params[3], s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_alive_weights");
   // Dead slots are the front of the partition, in index order: draw j fills the j-th.
-  sample_correct_copy(slots, n, alive, dead, seed, mcmc::kRelocate, s.partition, s.partition, 0,
-                      min_opacity, s, stream);
+  sample_correct_copy(slots, n, alive, dead, tick.seed, mcmc::kRelocate, s.partition, s.partition,
+                      0, tick.min_opacity, s, stream);
 }
 
 void mcmc_grow(const McmcSlots& slots,
                int n,
                int add,
-               std::uint64_t seed,
-               float min_opacity,
+               const McmcRefineSettings& tick,
                const McmcScratch& s,
                cudaStream_t stream) {
   if (add <= 0 || n <= 0) return;
@@ -314,8 +312,8 @@ void mcmc_grow(const McmcSlots& slots,
   all_weights_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, slots.params[3],
                                                                           s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_all_weights");
-  sample_correct_copy(slots, n, n, add, seed, mcmc::kAdd, nullptr, nullptr, std::uint32_t(n),
-                      min_opacity, s, stream);
+  sample_correct_copy(slots, n, n, add, tick.seed, mcmc::kAdd, nullptr, nullptr, std::uint32_t(n),
+                      tick.min_opacity, s, stream);
 }
 
 }  // namespace splat::cuda

@@ -15,6 +15,7 @@
 
 #include "cuda/arena.h"
 #include "cuda/types.h"
+#include "render/backend.h"  // McmcRefineSettings
 
 namespace splat::cuda {
 
@@ -73,14 +74,14 @@ void mcmc_find_dead(int n,
                     std::int32_t* dead_count_host,
                     cudaStream_t stream);
 
-// Relocation, 0 < dead < n, after mcmc_find_dead: draw j (uniform01(seed, kRelocate, j)) picks a
-// live splat by opacity; every picked splat gets the mcmc::relocate correction for (times picked +
-// 1) copies and zero Adam moments, and the j-th dead slot becomes a copy of it with zero moments.
+// Relocation, 0 < dead < n, after mcmc_find_dead: draw j (uniform01(tick.seed, kRelocate, j))
+// picks a live splat by opacity; every picked splat gets the mcmc::relocate correction (with
+// tick.min_opacity) for (times picked + 1) copies and zero Adam moments, and the j-th dead slot
+// becomes a copy of it with zero moments. tick.target_count is not read.
 void mcmc_relocate(const McmcSlots& slots,
                    int n,
                    int dead,
-                   std::uint64_t seed,
-                   float min_opacity,
+                   const McmcRefineSettings& tick,
                    const McmcScratch& s,
                    cudaStream_t stream);
 
@@ -90,8 +91,7 @@ void mcmc_relocate(const McmcSlots& slots,
 void mcmc_grow(const McmcSlots& slots,
                int n,
                int add,
-               std::uint64_t seed,
-               float min_opacity,
+               const McmcRefineSettings& tick,
                const McmcScratch& s,
                cudaStream_t stream);
 
