@@ -215,21 +215,18 @@ void adc_accumulate(int n,
                     const float* v_means2d,
                     float half_width,
                     float half_height,
-                    float* grad2d,
-                    std::int32_t* count,
+                    const AdcStatsPtrs& stats,
                     cudaStream_t stream,
                     const int* abort) {
   if (n <= 0) return;
   accumulate_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, radii, v_means2d, half_width, half_height, grad2d, count, abort);
+      n, radii, v_means2d, half_width, half_height, stats.grad2d, stats.count, abort);
   SPLAT_CUDA_CHECK_LAUNCH("adc_accumulate");
 }
 
 void adc_decide(int n,
-                const float* log_scales,
-                const float* raw_opacity,
-                const float* grad2d,
-                const std::int32_t* count,
+                GaussianPtrs in,
+                const AdcStatsPtrs& stats,
                 const adc::Thresholds& t,
                 const AdcScratch& s,
                 std::int32_t* totals_host,
@@ -237,7 +234,7 @@ void adc_decide(int n,
   check_count(n, "adc_decide");
   SPLAT_CUDA_CHECK(cudaMemsetAsync(s.totals, 0, kAdcTotals * sizeof(std::int32_t), stream));
   decide_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, log_scales, raw_opacity, grad2d, count, t, s.flags, s.totals);
+      n, in.log_scales, in.raw_opacity, stats.grad2d, stats.count, t, s.flags, s.totals);
   SPLAT_CUDA_CHECK_LAUNCH("adc_decide");
   std::size_t temp_bytes = s.temp_bytes;
   SPLAT_CUDA_CHECK(

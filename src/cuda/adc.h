@@ -19,16 +19,21 @@
 
 namespace splat::cuda {
 
-// One step's statistics (cpu::adc_accumulate): every visible splat (radii > 0) adds
-// adc::grad2d_norm of its screen-space mean gradient and one count. One thread per splat: no
-// atomics, so the sums are those of the CPU for the same gradients.
+// The statistics between refine ticks on the device (adc::Stats).
+struct AdcStatsPtrs {
+  float* grad2d;        // [N] sum of adc::grad2d_norm over the steps
+  std::int32_t* count;  // [N] steps in which the splat was visible
+};
+
+// One step's statistics (cpu::adc_accumulate), accumulated into stats: every visible splat
+// (radii > 0) adds adc::grad2d_norm of its screen-space mean gradient and one count. One thread
+// per splat: no atomics, so the sums are those of the CPU for the same gradients.
 void adc_accumulate(int n,
                     const int* radii,        // [N, 2]
                     const float* v_means2d,  // [N, 2] pixels, from rasterize_bwd
                     float half_width,
                     float half_height,
-                    float* grad2d,        // [N] accumulated
-                    std::int32_t* count,  // [N] accumulated
+                    const AdcStatsPtrs& stats,
                     cudaStream_t stream,
                     const int* abort = nullptr);  // nonzero device int: an abandoned step, no-op
 
@@ -50,14 +55,13 @@ struct AdcScratch {
   void carve(Carver& c, int n);
 };
 
-// Decides every splat (adc::decide on the statistics, max log-scale and raw opacity), fills the
-// flags and offsets, and queues the copy of the totals into totals_host (pinned,
-// [kAdcTotals]); they are valid after a host wait on stream. n >= 1, 3 n <= INT_MAX.
+// Decides every splat (adc::decide on the statistics, the max log-scale and the raw opacity of
+// `in`, whose other arrays are not read), fills the flags and offsets, and queues the copy of
+// the totals into totals_host (pinned, [kAdcTotals]); they are valid after a host wait on stream.
+// n >= 1, 3 n <= INT_MAX.
 void adc_decide(int n,
-                const float* log_scales,    // [N, 3]
-                const float* raw_opacity,   // [N]
-                const float* grad2d,        // [N]
-                const std::int32_t* count,  // [N]
+                GaussianPtrs in,
+                const AdcStatsPtrs& stats,
                 const adc::Thresholds& t,
                 const AdcScratch& s,
                 std::int32_t* totals_host,

@@ -45,11 +45,12 @@ class CudaBackend final : public Backend {
   Image render(const Camera& cam, const RasterSettings& rs) override {
     engine_.drain();
     timer_.set_active(false);  // renders are not training steps
-    renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, rs,
-                      Sizing::Exact, nullptr, model_.filter3d());
+    const ForwardState fwd =
+        renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, rs,
+                          Sizing::Exact, nullptr, model_.filter3d());
     timer_.set_active(true);
     Image out(cam.width, cam.height, 3);
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), renderer_.pixels().image,
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(out.data.data(), fwd.raster.out.image,
                                      out.data.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                      stream_));
     syncs_.stream(stream_, "render_download");

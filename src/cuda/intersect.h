@@ -18,55 +18,69 @@ struct TileGridParams {
   int count() const { return tiles_x * tiles_y; }
 };
 
-// tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
-// means2d, radii, conics, colors and opacities. Also records[i], the rasterizer's record of splat i
-// (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test, which the
-// warp test reads instead of taking a double-precision log per warp), depth_keys[i] =
-// tiles::depth_key of its depth and iota[i] = i (depth_order's keys and values).
-void intersect_count(int n,
-                     const ProjectedPtrs& p,
-                     TileGridParams grid,
-                     std::int32_t* tiles_per_splat,
-                     SplatRecord* records,
-                     std::uint32_t* depth_keys,
-                     std::uint32_t* iota,
-                     cudaStream_t stream);
+// CUB's scratch for one call: `bytes` of device memory, as the matching *_temp_bytes gives them.
+struct TempStorage {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
 
-// order[j] = the splat with the j-th smallest depth key, equal keys in index order (a stable radix
-// sort of the tiles::kDepthKeyBits key bits): sort_intersections over the n (depth key, index)
-// pairs, with temp of sort_temp_bytes(n). depth_keys_sorted is scratch [N].
-void depth_order(int n,
-                 const std::uint32_t* depth_keys,
-                 const std::uint32_t* iota,
-                 std::uint32_t* depth_keys_sorted,
-                 std::uint32_t* order,
-                 void* temp,
-                 std::size_t temp_bytes,
-                 cudaStream_t stream);
+// The buffers of a stable LSD radix sort of m (key, id) pairs (sort_intersections):
+// double-buffered, the result lands in the *_out arrays.
+struct SortBuffers {
+  std::uint32_t* keys_in;   // [m]
+  std::uint32_t* keys_out;  // [m]
+  std::uint32_t* ids_in;    // [m]
+  std::uint32_t* ids_out;   // [m]
+  TempStorage temp;         // sort_temp_bytes(m)
+};
 
-// offsets[j] = inclusive prefix sum of tiles_per_splat in depth order, up to splat order[j];
-// offsets[n-1] is the intersection count. The scan reads the counts through order.
+// The stage's per-splat arrays, [N] each, in the order its calls fill them.
+struct SplatTiles {
+  std::int32_t* tiles_per_splat;  // intersect_count
+  SplatRecord* records;           // intersect_count: the rasterizer's record of each splat
+  // Keys: depth keys, ids: splat indices (intersect_count); depth_order sorts them, and ids_out
+  // holds the splats in depth order.
+  SortBuffers depth;
+  std::int32_t* offsets;  // intersect_scan
+  TempStorage scan_temp;  // scan_temp_bytes(n)
+  const std::uint32_t* order() const { return depth.ids_out; }
+};
+
+// The per-intersection arrays, `capacity` entries each: intersect_emit writes the tile sort's
+// inputs (keys_in: tile ids, ids_in: gaussian ids) and sort_intersections sorts them.
+struct IsectBuffers {
+  SortBuffers sort;
+  std::int32_t capacity;  // entries of each array
+};
+
+// s.tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
+// means2d, radii, conics, colors and opacities. Also s.records[i], the rasterizer's record of
+// splat i (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test,
+// which the warp test reads instead of taking a double-precision log per warp), and depth_order's
+// inputs: s.depth.keys_in[i] = tiles::depth_key of its depth and s.depth.ids_in[i] = i.
+void intersect_count(
+    int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream);
+
+// depth.ids_out[j] = the splat with the j-th smallest depth key, equal keys in index order (a
+// stable radix sort of the tiles::kDepthKeyBits key bits): sort_intersections over the n (depth
+// key, index) pairs, with temp of sort_temp_bytes(n). depth.keys_out is scratch [N].
+void depth_order(int n, const SortBuffers& depth, cudaStream_t stream);
+
+// s.offsets[j] = inclusive prefix sum of s.tiles_per_splat in depth order, up to splat
+// s.order()[j]; offsets[n-1] is the intersection count. The scan reads the counts through the
+// order.
 std::size_t scan_temp_bytes(int n);
-void intersect_scan(int n,
-                    const std::int32_t* tiles_per_splat,
-                    const std::uint32_t* order,
-                    std::int32_t* offsets,
-                    void* temp,
-                    std::size_t temp_bytes,
-                    cudaStream_t stream);
+void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream);
 
-// Writes keys (tile ids) / gaussian ids for every intersection, splat order[j] at
-// [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU order). Entries at or
-// past `capacity` are dropped (bounded sizing, below).
+// Writes keys (tile ids) / gaussian ids for every intersection into out.sort's inputs, splat
+// s.order()[j] at [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU
+// order). Entries at or past out.capacity are dropped (bounded sizing, below).
 void intersect_emit(int n,
                     const ProjectedPtrs& p,
-                    const std::uint32_t* order,
-                    const std::int32_t* offsets,
                     TileGridParams grid,
-                    std::uint32_t* keys,
-                    std::uint32_t* gaussian_ids,
-                    cudaStream_t stream,
-                    std::int32_t capacity = INT32_MAX);
+                    const SplatTiles& s,
+                    const IsectBuffers& out,
+                    cudaStream_t stream);
 
 // The bits the tile sort looks at: enough for every tile id and one more value (padding's).
 inline int tile_key_bits(int tile_count) {
@@ -75,31 +89,21 @@ inline int tile_key_bits(int tile_count) {
 
 // Bounded sizing, where no host wait reads the count first: the per-intersection arrays hold
 // `capacity` entries and the sort and tile_ranges run over all of them. Entries from the count on
-// become padding with every key bit below end_bit set, which sorts last and names no tile.
-// status[0] = the count (offsets[n-1]); status[1] is set to 1 if it exceeds the capacity: the
-// lists were cut short and the step must be repeated with more room (nothing here clears it);
-// status[2] = the largest count seen.
+// become padding with every key bit below end_bit set in out.sort's inputs, which sorts last and
+// names no tile. status[0] = the count (s.offsets[n-1]); status[1] is set to 1 if it exceeds the
+// capacity: the lists were cut short and the step must be repeated with more room (nothing here
+// clears it); status[2] = the largest count seen.
 void intersect_pad(int n,
-                   const std::int32_t* offsets,
-                   std::int32_t capacity,
+                   const SplatTiles& s,
+                   const IsectBuffers& out,
                    int end_bit,
-                   std::uint32_t* keys,
-                   std::uint32_t* gaussian_ids,
                    int* status,
                    cudaStream_t stream);
 
 // Stable LSD radix sort of m (key, id) pairs over bits [0, end_bit): the intersections by tile id,
 // and depth_order's splats by depth. Double-buffered: the result lands in the *_out arrays.
 std::size_t sort_temp_bytes(int m);
-void sort_intersections(int m,
-                        int end_bit,
-                        const std::uint32_t* keys_in,
-                        std::uint32_t* keys_out,
-                        const std::uint32_t* ids_in,
-                        std::uint32_t* ids_out,
-                        void* temp,
-                        std::size_t temp_bytes,
-                        cudaStream_t stream);
+void sort_intersections(int m, int end_bit, const SortBuffers& b, cudaStream_t stream);
 
 // ranges[tile] = {start, end} into the sorted arrays; tiles without intersections get {0, 0}.
 // Zeroes ranges itself. Keys naming a tile at or past tile_count (padding) are skipped.
@@ -119,8 +123,7 @@ std::size_t tile_order_temp_bytes(int tile_count);
 void tile_order(int tile_count,
                 const std::uint32_t* ranges,
                 std::uint32_t* scratch,
-                void* temp,
-                std::size_t temp_bytes,
+                TempStorage temp,
                 std::uint32_t* order,
                 cudaStream_t stream);
 

@@ -246,32 +246,18 @@ __global__ void tile_counts_kernel(int tile_count,
 
 }  // namespace
 
-void intersect_count(int n,
-                     const ProjectedPtrs& p,
-                     TileGridParams grid,
-                     std::int32_t* tiles_per_splat,
-                     SplatRecord* records,
-                     std::uint32_t* depth_keys,
-                     std::uint32_t* iota,
-                     cudaStream_t stream) {
+void intersect_count(
+    int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
       n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y,
-      tiles_per_splat, p.depths, records, depth_keys, iota);
+      s.tiles_per_splat, p.depths, s.records, s.depth.keys_in, s.depth.ids_in);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
-void depth_order(int n,
-                 const std::uint32_t* depth_keys,
-                 const std::uint32_t* iota,
-                 std::uint32_t* depth_keys_sorted,
-                 std::uint32_t* order,
-                 void* temp,
-                 std::size_t temp_bytes,
-                 cudaStream_t stream) {
+void depth_order(int n, const SortBuffers& depth, cudaStream_t stream) {
   if (n <= 0) return;
-  sort_intersections(n, tiles::kDepthKeyBits, depth_keys, depth_keys_sorted, iota, order, temp,
-                     temp_bytes, stream);
+  sort_intersections(n, tiles::kDepthKeyBits, depth, stream);
 }
 
 // tiles_per_splat[order[j]] at j: the counts in depth order, read by the scan where it needs them.
@@ -287,47 +273,38 @@ std::size_t scan_temp_bytes(int n) {
   return bytes;
 }
 
-void intersect_scan(int n,
-                    const std::int32_t* tiles_per_splat,
-                    const std::uint32_t* order,
-                    std::int32_t* offsets,
-                    void* temp,
-                    std::size_t temp_bytes,
-                    cudaStream_t stream) {
+void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream) {
   if (n <= 0) return;
+  std::size_t temp_bytes = s.scan_temp.bytes;  // CUB takes it by reference
   SPLAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(
-      temp, temp_bytes, counts_in_depth_order(tiles_per_splat, order), offsets, n, stream));
+      s.scan_temp.ptr, temp_bytes, counts_in_depth_order(s.tiles_per_splat, s.order()), s.offsets,
+      n, stream));
 }
 
 void intersect_emit(int n,
                     const ProjectedPtrs& p,
-                    const std::uint32_t* order,
-                    const std::int32_t* offsets,
                     TileGridParams grid,
-                    std::uint32_t* keys,
-                    std::uint32_t* gaussian_ids,
-                    cudaStream_t stream,
-                    std::int32_t capacity) {
+                    const SplatTiles& s,
+                    const IsectBuffers& out,
+                    cudaStream_t stream) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, order, offsets, grid.tiles_x, grid.tiles_y,
-      capacity, keys, gaussian_ids);
+      n, p.means2d, p.radii, p.conics, p.opacities, s.order(), s.offsets, grid.tiles_x,
+      grid.tiles_y, out.capacity, out.sort.keys_in, out.sort.ids_in);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 
 void intersect_pad(int n,
-                   const std::int32_t* offsets,
-                   std::int32_t capacity,
+                   const SplatTiles& s,
+                   const IsectBuffers& out,
                    int end_bit,
-                   std::uint32_t* keys,
-                   std::uint32_t* gaussian_ids,
                    int* status,
                    cudaStream_t stream) {
   if (end_bit <= 0 || end_bit > 32)
     throw Error("intersect_pad: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
   const std::uint32_t pad_key = end_bit == 32 ? ~0u : (1u << end_bit) - 1;
-  pad_kernel<<<std::max(1u, blocks_for(capacity)), config::intersect_block_size, 0, stream>>>(
-      n, offsets, capacity, pad_key, keys, gaussian_ids, status);
+  pad_kernel<<<std::max(1u, blocks_for(out.capacity)), config::intersect_block_size, 0, stream>>>(
+      n, s.offsets, out.capacity, pad_key, out.sort.keys_in, out.sort.ids_in, status);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_pad");
 }
 
@@ -342,21 +319,14 @@ std::size_t sort_temp_bytes(int m) {
   return bytes;
 }
 
-void sort_intersections(int m,
-                        int end_bit,
-                        const std::uint32_t* keys_in,
-                        std::uint32_t* keys_out,
-                        const std::uint32_t* ids_in,
-                        std::uint32_t* ids_out,
-                        void* temp,
-                        std::size_t temp_bytes,
-                        cudaStream_t stream) {
+void sort_intersections(int m, int end_bit, const SortBuffers& b, cudaStream_t stream) {
   if (end_bit <= 0 || end_bit > 32)
     throw Error("sort_intersections: end_bit " + std::to_string(end_bit) + " is outside (0, 32]");
   if (m <= 0) return;
   // Bits [end_bit, 32) are zero in every key (the tile id fits), so skipping them keeps the order.
-  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, ids_in,
-                                                   ids_out, m, 0, end_bit, stream));
+  std::size_t temp_bytes = b.temp.bytes;  // CUB takes it by reference
+  SPLAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(b.temp.ptr, temp_bytes, b.keys_in, b.keys_out,
+                                                   b.ids_in, b.ids_out, m, 0, end_bit, stream));
 }
 
 void tile_ranges(int m,
@@ -385,8 +355,7 @@ std::size_t tile_order_temp_bytes(int tile_count) {
 void tile_order(int tile_count,
                 const std::uint32_t* ranges,
                 std::uint32_t* scratch,
-                void* temp,
-                std::size_t temp_bytes,
+                TempStorage temp,
                 std::uint32_t* order,
                 cudaStream_t stream) {
   if (tile_count <= 0) return;
@@ -397,7 +366,7 @@ void tile_order(int tile_count,
   SPLAT_CUDA_CHECK_LAUNCH("tile_order");
   // Stable: equal counts keep tile order.
   SPLAT_CUDA_CHECK(
-      cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, counts, counts_sorted, tiles,
+      cub::DeviceRadixSort::SortPairsDescending(temp.ptr, temp.bytes, counts, counts_sorted, tiles,
                                                 order, tile_count, 0, kTileOrderBits, stream));
 }
 

@@ -422,10 +422,9 @@ void launch_loss(const LossParams& p,
                  const float* image,
                  TargetT target,
                  const float* norm,
-                 float* v_image,
-                 float* sums,
-                 float* scratch,
+                 const LossBuffers& out,
                  cudaStream_t stream) {
+  float *v_image = out.v_image, *sums = out.sums, *scratch = out.scratch;
   if (p.width <= 0 || p.height <= 0)
     throw Error("photometric_loss: image size " + std::to_string(p.width) + "x" +
                 std::to_string(p.height) + " is empty");
@@ -476,22 +475,17 @@ std::size_t loss_scratch_floats(int width, int height) {
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const LossTarget& target,
-                      float* v_image,
-                      float* sums,
-                      float* scratch,
+                      const LossBuffers& out,
                       cudaStream_t stream) {
-  launch_loss(p, image, BytesTarget{target.pixels, target.format}, target.norm, v_image, sums,
-              scratch, stream);
+  launch_loss(p, image, BytesTarget{target.pixels, target.format}, target.norm, out, stream);
 }
 
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const float* target,
-                      float* v_image,
-                      float* sums,
-                      float* scratch,
+                      const LossBuffers& out,
                       cudaStream_t stream) {
-  launch_loss(p, image, FloatTarget{target}, nullptr, v_image, sums, scratch, stream);
+  launch_loss(p, image, FloatTarget{target}, nullptr, out, stream);
 }
 
 }  // namespace splat::cuda

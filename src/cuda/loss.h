@@ -30,26 +30,29 @@ struct LossTarget {
   const float* norm = nullptr;
 };
 
-// image: [H, W, 3] float. Writes v_image [H, W, 3] = d loss / d image, and
-// sums[0] = the sum of the data term (|image - target|, or (image - target)^2 for l2),
-// sums[1] = the sum of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries, times norm; the
-// caller turns sums into the loss (combined_loss, render/loss.h). sums is overwritten (not
-// accumulated).
+// What photometric_loss writes: the gradient, the sums (overwritten, not accumulated) and its
+// scratch.
+struct LossBuffers {
+  float* v_image;  // [H, W, 3] d loss / d image
+  // [2]: the sum of the data term (|image - target|, or (image - target)^2 for l2), and the sum
+  // of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries, times the target's norm; the
+  // caller turns them into the loss (combined_loss, render/loss.h).
+  float* sums;
+  float* scratch;  // [loss_scratch_floats(W, H)]
+};
+
+// image: [H, W, 3] float. Writes out.v_image and out.sums.
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const LossTarget& target,
-                      float* v_image,
-                      float* sums,
-                      float* scratch,
+                      const LossBuffers& out,
                       cudaStream_t stream);
 
 // Same with a float target [H, W, 3] and every pixel counted (the parity tests' general case).
 void photometric_loss(const LossParams& p,
                       const float* image,
                       const float* target,
-                      float* v_image,
-                      float* sums,
-                      float* scratch,
+                      const LossBuffers& out,
                       cudaStream_t stream);
 
 }  // namespace splat::cuda

@@ -255,20 +255,14 @@ void McmcScratch::carve(Carver& c, const McmcSize& size) {
   temp = c.take<char>(temp_bytes);
 }
 
-void mcmc_inject_noise(int n,
-                       const float* log_scales,
-                       const float* quats,
-                       const float* raw_opacity,
-                       NoiseScalars noise,
-                       float* means,
-                       cudaStream_t stream,
-                       const NoiseScalars* device_noise,
-                       const int* abort) {
+void mcmc_inject_noise(
+    int n, GaussianPtrs in, float* means, const NoiseStep& noise, cudaStream_t stream) {
   if (n <= 0) return;
-  if (reinterpret_cast<std::uintptr_t>(quats) % 16 != 0)
+  if (reinterpret_cast<std::uintptr_t>(in.quats) % 16 != 0)
     throw Error("mcmc_inject_noise: quaternions must be 16-byte aligned");
   noise_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(
-      n, log_scales, quats, raw_opacity, noise, device_noise, abort, means);
+      n, in.log_scales, in.quats, in.raw_opacity, noise.scalars, noise.device_scalars, noise.abort,
+      means);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_inject_noise");
 }
 
@@ -293,8 +287,7 @@ void mcmc_find_dead(int n,
 void mcmc_relocate(const McmcSlots& slots,
                    int n,
                    int dead,
-                   std::uint64_t seed,
-                   float min_opacity,
+                   const McmcRefineSettings& tick,
                    const McmcScratch& s,
                    cudaStream_t stream) {
   if (dead <= 0 || dead >= n) return;  // nothing dead, or nothing alive to copy
@@ -304,15 +297,14 @@ void mcmc_relocate(const McmcSlots& slots,
       n, alive, s.partition, slots.params[3], s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_alive_weights");
   // Dead slots are the front of the partition, in index order: draw j fills the j-th.
-  sample_correct_copy(slots, n, alive, dead, seed, mcmc::kRelocate, s.partition, s.partition, 0,
-                      min_opacity, s, stream);
+  sample_correct_copy(slots, n, alive, dead, tick.seed, mcmc::kRelocate, s.partition, s.partition,
+                      0, tick.min_opacity, s, stream);
 }
 
 void mcmc_grow(const McmcSlots& slots,
                int n,
                int add,
-               std::uint64_t seed,
-               float min_opacity,
+               const McmcRefineSettings& tick,
                const McmcScratch& s,
                cudaStream_t stream) {
   if (add <= 0 || n <= 0) return;
@@ -320,8 +312,8 @@ void mcmc_grow(const McmcSlots& slots,
   all_weights_kernel<<<blocks_for(std::size_t(n)), kThreads, 0, stream>>>(n, slots.params[3],
                                                                           s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_all_weights");
-  sample_correct_copy(slots, n, n, add, seed, mcmc::kAdd, nullptr, nullptr, std::uint32_t(n),
-                      min_opacity, s, stream);
+  sample_correct_copy(slots, n, n, add, tick.seed, mcmc::kAdd, nullptr, nullptr, std::uint32_t(n),
+                      tick.min_opacity, s, stream);
 }
 
 }  // namespace splat::cuda

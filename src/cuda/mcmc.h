@@ -15,6 +15,7 @@
 
 #include "cuda/arena.h"
 #include "cuda/types.h"
+#include "render/backend.h"  // McmcRefineSettings
 
 namespace splat::cuda {
 
@@ -23,18 +24,19 @@ struct NoiseScalars {
   float scale = 0;
   std::uint64_t seed = 0;
 };
-// means += noise.scale * gate(opacity) * R S^2 R^T z, z from mcmc::normal(noise.seed, kNoise,
-// 3 i + axis). With `device_noise`, the kernel reads the scalars there instead; with `abort`
-// pointing at a nonzero device int (an abandoned step), it does nothing.
-void mcmc_inject_noise(int n,
-                       const float* log_scales,
-                       const float* quats,
-                       const float* raw_opacity,
-                       NoiseScalars noise,
-                       float* means,
-                       cudaStream_t stream,
-                       const NoiseScalars* device_noise = nullptr,
-                       const int* abort = nullptr);
+// One step's noise as mcmc_inject_noise reads it (the pattern of ShAdam, cuda/project.h): with
+// `device_scalars`, the kernel reads the scalars there instead of `scalars`; with `abort` pointing
+// at a nonzero device int (an abandoned step), it does nothing.
+struct NoiseStep {
+  NoiseScalars scalars;
+  const NoiseScalars* device_scalars = nullptr;
+  const int* abort = nullptr;
+};
+// means [N, 3] += scale * gate(opacity) * R S^2 R^T z, z from mcmc::normal(seed, kNoise,
+// 3 i + axis), with the log-scales, quaternions and raw opacities of `in` (in.means is not read:
+// `means` is the array that moves).
+void mcmc_inject_noise(
+    int n, GaussianPtrs in, float* means, const NoiseStep& noise, cudaStream_t stream);
 
 // The model's slot arrays: five groups in Gaussians::for_each_group order, each [slots, width].
 struct McmcSlots {
@@ -72,14 +74,14 @@ void mcmc_find_dead(int n,
                     std::int32_t* dead_count_host,
                     cudaStream_t stream);
 
-// Relocation, 0 < dead < n, after mcmc_find_dead: draw j (uniform01(seed, kRelocate, j)) picks a
-// live splat by opacity; every picked splat gets the mcmc::relocate correction for (times picked +
-// 1) copies and zero Adam moments, and the j-th dead slot becomes a copy of it with zero moments.
+// Relocation, 0 < dead < n, after mcmc_find_dead: draw j (uniform01(tick.seed, kRelocate, j))
+// picks a live splat by opacity; every picked splat gets the mcmc::relocate correction (with
+// tick.min_opacity) for (times picked + 1) copies and zero Adam moments, and the j-th dead slot
+// becomes a copy of it with zero moments. tick.target_count is not read.
 void mcmc_relocate(const McmcSlots& slots,
                    int n,
                    int dead,
-                   std::uint64_t seed,
-                   float min_opacity,
+                   const McmcRefineSettings& tick,
                    const McmcScratch& s,
                    cudaStream_t stream);
 
@@ -89,8 +91,7 @@ void mcmc_relocate(const McmcSlots& slots,
 void mcmc_grow(const McmcSlots& slots,
                int n,
                int add,
-               std::uint64_t seed,
-               float min_opacity,
+               const McmcRefineSettings& tick,
                const McmcScratch& s,
                cudaStream_t stream);
 

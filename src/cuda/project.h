@@ -23,6 +23,13 @@ struct ProjectParams {
 // Writes every output entry of all n splats (culled splats get radii 0 and zeros elsewhere).
 void project_fwd(const ProjectParams& p, GaussianPtrs in, ProjectedPtrs out, cudaStream_t stream);
 
+// What project_fwd was given and wrote, as project_bwd reads it (a backward must be given the
+// params and outputs of its forward).
+struct ProjectState {
+  ProjectParams params;
+  ProjectedPtrs out;  // [N] each
+};
+
 // Adam on the SH coefficients inside project_bwd, for a step whose gradient needs no sum (one view
 // on one GPU): `group` is the SH group of adam_step (its grad is not read), its learning rates
 // are scalars.lr[index] and scalars.lr_rest[index], and a replayed graph reads the scalars from
@@ -35,12 +42,12 @@ struct ShAdam {
   const int* abort = nullptr;
 };
 
-// Overwrites every entry of `grads` for all n splats (zeros for culled splats and inactive SH).
-// With sh_adam, grads.sh is left alone: the SH coefficients (in.sh, which must be the group's
-// parameters) get the Adam update adam_step would give them from those gradients, same bits.
-void project_bwd(const ProjectParams& p,
-                 GaussianPtrs in,
-                 const ProjectedPtrs& fwd,
+// Overwrites every entry of `grads` for all n splats (zeros for culled splats and inactive SH),
+// from the forward's inputs `in` and state `fwd` and the gradients v of its outputs. With sh_adam,
+// grads.sh is left alone: the SH coefficients (in.sh, which must be the group's parameters) get
+// the Adam update adam_step would give them from those gradients, same bits.
+void project_bwd(GaussianPtrs in,
+                 const ProjectState& fwd,
                  const ProjectedGradPtrs& v,
                  GaussianGradPtrs grads,
                  cudaStream_t stream,

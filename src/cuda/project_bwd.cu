@@ -367,13 +367,13 @@ Kernel select_bwd_kernel(bool device_cam, bool sh_adam, bool vec) {
 
 }  // namespace
 
-void project_bwd(const ProjectParams& p,
-                 GaussianPtrs in,
-                 const ProjectedPtrs& fwd,
+void project_bwd(GaussianPtrs in,
+                 const ProjectState& fwd,
                  const ProjectedGradPtrs& v,
                  GaussianGradPtrs grads,
                  cudaStream_t stream,
                  const ShAdam* sh_adam) {
+  const ProjectParams& p = fwd.params;
   detail::check_project_params(p, "project_bwd");
   if (sh_adam) {
     const AdamGroup& G = sh_adam->group;
@@ -395,9 +395,9 @@ void project_bwd(const ProjectParams& p,
   const Kernel kernel = p.filter3d ? select_bwd_kernel<true>(p.device_cam, sh_adam, vec)
                                    : select_bwd_kernel<false>(p.device_cam, sh_adam, vec);
   kernel<<<blocks, block, stage_bytes, stream>>>(
-      p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh, fwd.conics,
-      fwd.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means, grads.log_scales,
-      grads.quats, grads.raw_opacity, grads.sh, sh_adam ? *sh_adam : ShAdam{});
+      p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh,
+      fwd.out.conics, fwd.out.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means,
+      grads.log_scales, grads.quats, grads.raw_opacity, grads.sh, sh_adam ? *sh_adam : ShAdam{});
   SPLAT_CUDA_CHECK_LAUNCH("project_bwd_kernel");
 }
 

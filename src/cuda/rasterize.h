@@ -67,49 +67,55 @@ inline std::size_t boundary_count(int width, int height) {
   return std::size_t(kSegments - 1) * std::size_t(width) * std::size_t(height);
 }
 
-// image [H, W, 3] (background included), alpha [H, W] = 1 - final T,
-// last [H, W] = index one past the last intersection the pixel blended (for the backward),
-// boundaries [kSegments - 1, H, W]: entry k of a pixel = (T, r, g, b so far, background not
-// included) before list entry start + (k + 1) segment_length(count) of its tile, written only
-// where the pixel was still blending there (last beyond it).
+// What the forward writes per pixel and the backward reads (cpu::RasterOut, with the state the
+// backward needs).
+struct RasterOut {
+  float* image;         // [H, W, 3] background included
+  float* alpha;         // [H, W] 1 - final T
+  std::uint32_t* last;  // [H, W] index one past the last intersection the pixel blended
+  float4* boundaries;   // [kSegments - 1, H, W] (rasterize_fwd)
+};
+
+// The gradient of the loss w.r.t. the forward's outputs.
+struct RasterOutGrad {
+  const float* v_image;  // [H, W, 3]
+  const float* v_alpha;  // [H, W], or null
+};
+
+// What rasterize_fwd read and wrote, as the backward reads it (a backward must be given the
+// params, lists and outputs of its forward).
+struct RasterState {
+  RasterParams params;
+  TileLists lists;
+  RasterOut out;
+};
+
+// Writes every pixel of out: image (background included), alpha = 1 - final T, last, and
+// boundaries: entry k of a pixel = (T, r, g, b so far, background not included) before list entry
+// start + (k + 1) segment_length(count) of its tile, written only where the pixel was still
+// blending there (last beyond it).
 void rasterize_fwd(const RasterParams& p,
-                   TileLists lists,
-                   float* image,
-                   float* alpha,
-                   std::uint32_t* last,
-                   float4* boundaries,
+                   const TileLists& lists,
+                   const RasterOut& out,
                    cudaStream_t stream);
 
-// Accumulates into v (the caller zeroes it first). v_alpha may be null. Reads the forward's
-// outputs. Float atomics: the sums depend on the order the warps reach them, so two runs can
-// differ in the last bits.
-void rasterize_bwd(const RasterParams& p,
-                   TileLists lists,
-                   const float* image,
-                   const float* alpha,
-                   const std::uint32_t* last,
-                   const float4* boundaries,
-                   const float* v_image,
-                   const float* v_alpha,
+// Accumulates into v (the caller zeroes it first). Reads the forward's state. Float atomics: the
+// sums depend on the order the warps reach them, so two runs can differ in the last bits.
+void rasterize_bwd(const RasterState& fwd,
+                   const RasterOutGrad& v_out,
                    const ProjectedGradPtrs& v,
                    cudaStream_t stream);
 
 // The deterministic variant: every warp's contribution is rounded to a multiple of
 // 2^-kFixedFractionBits and summed as a 64-bit integer, which is associative, so the result does
 // not depend on the order of the atomics. fixed [N, 9] (means2d 2, conics 3, colors 3, opacity 1)
-// is zeroed here; v is overwritten with the sums converted back to float. Range +-2^19 per value,
-// resolution 2^-44 (5.7e-14): gradients of a mean-pixel loss are far inside both. (With 2^-40,
-// quaternion gradients of small splats lost enough bits that 15 Adam steps moved the quaternions
-// 2.5e-3 (relative L2) away from a float-atomics run.)
+// for the n splats is zeroed here; v is overwritten with the sums converted back to float. Range
+// +-2^19 per value, resolution 2^-44 (5.7e-14): gradients of a mean-pixel loss are far inside
+// both. (With 2^-40, quaternion gradients of small splats lost enough bits that 15 Adam steps
+// moved the quaternions 2.5e-3 (relative L2) away from a float-atomics run.)
 inline constexpr int kFixedFractionBits = 44;
-void rasterize_bwd_deterministic(const RasterParams& p,
-                                 TileLists lists,
-                                 const float* image,
-                                 const float* alpha,
-                                 const std::uint32_t* last,
-                                 const float4* boundaries,
-                                 const float* v_image,
-                                 const float* v_alpha,
+void rasterize_bwd_deterministic(const RasterState& fwd,
+                                 const RasterOutGrad& v_out,
                                  int n,
                                  unsigned long long* fixed,
                                  const ProjectedGradPtrs& v,

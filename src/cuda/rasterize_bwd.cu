@@ -256,17 +256,13 @@ __global__ void fixed_to_float_kernel(int n,
 // nothing to rasterize.
 template <bool kFixed>
 bool launch(const char* who,
-            const RasterParams& p,
-            TileLists lists,
-            const float* image,
-            const float* alpha,
-            const std::uint32_t* last,
-            const float4* boundaries,
-            const float* v_image,
-            const float* v_alpha,
+            const RasterState& fwd,
+            const RasterOutGrad& v_out,
             const ProjectedGradPtrs& v,
             unsigned long long* fixed,
             cudaStream_t stream) {
+  const RasterParams& p = fwd.params;
+  const TileLists& lists = fwd.lists;
   dim3 grid;
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
@@ -277,36 +273,23 @@ bool launch(const char* who,
                              limit_shared_memory(rasterize_bwd_kernel<kFixed, false>, 132);
   (void)carved;  // four blocks
   kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                     lists.records, image, alpha, last, boundaries, v_image,
-                                     v_alpha, v, fixed);
+                                     lists.records, fwd.out.image, fwd.out.alpha, fwd.out.last,
+                                     fwd.out.boundaries, v_out.v_image, v_out.v_alpha, v, fixed);
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
 }
 
 }  // namespace
 
-void rasterize_bwd(const RasterParams& p,
-                   TileLists lists,
-                   const float* image,
-                   const float* alpha,
-                   const std::uint32_t* last,
-                   const float4* boundaries,
-                   const float* v_image,
-                   const float* v_alpha,
+void rasterize_bwd(const RasterState& fwd,
+                   const RasterOutGrad& v_out,
                    const ProjectedGradPtrs& v,
                    cudaStream_t stream) {
-  launch<false>("rasterize_bwd", p, lists, image, alpha, last, boundaries, v_image, v_alpha, v,
-                nullptr, stream);
+  launch<false>("rasterize_bwd", fwd, v_out, v, nullptr, stream);
 }
 
-void rasterize_bwd_deterministic(const RasterParams& p,
-                                 TileLists lists,
-                                 const float* image,
-                                 const float* alpha,
-                                 const std::uint32_t* last,
-                                 const float4* boundaries,
-                                 const float* v_image,
-                                 const float* v_alpha,
+void rasterize_bwd_deterministic(const RasterState& fwd,
+                                 const RasterOutGrad& v_out,
                                  int n,
                                  unsigned long long* fixed,
                                  const ProjectedGradPtrs& v,
@@ -314,8 +297,7 @@ void rasterize_bwd_deterministic(const RasterParams& p,
   if (n <= 0) return;
   SPLAT_CUDA_CHECK(
       cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
-  launch<true>("rasterize_bwd_deterministic", p, lists, image, alpha, last, boundaries, v_image,
-               v_alpha, v, fixed, stream);
+  launch<true>("rasterize_bwd_deterministic", fwd, v_out, v, fixed, stream);
   constexpr int kThreads = 256;
   fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed,
                                                                                           v);

@@ -185,11 +185,8 @@ std::vector<std::uint8_t> warp_test(const std::vector<WarpTestCase>& cases) {
 }
 
 void rasterize_fwd(const RasterParams& p,
-                   TileLists lists,
-                   float* image,
-                   float* alpha,
-                   std::uint32_t* last,
-                   float4* boundaries,
+                   const TileLists& lists,
+                   const RasterOut& out,
                    cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
@@ -199,7 +196,7 @@ void rasterize_fwd(const RasterParams& p,
                              limit_shared_memory(rasterize_fwd_kernel<false>, 64);
   (void)carved;  // two blocks
   kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                     lists.records, image, alpha, last, boundaries);
+                                     lists.records, out.image, out.alpha, out.last, out.boundaries);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

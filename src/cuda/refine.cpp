@@ -49,11 +49,11 @@ RefineStats Refiner::mcmc(DeviceModel& model, const McmcRefineSettings& s) {
   RefineStats stats;
   const McmcSlots sl = model.slots();
   if (dead > 0 && dead < n) {
-    mcmc_relocate(sl, n, dead, s.seed, s.min_opacity, scratch, stream_);
+    mcmc_relocate(sl, n, dead, s, scratch, stream_);
     stats.dead = std::size_t(dead);
   }
   if (add > 0) {
-    mcmc_grow(sl, n, add, s.seed, s.min_opacity, scratch, stream_);
+    mcmc_grow(sl, n, add, s, scratch, stream_);
     stats.added = std::size_t(add);
   }
   model.n = int(target);
@@ -82,8 +82,8 @@ RefineStats Refiner::adc(DeviceModel& model, const AdcRefineSettings& s, dist::C
   }
 
   const AdcScratch& scratch = adc_scratch_.ensure(n);
-  adc_decide(n, model.params.g[1].data(), model.params.g[3].data(), model.grad2d.data(),
-             model.vis_count.data(), adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
+  adc_decide(n, model.params.in(), {model.grad2d.data(), model.vis_count.data()},
+             adc::thresholds(s), scratch, adc_totals_host_.get(), stream_);
   syncs_.stream(stream_, "adc_totals");
   const std::int32_t* t = adc_totals_host_.get();
   const int children = t[kAdcChildren];

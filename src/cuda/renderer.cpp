@@ -10,34 +10,37 @@ void PerSplat::carve(Carver& c, int n) {
   proj = {c.take<float>(n * 2), c.take<float>(n),     c.take<float>(n * 3),
           c.take<int>(n * 2),   c.take<float>(n * 3), c.take<float>(n)};
   v = {c.take<float>(n * 2), c.take<float>(n * 3), c.take<float>(n * 3), c.take<float>(n)};
-  tiles_per_splat = c.take<std::int32_t>(n);
-  offsets = c.take<std::int32_t>(n);
-  records = c.take<SplatRecord>(n);
-  iota = c.take<std::uint32_t>(n);
-  depth_keys = c.take<std::uint32_t>(n);
-  depth_keys_sorted = c.take<std::uint32_t>(n);
-  depth_order = c.take<std::uint32_t>(n);
-  scan_bytes = scan_temp_bytes(n);
-  scan_temp = c.take<char>(scan_bytes);
-  depth_bytes = sort_temp_bytes(n);
-  depth_temp = c.take<char>(depth_bytes);
+  SplatTiles& t = tiles;
+  t.tiles_per_splat = c.take<std::int32_t>(n);
+  t.offsets = c.take<std::int32_t>(n);
+  t.records = c.take<SplatRecord>(n);
+  t.depth.ids_in = c.take<std::uint32_t>(n);  // iota
+  t.depth.keys_in = c.take<std::uint32_t>(n);
+  t.depth.keys_out = c.take<std::uint32_t>(n);
+  t.depth.ids_out = c.take<std::uint32_t>(n);  // the depth order
+  t.scan_temp.bytes = scan_temp_bytes(n);
+  t.scan_temp.ptr = c.take<char>(t.scan_temp.bytes);
+  t.depth.temp.bytes = sort_temp_bytes(n);
+  t.depth.temp.ptr = c.take<char>(t.depth.temp.bytes);
 }
 
 void PerIsect::carve(Carver& c, int m) {
-  keys = c.take<std::uint32_t>(m);
-  keys_sorted = c.take<std::uint32_t>(m);
-  ids = c.take<std::uint32_t>(m);
-  ids_sorted = c.take<std::uint32_t>(m);
-  sort_bytes = sort_temp_bytes(m);
-  sort_temp = c.take<char>(sort_bytes);
+  SortBuffers& b = lists.sort;
+  b.keys_in = c.take<std::uint32_t>(m);
+  b.keys_out = c.take<std::uint32_t>(m);
+  b.ids_in = c.take<std::uint32_t>(m);
+  b.ids_out = c.take<std::uint32_t>(m);
+  b.temp.bytes = sort_temp_bytes(m);
+  b.temp.ptr = c.take<char>(b.temp.bytes);
+  lists.capacity = m;
 }
 
 void PerTile::carve(Carver& c, int tiles) {
   ranges = c.take<std::uint32_t>(std::size_t(tiles) * 2);
   order = c.take<std::uint32_t>(tiles);
   order_scratch = c.take<std::uint32_t>(std::size_t(tiles) * 3);
-  order_bytes = tile_order_temp_bytes(tiles);
-  order_temp = c.take<char>(order_bytes);
+  order_temp.bytes = tile_order_temp_bytes(tiles);
+  order_temp.ptr = c.take<char>(order_temp.bytes);
 }
 
 void PerPixel::carve(Carver& c, std::pair<int, int> wh) {
@@ -56,98 +59,97 @@ Renderer::Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool 
   status_.zero(stream_);
 }
 
-void Renderer::forward(GaussianPtrs params,
-                       int n,
-                       int K,
-                       const Camera& cam,
-                       const RasterSettings& rs,
-                       Sizing sizing,
-                       const CameraParams* device_cam,
-                       const float* filter3d) {
-  n_ = n;
+ForwardState Renderer::forward(GaussianPtrs params,
+                               int n,
+                               int K,
+                               const Camera& cam,
+                               const RasterSettings& rs,
+                               Sizing sizing,
+                               const CameraParams* device_cam,
+                               const float* filter3d) {
+  ForwardState fwd;
   PerSplat& sp = splats_.ensure(n);
   const tiles::Grid grid = tiles::Grid::for_image(cam.width, cam.height);
   const TileGridParams tg{grid.width, grid.height};
-  project_params_ = {n, K, rs.sh_degree, rs.antialiased};
-  project_params_.filter3d = filter3d;
-  project_params_.cam = CameraParams::from(cam);
-  project_params_.device_cam = device_cam;
+  ProjectParams& pp = fwd.project.params;
+  pp = {n, K, rs.sh_degree, rs.antialiased};
+  pp.filter3d = filter3d;
+  pp.cam = CameraParams::from(cam);
+  pp.device_cam = device_cam;
+  fwd.project.out = sp.proj;
 
   timer_.begin("project", stream_);
-  project_fwd(project_params_, params, sp.proj, stream_);
+  project_fwd(pp, params, sp.proj, stream_);
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles_per_splat, sp.records, sp.depth_keys, sp.iota, stream_);
-  depth_order(n, sp.depth_keys, sp.iota, sp.depth_keys_sorted, sp.depth_order, sp.depth_temp,
-              sp.depth_bytes, stream_);
-  intersect_scan(n, sp.tiles_per_splat, sp.depth_order, sp.offsets, sp.scan_temp, sp.scan_bytes,
-                 stream_);
+  intersect_count(n, sp.proj, tg, sp.tiles, stream_);
+  depth_order(n, sp.tiles.depth, stream_);
+  intersect_scan(n, sp.tiles, stream_);
   const int end_bit = tile_key_bits(grid.count());
-  m_ = 0;
+  int m = 0;
   if (sizing == Sizing::Bounded) {
-    m_ = capacity_;
+    m = capacity_;
   } else if (n > 0) {
-    SPLAT_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), sp.offsets + (n - 1), sizeof(std::int32_t),
-                                     cudaMemcpyDeviceToHost, stream_));
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(count_host_.get(), sp.tiles.offsets + (n - 1),
+                                     sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream_));
     syncs_.stream(stream_, "isect_count");  // the step's one wait: buffers below are sized by it
-    m_ = count_host_.get()[0];
+    m = count_host_.get()[0];
     timer_.harvest();  // the previous step's events are complete now
   }
-  PerIsect& is = isects_.ensure(m_);
-  intersect_emit(n, sp.proj, sp.depth_order, sp.offsets, tg, is.keys, is.ids, stream_, m_);
-  if (sizing == Sizing::Bounded)
-    intersect_pad(n, sp.offsets, m_, end_bit, is.keys, is.ids, status_.data(), stream_);
+  fwd.intersections = m;
+  const IsectBuffers& is = isects_.ensure(m).lists;  // capacity m
+  intersect_emit(n, sp.proj, tg, sp.tiles, is, stream_);
+  if (sizing == Sizing::Bounded) intersect_pad(n, sp.tiles, is, end_bit, status_.data(), stream_);
   timer_.end(stream_);
 
   timer_.begin("sort", stream_);
-  sort_intersections(m_, end_bit, is.keys, is.keys_sorted, is.ids, is.ids_sorted, is.sort_temp,
-                     is.sort_bytes, stream_);
+  sort_intersections(m, end_bit, is.sort, stream_);
   PerTile& tl = tiles_.ensure(grid.count());
-  tile_ranges(m_, is.keys_sorted, grid.count(), tl.ranges, stream_);
-  tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order_bytes, tl.order,
-             stream_);
+  tile_ranges(m, is.sort.keys_out, grid.count(), tl.ranges, stream_);
+  tile_order(grid.count(), tl.ranges, tl.order_scratch, tl.order_temp, tl.order, stream_);
   timer_.end(stream_);
 
   timer_.begin("rasterize", stream_);
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
-  raster_params_ = {cam.width,
-                    cam.height,
-                    grid.width,
-                    grid.height,
-                    {rs.background[0], rs.background[1], rs.background[2]},
-                    fast_math_};
-  lists_ = {is.ids_sorted, tl.ranges, tl.order, sp.records};
-  rasterize_fwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, stream_);
+  RasterState& rast = fwd.raster;
+  rast.params = {cam.width,
+                 cam.height,
+                 grid.width,
+                 grid.height,
+                 {rs.background[0], rs.background[1], rs.background[2]},
+                 fast_math_};
+  rast.lists = {is.sort.ids_out, tl.ranges, tl.order, sp.tiles.records};
+  rast.out = {px.image, px.alpha, px.last, px.boundaries};
+  rasterize_fwd(rast.params, rast.lists, rast.out, stream_);
   timer_.end(stream_);
+  return fwd;
 }
 
 void Renderer::backward(GaussianPtrs params,
-                        const float* v_image,
-                        const float* v_alpha,
+                        const ForwardState& fwd,
+                        const RasterOutGrad& v_out,
                         GaussianGradPtrs grads,
                         bool deterministic,
                         const ShAdam* sh_adam) {
   PerSplat& sp = splats_.get();
-  PerPixel& px = pixels_.get();
-  const std::size_t n = std::size_t(n_);
+  const int n = fwd.project.params.n;
+  const std::size_t count = std::size_t(n);
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries,
-                                v_image, v_alpha, n_, fixed_.ensure(n_).sums, sp.v, stream_);
+    rasterize_bwd_deterministic(fwd.raster, v_out, n, fixed_.ensure(n).sums, sp.v, stream_);
   } else {
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, n * 2 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, n * 3 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, n * 3 * sizeof(float), stream_));
-    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, n * sizeof(float), stream_));
-    rasterize_bwd(raster_params_, lists_, px.image, px.alpha, px.last, px.boundaries, v_image,
-                  v_alpha, sp.v, stream_);
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, count * 2 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, count * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, count * 3 * sizeof(float), stream_));
+    SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, count * sizeof(float), stream_));
+    rasterize_bwd(fwd.raster, v_out, sp.v, stream_);
   }
   timer_.end(stream_);
   timer_.begin("project_bwd", stream_);
   // With sh_adam this launch is also the SH coefficients' Adam step: it updates them in place
   // from the gradients it forms and leaves grads.sh unwritten (project.h, ShAdam).
-  project_bwd(project_params_, params, sp.proj, sp.v, grads, stream_, sh_adam);
+  project_bwd(params, fwd.project, sp.v, grads, stream_, sh_adam);
   timer_.end(stream_);
 }
 

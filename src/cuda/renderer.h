@@ -1,12 +1,13 @@
 #pragma once
 // The differentiable renderer on the GPU: project -> intersect -> sort -> tile ranges ->
 // rasterize, and back, on one stream, with scratch from the per-domain arenas. The training step
-// (backend_step.cpp) and the GPU tests drive the same code.
+// (step_engine.cpp) and the GPU tests drive the same code.
 #include <algorithm>
 #include <cstdint>
 
 #include "core/camera.h"
 #include "cuda/arena.h"
+#include "cuda/intersect.h"
 #include "cuda/project.h"
 #include "cuda/rasterize.h"
 #include "cuda/sync.h"
@@ -18,19 +19,12 @@ namespace splat::cuda {
 struct PerSplat {
   ProjectedPtrs proj;
   ProjectedGradPtrs v;
-  std::int32_t *tiles_per_splat, *offsets;
-  SplatRecord* records;  // [N] the rasterizer's per-splat records (intersect_count)
-  std::uint32_t *iota, *depth_keys, *depth_keys_sorted, *depth_order;
-  void *scan_temp, *depth_temp;
-  std::size_t scan_bytes, depth_bytes;
+  SplatTiles tiles;  // the intersection stage's (records: the rasterizer's per-splat records)
   void carve(Carver& c, int n);
 };
 
 struct PerIsect {
-  std::uint32_t *keys, *keys_sorted;  // tile ids
-  std::uint32_t *ids, *ids_sorted;
-  void* sort_temp;
-  std::size_t sort_bytes;
+  IsectBuffers lists;  // keys: tile ids, ids: gaussian ids
   void carve(Carver& c, int m);
 };
 
@@ -38,8 +32,7 @@ struct PerTile {
   std::uint32_t* ranges;  // [tiles, 2]
   std::uint32_t* order;   // [tiles] longest list first (tile_order)
   std::uint32_t* order_scratch;
-  void* order_temp;
-  std::size_t order_bytes;
+  TempStorage order_temp;
   void carve(Carver& c, int tiles);
 };
 
@@ -57,9 +50,18 @@ enum class Sizing {
   // No wait: the buffers hold capacity() entries and the sort runs over all of them
   // (intersect_pad). A count beyond the capacity raises status()[1], the step's abort flag:
   // the lists were cut short, the kernels that change the model skip the step, and the backend
-  // repeats it after reserve() (cuda/backend_step.cpp). Needed where no host wait may sit inside a
+  // repeats it after reserve() (cuda/step_engine.cpp). Needed where no host wait may sit inside a
   // step: a captured graph, or a pipeline that queues the next step before this one is done.
   Bounded,
+};
+
+// What a forward leaves for its backward (cpu::RenderState's role). The pointers point into the
+// renderer's scratch arenas: valid until the next forward, which may move or overwrite them.
+struct ForwardState {
+  ProjectState project;  // the projection's params and per-splat outputs
+  RasterState raster;    // the tile lists and the per-pixel outputs (raster.out.image, alpha, ...)
+  // The intersection count of an exact forward; the capacity of a bounded one.
+  int intersections = 0;
 };
 
 struct FixedGrads {          // rasterize_bwd_deterministic's fixed-point sums
@@ -72,34 +74,35 @@ class Renderer {
   // fast_math: the rasterizer's approximate exp2 and reciprocal (RasterParams::fast_math).
   Renderer(cudaStream_t stream, SyncLog& syncs, StageTimer& timer, bool fast_math = true);
 
-  // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha.
-  // Exact sizing waits once, for the intersection count. With device_cam, the projection reads
-  // the camera from that device copy (a replayed graph); `cam` still gives the image size.
-  // filter3d: the splats' Mip-Splatting 3D filter variances [n], or null for none.
-  void forward(GaussianPtrs params,
-               int n,
-               int K,
-               const Camera& cam,
-               const RasterSettings& rs,
-               Sizing sizing = Sizing::Exact,
-               const CameraParams* device_cam = nullptr,
-               const float* filter3d = nullptr);
-  // Gradients of the raw parameters from d loss / d image [H,W,3] and d loss / d alpha [H,W]
-  // (may be null), for the last forward. Overwrites every entry of grads. Deterministic: the
-  // rasterizer's sums in fixed point (rasterize_bwd_deterministic), the same bits on every run.
-  // With sh_adam, grads.sh is not written: the projection backward updates the SH coefficients
-  // with Adam instead (ShAdam in cuda/project.h).
+  // Renders n splats (K SH coefficients per channel in storage) into pixels().image / alpha,
+  // and returns the state its backward reads (valid until the next forward). Exact sizing waits
+  // once, for the intersection count. With device_cam, the projection reads the camera from that
+  // device copy (a replayed graph); `cam` still gives the image size. filter3d: the splats'
+  // Mip-Splatting 3D filter variances [n], or null for none.
+  ForwardState forward(GaussianPtrs params,
+                       int n,
+                       int K,
+                       const Camera& cam,
+                       const RasterSettings& rs,
+                       Sizing sizing = Sizing::Exact,
+                       const CameraParams* device_cam = nullptr,
+                       const float* filter3d = nullptr);
+  // Gradients of the raw parameters `params` for the forward that returned `fwd`, which must be
+  // the last one (its state lives in scratch the next forward reuses), from d loss / d image
+  // (v_out.v_image [H,W,3]) and d loss / d alpha (v_out.v_alpha [H,W], may be null). Overwrites
+  // every entry of grads. Deterministic: the rasterizer's sums in fixed point
+  // (rasterize_bwd_deterministic), the same bits on every run. With sh_adam, grads.sh is not
+  // written: the projection backward updates the SH coefficients with Adam instead (ShAdam in
+  // cuda/project.h).
   void backward(GaussianPtrs params,
-                const float* v_image,
-                const float* v_alpha,
+                const ForwardState& fwd,
+                const RasterOutGrad& v_out,
                 GaussianGradPtrs grads,
                 bool deterministic = false,
                 const ShAdam* sh_adam = nullptr);
 
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }
-  // The intersection count of the last exact forward; the capacity of a bounded one.
-  int intersections() const { return m_; }
   // Device bytes of the scratch groups.
   std::size_t bytes() const {
     return splats_.bytes() + isects_.bytes() + tiles_.bytes() + pixels_.bytes() + fixed_.bytes();
@@ -132,10 +135,7 @@ class Renderer {
   SyncLog& syncs_;
   StageTimer& timer_;
   const bool fast_math_;
-  int n_ = 0, m_ = 0, capacity_ = 0;
-  ProjectParams project_params_;
-  RasterParams raster_params_;
-  TileLists lists_{};
+  int capacity_ = 0;
   ScratchGroup<PerSplat, int> splats_;
   ScratchGroup<PerIsect, int> isects_;
   ScratchGroup<PerTile, int> tiles_;

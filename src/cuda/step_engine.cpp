@@ -258,10 +258,11 @@ void StepEngine::run_step(Pending& p, bool from_device) {
 
   if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
     timer_.begin("noise", stream_);
-    mcmc_inject_noise(model_.n, model_.params.g[1].data(), model_.params.g[2].data(),
-                      model_.params.g[3].data(), {float(s.noise_scale), s.noise_seed},
-                      model_.params.g[0].data(), stream_,
-                      from_device ? &scalars_.data()->noise : nullptr, abort);
+    mcmc_inject_noise(model_.n, model_.params.in(), model_.params.g[0].data(),
+                      {{float(s.noise_scale), s.noise_seed},
+                       from_device ? &scalars_.data()->noise : nullptr,
+                       abort},
+                      stream_);
     timer_.end(stream_);
   }
   timer_.end_step();
@@ -277,9 +278,10 @@ void StepEngine::view_pass(const ViewRef& view,
                            int& isect_count,
                            const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
-  renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster,
-                    sizing, from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
-  if (sizing == Sizing::Exact) isect_count += renderer_.intersections();
+  const ForwardState fwd =
+      renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster,
+                        sizing, from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
+  if (sizing == Sizing::Exact) isect_count += fwd.intersections;
   const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
   PerPixel& px = renderer_.pixels();
@@ -287,18 +289,19 @@ void StepEngine::view_pass(const ViewRef& view,
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
   photometric_loss(lp, px.image,
-                   LossTarget{target.pixels.data(), target.format, target.norm.data()}, px.v_image,
-                   px.sums, px.loss_scratch, stream_);
+                   LossTarget{target.pixels.data(), target.format, target.norm.data()},
+                   {px.v_image, px.sums, px.loss_scratch}, stream_);
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
   timer_.end(stream_);
 
   if (k == 0) {
-    renderer_.backward(model_.params.in(), px.v_image, nullptr, model_.grads.out(), deterministic_,
-                       sh_adam);
+    renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, model_.grads.out(),
+                       deterministic_, sh_adam);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(model_.grads.g[g].size());
-    renderer_.backward(model_.params.in(), px.v_image, nullptr, view_grads_.out(), deterministic_);
+    renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, view_grads_.out(),
+                       deterministic_);
     timer_.begin("batch_accumulate", stream_);
     for (int g = 0; g < 5; ++g)
       add_in_place(model_.grads.g[g].data(), view_grads_.g[g].data(), model_.grads.g[g].size(),
@@ -313,8 +316,8 @@ void StepEngine::view_pass(const ViewRef& view,
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
     adc_accumulate(model_.n, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
-                   0.5f * float(cam.height), model_.grad2d.data(), model_.vis_count.data(), stream_,
-                   abort);
+                   0.5f * float(cam.height), {model_.grad2d.data(), model_.vis_count.data()},
+                   stream_, abort);
     timer_.end(stream_);
   }
 }

@@ -38,17 +38,17 @@ TEST_P(GoldenCuda, MatchesGolden) {
   cuda::SyncLog syncs;
   cuda::StageTimer timer(false);
   cuda::Renderer renderer(nullptr, syncs, timer);
-  renderer.forward(in, n, g.K(), c.cam, c.rs);
+  const cuda::ForwardState fwd = renderer.forward(in, n, g.K(), c.cam, c.rs);
   const auto v_image = to_device(c.j["loss"]["v_image"].get<std::vector<float>>());
   const auto v_alpha = to_device(c.j["loss"]["v_alpha"].get<std::vector<float>>());
-  renderer.backward(in, v_image.data(), v_alpha.data(), out);
+  renderer.backward(in, fwd, {v_image.data(), v_alpha.data()}, out);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   const std::size_t px = std::size_t(c.cam.width) * c.cam.height;
   GoldenResult r;
-  r.image = download_as_double(renderer.pixels().image, px * 3);
-  r.alpha = download_as_double(renderer.pixels().alpha, px);
-  const auto& proj = renderer.splats().proj;
+  r.image = download_as_double(fwd.raster.out.image, px * 3);
+  r.alpha = download_as_double(fwd.raster.out.alpha, px);
+  const auto& proj = fwd.project.out;
   const auto radii = download_as_double(proj.radii, std::size_t(n) * 2);
   r.radii.assign(radii.begin(), radii.end());
   r.means2d = download_as_double(proj.means2d, std::size_t(n) * 2);

@@ -113,14 +113,20 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto depth_keys = test::poisoned<std::uint32_t>(n1);
   auto depth_keys_sorted = test::poisoned<std::uint32_t>(n1);
   auto depth_order = test::poisoned<std::uint32_t>(n1);
-  cuda::intersect_count(n, proj, g, counts.data(), records.data(), depth_keys.data(), iota.data(),
-                        nullptr);
   cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::sort_temp_bytes(n), 1));
-  cuda::depth_order(n, depth_keys.data(), iota.data(), depth_keys_sorted.data(), depth_order.data(),
-                    depth_temp.data(), depth_temp.size(), nullptr);
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
-  cuda::intersect_scan(n, counts.data(), depth_order.data(), offsets.data(), scan_temp.data(),
-                       scan_temp.size(), nullptr);
+  const cuda::SplatTiles st{counts.data(),
+                            records.data(),
+                            {depth_keys.data(),
+                             depth_keys_sorted.data(),
+                             iota.data(),
+                             depth_order.data(),
+                             {depth_temp.data(), depth_temp.size()}},
+                            offsets.data(),
+                            {scan_temp.data(), scan_temp.size()}};
+  cuda::intersect_count(n, proj, g, st, nullptr);
+  cuda::depth_order(n, st.depth, nullptr);
+  cuda::intersect_scan(n, st, nullptr);
   r.counts = download(counts, std::size_t(n));
   r.offsets = download(offsets, std::size_t(n));
   r.records = download(records, std::size_t(n));
@@ -133,20 +139,24 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto sorted_keys = test::poisoned<std::uint32_t>(m1);
   auto sorted_ids = test::poisoned<std::uint32_t>(m1);
   auto ranges = test::poisoned<std::uint32_t>(std::size_t(grid.count()) * 2);
-  cuda::intersect_emit(n, proj, depth_order.data(), offsets.data(), g, keys.data(), ids.data(),
-                       nullptr);
   cuda::DeviceBuffer<std::byte> sort_temp(std::max<std::size_t>(cuda::sort_temp_bytes(r.m), 1));
-  cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()),
-                           keys.data(), sorted_keys.data(), ids.data(), sorted_ids.data(),
-                           sort_temp.data(), sort_temp.size(), nullptr);
+  const cuda::IsectBuffers is{{keys.data(),
+                               sorted_keys.data(),
+                               ids.data(),
+                               sorted_ids.data(),
+                               {sort_temp.data(), sort_temp.size()}},
+                              r.m};
+  cuda::intersect_emit(n, proj, g, st, is, nullptr);
+  cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()), is.sort,
+                           nullptr);
   cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
   const std::size_t tiles1 = std::size_t(std::max(grid.count(), 1));
   auto order = test::poisoned<std::uint32_t>(tiles1);
   auto order_scratch = test::poisoned<std::uint32_t>(tiles1 * 3);
   cuda::DeviceBuffer<std::byte> order_temp(
       std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
-  cuda::tile_order(grid.count(), ranges.data(), order_scratch.data(), order_temp.data(),
-                   order_temp.size(), order.data(), nullptr);
+  cuda::tile_order(grid.count(), ranges.data(), order_scratch.data(),
+                   {order_temp.data(), order_temp.size()}, order.data(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   r.keys = download(keys, std::size_t(r.m));

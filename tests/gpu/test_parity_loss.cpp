@@ -96,10 +96,10 @@ GpuLoss run_gpu(const Pair& pr,
   p.kind = kind;
   if (u8)
     cuda::photometric_loss(p, image.data(), cuda::LossTarget{target_u8.data(), TargetFormat{}},
-                           v_image.data(), sums.data(), scratch.data(), stream);
+                           {v_image.data(), sums.data(), scratch.data()}, stream);
   else
-    cuda::photometric_loss(p, image.data(), target.data(), v_image.data(), sums.data(),
-                           scratch.data(), stream);
+    cuda::photometric_loss(p, image.data(), target.data(),
+                           {v_image.data(), sums.data(), scratch.data()}, stream);
   SPLAT_CUDA_CHECK(cudaStreamSynchronize(stream));
   GpuLoss r;
   r.v_image = v_image.download();
@@ -249,8 +249,7 @@ TEST_F(ParityLoss, RejectsEmptyImage) {
   cuda::LossParams p;
   p.width = 0;
   p.height = 10;
-  EXPECT_THROW(cuda::photometric_loss(p, nullptr, nullptr, nullptr, nullptr, nullptr, stream_),
-               Error);
+  EXPECT_THROW(cuda::photometric_loss(p, nullptr, nullptr, {}, stream_), Error);
   EXPECT_EQ(cuda::loss_scratch_floats(0, 10), 0u);
 }
 

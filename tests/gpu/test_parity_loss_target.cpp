@@ -75,10 +75,10 @@ GpuLoss run(const std::vector<float>& image,
   if (bytes)
     cuda::photometric_loss(p, d_image.data(),
                            cuda::LossTarget{d_bytes.data(), target_format(img), d_norm.data()},
-                           v_image.data(), sums.data(), scratch.data(), stream);
+                           {v_image.data(), sums.data(), scratch.data()}, stream);
   else
-    cuda::photometric_loss(p, d_image.data(), d_float.data(), v_image.data(), sums.data(),
-                           scratch.data(), stream);
+    cuda::photometric_loss(p, d_image.data(), d_float.data(),
+                           {v_image.data(), sums.data(), scratch.data()}, stream);
   SPLAT_CUDA_CHECK(cudaStreamSynchronize(stream));
   GpuLoss r;
   r.v_image = v_image.download();

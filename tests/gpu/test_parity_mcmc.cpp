@@ -53,8 +53,9 @@ TEST(ParityMcmc, NoiseMatchesCpu) {
 
     auto d_means = to_device(g.means), d_ls = to_device(g.log_scales), d_q = to_device(g.quats),
          d_raw = to_device(g.raw_opacity);
-    cuda::mcmc_inject_noise(n, d_ls.data(), d_q.data(), d_raw.data(), {noise_scale, seed},
-                            d_means.data(), nullptr);
+    const cuda::GaussianPtrs in{d_means.data(), d_ls.data(), d_q.data(), d_raw.data(), nullptr};
+    cuda::mcmc_inject_noise(n, in, d_means.data(), {{noise_scale, seed}, nullptr, nullptr},
+                            nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> got = download(d_means);
     Gaussians want = g;

@@ -291,7 +291,7 @@ BackwardResult run_backward(const test::Scene& s, const RasterSettings& rs, std:
                             d_colors = test::to_device(v_colors),
                             d_opacities = test::to_device(v_opacities);
   DeviceGrads grads(n, s.gaussians.K());
-  cuda::project_bwd(params(s, rs), model.ptrs(), dev.ptrs(),
+  cuda::project_bwd(model.ptrs(), {params(s, rs), dev.ptrs()},
                     {d_means2d.data(), d_conics.data(), d_colors.data(), d_opacities.data()},
                     grads.ptrs(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -486,7 +486,7 @@ void expect_sh_adam_same_bits(int storage_degree) {
                             v_a = test::to_device(v0);
   cuda::GaussianPtrs in_a = model.ptrs();
   in_a.sh = sh_a.data();
-  cuda::project_bwd(params(s, rs), in_a, dev.ptrs(), v, grads.ptrs(), nullptr);
+  cuda::project_bwd(in_a, {params(s, rs), dev.ptrs()}, v, grads.ptrs(), nullptr);
   const cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(),
                                 count,       1e-3f,           K,          5e-5f};
   cuda::adam_step(&group_a, 1, step, nullptr);
@@ -521,7 +521,7 @@ void expect_sh_adam_same_bits(int storage_degree) {
       }
       abort.upload(std::vector<int>{abandoned ? 1 : 0});
       sh_adam.abort = abort.data();
-      cuda::project_bwd(params(s, rs), in_b, dev.ptrs(), v, grads_b.ptrs(), nullptr, &sh_adam);
+      cuda::project_bwd(in_b, {params(s, rs), dev.ptrs()}, v, grads_b.ptrs(), nullptr, &sh_adam);
       SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
       const std::vector<float> got_sh = sh_b.download(), got_m = m_b.download(),
                                got_v = v_b.download();

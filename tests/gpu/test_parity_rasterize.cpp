@@ -108,7 +108,7 @@ struct DeviceInputs {
     cuda::DeviceBuffer<std::uint32_t> scratch(tiles * 3);
     cuda::DeviceBuffer<std::byte> temp(
         std::max<std::size_t>(cuda::tile_order_temp_bytes(grid.count()), 1));
-    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), temp.data(), temp.size(),
+    cuda::tile_order(grid.count(), ranges.data(), scratch.data(), {temp.data(), temp.size()},
                      order.data(), nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     // The records intersect_count writes, built on the host.
@@ -133,6 +133,9 @@ struct GpuForward {
   cuda::DeviceBuffer<float> image, alpha;
   cuda::DeviceBuffer<std::uint32_t> last;
   cuda::DeviceBuffer<float4> boundaries;
+  cuda::RasterOut out() { return {image.data(), alpha.data(), last.data(), boundaries.data()}; }
+  // What the backward reads: the forward's inputs d and these outputs.
+  cuda::RasterState state(const DeviceInputs& d) { return {d.params, d.lists(), out()}; }
 };
 
 GpuForward gpu_forward(DeviceInputs& d, const Inputs& in) {
@@ -140,8 +143,7 @@ GpuForward gpu_forward(DeviceInputs& d, const Inputs& in) {
   GpuForward f{test::poisoned<float>(pixels * 3), test::poisoned<float>(pixels),
                test::poisoned<std::uint32_t>(pixels),
                test::poisoned<float4>(cuda::boundary_count(in.width, in.height))};
-  cuda::rasterize_fwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
-                      f.boundaries.data(), nullptr);
+  cuda::rasterize_fwd(d.params, d.lists(), f.out(), nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   return f;
 }
@@ -285,9 +287,8 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
   for (auto* b : {&v_means2d, &v_conics, &v_colors, &v_opacities}) b->zero();
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
                                   v_opacities.data()};
-  cuda::rasterize_bwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
-                      f.boundaries.data(), d_v_image.data(),
-                      with_v_alpha ? d_v_alpha.data() : nullptr, v, nullptr);
+  cuda::rasterize_bwd(f.state(d), {d_v_image.data(), with_v_alpha ? d_v_alpha.data() : nullptr}, v,
+                      nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
 
   // Pixels that blend past their tile's first segment boundary: the backward's later segments
@@ -384,9 +385,8 @@ TEST_P(RasterizeParity, AccurateMathIsAtLeastAsClose) {
     cuda::DeviceBuffer<float> g = test::poisoned<float>(n * 9);
     cuda::DeviceBuffer<unsigned long long> fixed(n * 9);
     const cuda::ProjectedGradPtrs v{g.data(), g.data() + n * 2, g.data() + n * 5, g.data() + n * 8};
-    cuda::rasterize_bwd_deterministic(d.params, d.lists(), f.image.data(), f.alpha.data(),
-                                      f.last.data(), f.boundaries.data(), d_v_image.data(), nullptr,
-                                      int(n), fixed.data(), v, nullptr);
+    cuda::rasterize_bwd_deterministic(f.state(d), {d_v_image.data(), nullptr}, int(n), fixed.data(),
+                                      v, nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     Run r;
     r.image = f.image.download();
@@ -470,8 +470,7 @@ TEST(RasterizeParityExtra, BackwardAccumulates) {
     g.zero();
     const cuda::ProjectedGradPtrs v{g.data(), g.data() + n * 2, g.data() + n * 5, g.data() + n * 8};
     for (int i = 0; i < calls; ++i)
-      cuda::rasterize_bwd(d.params, d.lists(), f.image.data(), f.alpha.data(), f.last.data(),
-                          f.boundaries.data(), v_image.data(), v_alpha.data(), v, nullptr);
+      cuda::rasterize_bwd(f.state(d), {v_image.data(), v_alpha.data()}, v, nullptr);
     SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
     (calls == 1 ? once : twice) = g.download();
   }
