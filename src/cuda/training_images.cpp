@@ -6,6 +6,20 @@
 
 namespace splat::cuda {
 
+TrainingImages::TrainingImages(cudaStream_t stream, SyncLog& syncs)
+    : stream_(stream), syncs_(syncs) {
+  for (auto* events : {&landed_, &released_})
+    for (cudaEvent_t& e : *events)
+      SPLAT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+}
+
+TrainingImages::~TrainingImages() {
+  cudaStreamSynchronize(copy_);
+  for (auto* events : {&landed_, &released_})
+    for (cudaEvent_t e : *events) cudaEventDestroy(e);
+  unpin();
+}
+
 void TrainingImages::set(const std::vector<const Image8*>& images, std::int64_t budget_bytes) {
   unpin();
   images_.clear();
@@ -49,6 +63,7 @@ void TrainingImages::set(const std::vector<const Image8*>& images, std::int64_t 
 std::size_t TrainingImages::bytes() const {
   std::size_t b = 0;
   for (const DeviceImage* d : {&slot_, &staged_}) b += d->pixels.capacity_bytes();
+  for (const auto& landing : landing_) b += landing.capacity_bytes();
   for (const DeviceImage& d : images_) b += d.pixels.capacity_bytes() + d.norm.capacity_bytes();
   return b;
 }
@@ -69,9 +84,27 @@ void TrainingImages::copy(int i, DeviceImage& to) {
   to.height = from.height;
   to.format = from.format;
   to.pixels.resize(from.bytes());
-  SPLAT_CUDA_CHECK(
-      cudaMemcpyAsync(to.pixels.data(), from.host ? from.host : from.pixels.data(), from.bytes(),
-                      from.host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice, stream_));
+  if (from.host) {
+    const std::size_t k = std::size_t(next_landing_);
+    next_landing_ = 1 - next_landing_;
+    DeviceBuffer<std::uint8_t>& landing = landing_[k];
+    if (landing.capacity() < from.bytes()) {  // larger than any image before: free it of readers
+      SPLAT_CUDA_CHECK(cudaStreamSynchronize(copy_));
+      syncs_.stream(stream_, "landing_growth");
+    }
+    landing.resize(from.bytes());
+    SPLAT_CUDA_CHECK(cudaStreamWaitEvent(copy_, released_[k]));
+    SPLAT_CUDA_CHECK(
+        cudaMemcpyAsync(landing.data(), from.host, from.bytes(), cudaMemcpyHostToDevice, copy_));
+    SPLAT_CUDA_CHECK(cudaEventRecord(landed_[k], copy_));
+    SPLAT_CUDA_CHECK(cudaStreamWaitEvent(stream_, landed_[k]));
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(to.pixels.data(), landing.data(), from.bytes(),
+                                     cudaMemcpyDeviceToDevice, stream_));
+    SPLAT_CUDA_CHECK(cudaEventRecord(released_[k], stream_));
+  } else {
+    SPLAT_CUDA_CHECK(cudaMemcpyAsync(to.pixels.data(), from.pixels.data(), from.bytes(),
+                                     cudaMemcpyDeviceToDevice, stream_));
+  }
   to.norm.resize(1);
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(to.norm.data(), from.norm.data(), sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));

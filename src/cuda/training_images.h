@@ -3,10 +3,12 @@
 // RGB or RGBA, with the format the loss kernels form the target from (render/target.h). Images
 // are kept on the GPU up to a byte budget (backend.gpu_images_gb), in the order given; the rest
 // stay where the caller holds them, pinned in place (cudaHostRegister, no copy), and are copied to
-// the device on the stream for each step that uses them. A captured step graph reads its target
-// from one fixed place, the staged copy.
+// the device for each step that uses them: on a copy stream, into one of two landing buffers,
+// while the GPU still runs the steps queued before, then into place on the stream. A captured
+// step graph reads its target from one fixed place, the staged copy.
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -29,8 +31,8 @@ struct DeviceImage {
 
 class TrainingImages {
  public:
-  TrainingImages(cudaStream_t stream, SyncLog& syncs) : stream_(stream), syncs_(syncs) {}
-  ~TrainingImages() { unpin(); }
+  TrainingImages(cudaStream_t stream, SyncLog& syncs);
+  ~TrainingImages();
   TrainingImages(const TrainingImages&) = delete;
   TrainingImages& operator=(const TrainingImages&) = delete;
 
@@ -41,7 +43,7 @@ class TrainingImages {
   // Image i's size and format (its pixels may be in host memory).
   const DeviceImage& at(int i) const { return images_.at(std::size_t(i)); }
   // Image i on the device for the kernels queued next on the stream: resident, or copied into the
-  // one streaming slot (the stream orders the copy after every earlier reader of the slot).
+  // streaming slot (the stream orders that copy after every earlier reader of the slot).
   const DeviceImage& fetch(int i);
   // Queues a copy of image i to the staged place.
   void stage(int i);
@@ -51,6 +53,7 @@ class TrainingImages {
   std::size_t bytes() const;                          // device bytes held
 
  private:
+  // Queues the copy of image i into `to` on the stream (through a landing buffer if streamed).
   void copy(int i, DeviceImage& to);
   void unpin();
 
@@ -60,6 +63,12 @@ class TrainingImages {
   std::vector<const void*> pinned_;  // host ranges this class registered
   std::size_t streamed_ = 0;
   DeviceImage slot_, staged_;
+  // The host-to-device copies: each landing buffer is filled on copy_ once the stream has read
+  // what it held before (released_), and the stream reads it once it has landed (landed_).
+  Stream copy_;
+  std::array<DeviceBuffer<std::uint8_t>, 2> landing_;
+  std::array<cudaEvent_t, 2> landed_{}, released_{};
+  int next_landing_ = 0;
 };
 
 }  // namespace splat::cuda
