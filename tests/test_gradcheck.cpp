@@ -474,8 +474,8 @@ void check_appearance(LossKind kind) {
   const Vec fd_transform = fd_gradient(transform, {1.0}, loss);
   const Vec fd_image = fd_gradient(image, {1.0}, loss);
   // The loss checks' bounds: one scalar differenced over 2e-6. The transform's entries are sums
-  // over the image (~1e-2), the render's ~1e-4. A transposed A in the backward gives rel L2 ~0.3,
-  // a missing b gradient rel L2 ~0.5.
+  // over the image (~1e-2), the render's ~1e-4. Observed: rel L2 <= 7.2e-8, 1 - cos <= 2.9e-15,
+  // max <= 1.3e-7 (l1_ssim's render); A instead of A^T in the render's gradient gives rel L2 0.3.
   const std::string tag = "appearance " + std::string(to_string(kind)) + " ";
   expect_grad_close(tag + "[A | b]", v_transform, fd_transform, {1e-6, 1e-13, 3e-6});
   expect_grad_close(tag + "render", v_image, fd_image, {1e-6, 1e-13, 3e-6});
