@@ -58,6 +58,13 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
     c.adc_count.push_back(std::int32_t(i % 7));
     c.filter3d.push_back(std::uniform_real_distribution<float>(0, 1e-4f)(rng));
   }
+  // Three training images' appearance transforms and moments.
+  for (std::size_t i = 0; i < 3 * 12; ++i) {
+    c.appearance.push_back(std::normal_distribution<float>(0.0f, 1.0f)(rng));
+    c.appearance_m.push_back(std::normal_distribution<float>(0.0f, 1e-3f)(rng));
+    c.appearance_v.push_back(std::uniform_real_distribution<float>(0.0f, 1e-6f)(rng));
+  }
+  c.appearance_v[5] = std::numeric_limits<float>::denorm_min();
   return c;
 }
 
@@ -74,6 +81,9 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.adc_count, b.adc_count);
   EXPECT_EQ(a.run_id, b.run_id);
   EXPECT_EQ(a.filter3d, b.filter3d);
+  EXPECT_EQ(a.appearance, b.appearance);
+  EXPECT_EQ(a.appearance_m, b.appearance_m);
+  EXPECT_EQ(a.appearance_v, b.appearance_v);
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -147,6 +157,9 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   c.adc_grad2d.clear();
   c.adc_count.clear();
   c.filter3d.clear();
+  c.appearance.clear();
+  c.appearance_m.clear();
+  c.appearance_v.clear();
   write_checkpoint(path_, c);
   std::string bytes = file_bytes(path_);
   bytes.resize(bytes.rfind(std::string("\x0a\0\0\0adc_grad2d", 14)));
@@ -159,12 +172,57 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
 TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.filter3d.clear();
+  c.appearance.clear();
+  c.appearance_m.clear();
+  c.appearance_v.clear();
   write_checkpoint(path_, c);
   std::string bytes = file_bytes(path_);
   bytes.resize(bytes.rfind(std::string("\x08\0\0\0filter3d", 12)));
   poke(bytes, 8, std::uint32_t(3));
   write_bytes(path_, bytes);
   expect_identical(c, read_checkpoint(path_));
+}
+
+// Version 4 ended at filter3d: such a file reads with no appearance transforms.
+TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.appearance.clear();
+  c.appearance_m.clear();
+  c.appearance_v.clear();
+  write_checkpoint(path_, c);
+  std::string bytes = file_bytes(path_);
+  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0appearance", 14)));
+  poke(bytes, 8, std::uint32_t(4));
+  write_bytes(path_, bytes);
+  expect_identical(c, read_checkpoint(path_));
+}
+
+// Transforms that are not whole 12-float matrices, moments of another size and a non-finite
+// transform are refused on writing and on reading, naming the file and the section.
+TEST_F(CheckpointFile, BadAppearanceIsNamed) {
+  const std::string out = (dir_ / "bad.ckpt").string();
+  Checkpoint c = make_checkpoint(5, 1);
+  c.appearance.pop_back();
+  c.appearance_m.pop_back();
+  c.appearance_v.pop_back();
+  expect_contains(error_of([&] { write_checkpoint(out, c); }),
+                  {out, "section appearance", "35 floats"});
+  c = make_checkpoint(5, 1);
+  c.appearance_v.resize(24);
+  expect_contains(error_of([&] { write_checkpoint(out, c); }),
+                  {out, "section appearance_v", "24 floats"});
+  c = make_checkpoint(5, 1);
+  c.appearance[7] = std::numeric_limits<float>::infinity();
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "section appearance", "7"});
+  EXPECT_FALSE(fs::exists(out));
+  // The same in a file: appearance_m cut to 12 floats.
+  const std::size_t at = section_count_offset(bytes_, "appearance_m");
+  poke<std::uint64_t>(bytes_, at, 12);
+  poke<std::uint64_t>(bytes_, at + 8, 12 * sizeof(float));
+  std::string cut = bytes_.substr(0, at + 16 + 12 * sizeof(float));
+  cut += bytes_.substr(at + 16 + 36 * sizeof(float));
+  write_bytes(path_, cut);
+  expect_contains(read_error(), {path_, "section appearance_m", "12 floats"});
 }
 
 TEST_F(CheckpointFile, BadFilter3dIsNamed) {
@@ -190,7 +248,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 5u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 6u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

@@ -48,6 +48,9 @@ Config changed_everywhere() {
   c.train.lr_opacity = 0.05 + 1e-17;
   c.train.lr_sh0 = 2.5e-3 * 1.1;
   c.train.lr_shN = 4e-320;  // subnormal
+  c.train.appearance = AppearanceKind::Affine;
+  c.train.lr_appearance = 2e-3 / 3.0;
+  c.train.appearance_reg = 0.125;
   c.train.log_every = 10;
   c.train.eval_every = 250;
   c.train.batch_size = 3;
@@ -529,6 +532,29 @@ TEST(Config, BackendModeCombinations) {
   cpu.backend.submission = Submission::Chained;
   e = validate_error(cpu);
   EXPECT_HAS(e, "backend.submission = \"chained\"");
+}
+
+// train.appearance: the two names, the defaults (off; the rates the README states), and a wrong
+// name, type or negative rate rejected with the key.
+TEST(ConfigEnums, Appearance) {
+  EXPECT_EQ(Config{}.train.appearance, AppearanceKind::None);
+  EXPECT_EQ(Config{}.train.lr_appearance, 1e-3);
+  EXPECT_EQ(Config{}.train.appearance_reg, 0.01);
+  for (auto k : {AppearanceKind::None, AppearanceKind::Affine})
+    EXPECT_EQ(from_string<AppearanceKind>(to_string(k)), k);
+  Config c;
+  apply_override(c, "train.appearance=affine");
+  EXPECT_EQ(c.train.appearance, AppearanceKind::Affine);
+  apply_config_text(c, "[train]\nappearance = \"none\"\nlr_appearance = 0.002\n", "t");
+  EXPECT_EQ(c.train.appearance, AppearanceKind::None);
+  EXPECT_EQ(c.train.lr_appearance, 0.002);
+  EXPECT_HAS(file_error("[train]\nappearance = \"exposure\"\n"),
+             "x.toml:2: train.appearance: \"exposure\" is not one of none, affine");
+  EXPECT_HAS(override_error("train.appearance=true"),
+             "train.appearance: expected a string (one of none, affine)");
+  EXPECT_HAS(override_error("train.lr_appearance=-1"), "train.lr_appearance");
+  EXPECT_HAS(override_error("train.appearance_reg=-0.5"), "train.appearance_reg");
+  EXPECT_HAS(config_reference(), "appearance = \"none\"");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/appearance.h"
 #include "cpu/loss.h"
 #include "cpu/pipeline.h"
 
@@ -443,6 +444,55 @@ TEST(Gradcheck, EndToEndAntialiased) {
 TEST(Gradcheck, EndToEndFilter3dAntialiased) {
   check_end_to_end(true, true);
 }
+// train.appearance = affine: the loss of r' = A r + b (cpu/appearance.h) w.r.t. [A | b] and the
+// render r, through each loss kind, with a mask (every 7th pixel out). The transform is off the
+// identity (A = I + 0.2 noise, b = 0.1 noise) so that A^T differs from A; the targets keep every
+// |r' - t| >= 0.02 so no step crosses the L1 kink.
+void check_appearance(LossKind kind) {
+  const int W = 27, H = 21;
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<> u01(0.0, 1.0), gap(0.02, 0.3);
+  std::normal_distribution<> normal(0.0, 1.0);
+  Vec image(std::size_t(W) * H * 3), transform(kAppearanceFloats);
+  for (double& x : image) x = u01(rng);
+  for (std::size_t k = 0; k < kAppearanceFloats; ++k)
+    transform[k] = appearance_identity(k) + (k % 4 == 3 ? 0.1 : 0.2) * normal(rng);
+  const Vec compensated = cpu::appearance_fwd(transform.data(), image);
+  Vec target(image.size()), weight(std::size_t(W) * H);
+  for (std::size_t i = 0; i < image.size(); ++i)
+    target[i] = compensated[i] + (u01(rng) < 0.5 ? -1 : 1) * gap(rng);
+  for (std::size_t p = 0; p < weight.size(); ++p) weight[p] = p % 7 == 3 ? 0.0 : 1.0;
+  auto loss = [&] {
+    return Vec{cpu::photometric_loss(cpu::appearance_fwd(transform.data(), image), target, W, H,
+                                     kSsimLambda, false, kind, weight.data())
+                   .loss};
+  };
+  const auto r =
+      cpu::photometric_loss(compensated, target, W, H, kSsimLambda, true, kind, weight.data());
+  Vec v_image, v_transform(kAppearanceFloats, 0.0);
+  cpu::appearance_bwd(transform.data(), image, r.v_image, v_image, v_transform.data());
+  const Vec fd_transform = fd_gradient(transform, {1.0}, loss);
+  const Vec fd_image = fd_gradient(image, {1.0}, loss);
+  // The loss checks' bounds: one scalar differenced over 2e-6. The transform's entries are sums
+  // over the image (~1e-2), the render's ~1e-4. Observed: rel L2 <= 7.2e-8, 1 - cos <= 2.9e-15,
+  // max <= 1.3e-7 (l1_ssim's render); A instead of A^T in the render's gradient gives rel L2 0.3.
+  const std::string tag = "appearance " + std::string(to_string(kind)) + " ";
+  expect_grad_close(tag + "[A | b]", v_transform, fd_transform, {1e-6, 1e-13, 3e-6});
+  expect_grad_close(tag + "render", v_image, fd_image, {1e-6, 1e-13, 3e-6});
+  for (std::size_t p = 3; p < weight.size(); p += 7)  // masked pixels have no gradient at all
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(v_image[p * 3 + c], 0.0) << "pixel " << p;
+}
+
+TEST(Gradcheck, AppearanceL1Ssim) {
+  check_appearance(LossKind::L1Ssim);
+}
+TEST(Gradcheck, AppearanceL1) {
+  check_appearance(LossKind::L1);
+}
+TEST(Gradcheck, AppearanceL2) {
+  check_appearance(LossKind::L2);
+}
+
 TEST(Gradcheck, EndToEndL1) {
   check_end_to_end(false, false, LossKind::L1);
 }

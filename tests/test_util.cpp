@@ -97,6 +97,9 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
   expect_bit_identical(a.params, b.params);
   expect_bit_identical(a.adam_m, b.adam_m);
   expect_bit_identical(a.adam_v, b.adam_v);
+  EXPECT_EQ(a.appearance.params, b.appearance.params);  // exact: EXPECT_EQ on floats is ==
+  EXPECT_EQ(a.appearance.m, b.appearance.m);
+  EXPECT_EQ(a.appearance.v, b.appearance.v);
   // The resumed run's losses are the tail of the uninterrupted run's.
   const std::size_t rest = std::size_t(cfg.train.iterations - at);
   EXPECT_EQ(resumed.loss_history().size(), rest);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "cpu/adam.h"
 #include "cpu/adc.h"
+#include "cpu/appearance.h"
 #include "cpu/loss.h"
 #include "cpu/mcmc.h"
 #include "cpu/pipeline.h"
@@ -49,11 +50,13 @@ class CpuBackend final : public Backend {
       if (img->channels != 3 && img->channels != 4)
         throw Error("cpu backend: training images must be RGB or RGBA");
     images_ = images;
+    check_appearance(state_.appearance);
   }
   void set_state(const TrainState& s) override {
     if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
       throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
                   " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
+    check_appearance(s.appearance);
     state_ = s;
     stats_ = std::move(state_.adc);
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -71,6 +74,10 @@ class CpuBackend final : public Backend {
   void step(std::span<const BatchView> views, const StepSettings& s) override {
     if (views.empty()) throw Error("cpu backend: a step needs at least one view");
     const std::span<const float> filter = checked_filter3d();
+    AppearanceState& app = state_.appearance;
+    const bool appearance = !app.empty();
+    // d loss / d transform of every image; only the step's images get nonzero entries.
+    std::vector<float> app_grads(app.params.size(), 0.0f);
     Gaussians grads, view_grads;
     double sums[3] = {0, 0, 0};  // loss, l1, ssim over this rank's views
     for (std::size_t k = 0; k < views.size(); ++k) {
@@ -85,9 +92,23 @@ class CpuBackend final : public Backend {
       // The float target (and the mask's weights) formed per step from the stored bytes.
       const std::vector<float> weights =
           target.masked() ? target_weights(target) : std::vector<float>{};
-      const LossResult<float> loss = photometric_loss(
-          fwd.raster.image, target_image(target).data, cam.width, cam.height, float(s.ssim_lambda),
-          true, s.loss, weights.empty() ? nullptr : weights.data());
+      // train.appearance: the loss sees the render through the image's transform.
+      const float* transform =
+          appearance ? &app.params[kAppearanceFloats * std::size_t(views[k].image)] : nullptr;
+      std::vector<float> compensated;
+      if (transform) compensated = appearance_fwd(transform, fwd.raster.image);
+      LossResult<float> loss =
+          photometric_loss(transform ? compensated : fwd.raster.image, target_image(target).data,
+                           cam.width, cam.height, float(s.ssim_lambda), true, s.loss,
+                           weights.empty() ? nullptr : weights.data());
+      if (transform) {
+        float* v_transform = &app_grads[kAppearanceFloats * std::size_t(views[k].image)];
+        std::vector<float> v_render;
+        appearance_bwd(transform, fwd.raster.image, loss.v_image, v_render, v_transform);
+        loss.v_image = std::move(v_render);
+        for (std::size_t j = 0; j < kAppearanceFloats; ++j)
+          v_transform[j] += float(2 * s.appearance_reg) * (transform[j] - appearance_identity(j));
+      }
       // render_bwd's two stages, so ADC can read the projected gradients in between.
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
                                                    s.raster, loss.v_image, {});
@@ -104,6 +125,7 @@ class CpuBackend final : public Backend {
     }
     if (comm_->size() > 1) {
       dist::allreduce_sum(*comm_, grads, "gradient all-reduce");
+      if (appearance) comm_->allreduce_sum(std::span(app_grads), "appearance gradient all-reduce");
       comm_->allreduce_sum(std::span(sums), "loss all-reduce");
     }
     const int batch = s.batch_size;
@@ -112,9 +134,14 @@ class CpuBackend final : public Backend {
       grads.for_each_group([&](const char*, std::vector<float>& g) {
         for (float& x : g) x *= inv;
       });
+      for (float& x : app_grads) x *= inv;
     }
     add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
     adam_step(state_, grads, s.lr);
+    // The transforms take the same Adam step as the model (its count and bias correction).
+    if (appearance)
+      adam_update(app.params, app_grads, app.m, app.v, state_.adam_step,
+                  [&](std::size_t) { return s.lr.appearance; });
     if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
     finished_.push_back({sums[0] / batch, sums[1] / batch, sums[2] / batch});
   }
@@ -162,6 +189,18 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Transforms and moments of one size, one transform per training image (once both are set).
+  void check_appearance(const AppearanceState& a) const {
+    if (a.params.size() % kAppearanceFloats != 0 || a.m.size() != a.params.size() ||
+        a.v.size() != a.params.size())
+      throw Error("cpu backend: appearance state of " + std::to_string(a.params.size()) +
+                  " parameters and " + std::to_string(a.m.size()) + " / " +
+                  std::to_string(a.v.size()) + " moments (12 of each per training image)");
+    if (!a.empty() && !images_.empty() && a.images() != images_.size())
+      throw Error("cpu backend: " + std::to_string(a.images()) + " appearance transforms for " +
+                  std::to_string(images_.size()) + " training images");
+  }
+
   // The 3D filter, which a refine tick leaves stale until the trainer's update_filter3d.
   std::span<const float> checked_filter3d() const {
     const std::vector<float>& f = state_.filter3d;

@@ -79,6 +79,10 @@ class CudaBackend final : public Backend {
     images_.set(images, gpu_image_bytes_);
   }
   void set_state(const TrainState& s) override {
+    if (!s.appearance.empty())
+      throw Error(
+          "train.appearance = \"affine\": the cuda backend does not support per-image appearance "
+          "compensation yet (use backend.type = \"cpu\", or train.appearance = \"none\")");
     engine_.drain();
     model_.upload(s);
   }

@@ -62,8 +62,9 @@ void allreduce_sum(Communicator& comm, Gaussians& grads, const char* what) {
 
 void broadcast_state(Communicator& comm, TrainState& st, int root) {
   if (comm.size() == 1) return;
-  std::int64_t header[4] = {std::int64_t(st.params.size()), st.params.sh_degree, st.adam_step,
-                            std::int64_t(st.filter3d.size())};
+  std::int64_t header[5] = {std::int64_t(st.params.size()), st.params.sh_degree, st.adam_step,
+                            std::int64_t(st.filter3d.size()),
+                            std::int64_t(st.appearance.params.size())};
   comm.broadcast(std::as_writable_bytes(std::span(header)), root, "broadcast of the initial state");
   for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) {
     g->sh_degree = int(header[1]);
@@ -77,6 +78,12 @@ void broadcast_state(Communicator& comm, TrainState& st, int root) {
   if (!st.filter3d.empty())
     comm.broadcast(std::as_writable_bytes(std::span(st.filter3d)), root,
                    "broadcast of the initial state (3D filter)");
+  for (std::vector<float>* v : {&st.appearance.params, &st.appearance.m, &st.appearance.v}) {
+    v->resize(std::size_t(header[4]));
+    if (!v->empty())
+      comm.broadcast(std::as_writable_bytes(std::span(*v)), root,
+                     "broadcast of the initial state (appearance)");
+  }
 }
 
 }  // namespace splat::dist

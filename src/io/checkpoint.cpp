@@ -7,7 +7,8 @@
 //   iteration; params.*, adam_m.*, adam_v.* (sh_degree, then each Gaussians group);
 //   rng_state; view_order; view_pos; config_toml; adc_grad2d, adc_count (version 2 on; empty
 //   when the run gathers no ADC statistics); run_id (version 3 on); filter3d (version 4 on; empty
-//   unless model.antialiased). Nothing follows the last section.
+//   unless model.antialiased); appearance, appearance_m, appearance_v (version 5 on; empty unless
+//   train.appearance). Nothing follows the last section.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets.
 
@@ -34,9 +35,10 @@ static_assert(std::endian::native == std::endian::little,
               "sections are copied byte for byte, so the host must be little-endian");
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
-// Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter; all are
-// still read.
-constexpr std::uint32_t kVersion = 4;
+// Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter, version 4
+// the appearance transforms; all are still read.
+constexpr std::uint32_t kVersion = 5;
+constexpr std::size_t kAppearanceFloats = 12;  // render/appearance.h: [A | b] per training image
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 
@@ -109,6 +111,20 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
       throw input_error(path, section_field("filter3d"),
                         "entry " + std::to_string(i) + " is " + std::to_string(c.filter3d[i]) +
                             " (a variance: finite and not negative)");
+  if (c.appearance.size() % kAppearanceFloats != 0)
+    throw input_error(
+        path, section_field("appearance"),
+        std::to_string(c.appearance.size()) + " floats, not a whole number of 12-float transforms");
+  for (const auto& [name, v] :
+       {std::pair{"appearance_m", &c.appearance_m}, std::pair{"appearance_v", &c.appearance_v}})
+    if (v->size() != c.appearance.size())
+      throw input_error(path, section_field(name),
+                        std::to_string(v->size()) + " floats, but appearance has " +
+                            std::to_string(c.appearance.size()));
+  for (std::size_t i = 0; i < c.appearance.size(); ++i)
+    if (!std::isfinite(c.appearance[i]))
+      throw input_error(path, section_field("appearance"),
+                        "entry " + std::to_string(i) + " is " + std::to_string(c.appearance[i]));
   if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
     throw input_error(path, section_field("view_pos"),
                       std::to_string(c.view_pos) + " is outside view_order (" +
@@ -271,6 +287,9 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
     put_section(out, "run_id", ckpt.run_id.data(), ckpt.run_id.size());
     put_section(out, "filter3d", ckpt.filter3d.data(), ckpt.filter3d.size());
+    put_section(out, "appearance", ckpt.appearance.data(), ckpt.appearance.size());
+    put_section(out, "appearance_m", ckpt.appearance_m.data(), ckpt.appearance_m.size());
+    put_section(out, "appearance_v", ckpt.appearance_v.data(), ckpt.appearance_v.size());
   });
 }
 
@@ -296,6 +315,11 @@ Checkpoint read_checkpoint(const std::string& path) {
     c.run_id.assign(id.begin(), id.end());
   }
   if (version >= 4) c.filter3d = r.section<float>("filter3d");
+  if (version >= 5) {
+    c.appearance = r.section<float>("appearance");
+    c.appearance_m = r.section<float>("appearance_m");
+    c.appearance_v = r.section<float>("appearance_v");
+  }
   r.expect_end();
   check_shapes(path, c);
   return c;

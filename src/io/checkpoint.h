@@ -27,6 +27,11 @@ struct Checkpoint {
   // Mip-Splatting's 3D filter variance per splat (model.antialiased; render/filter3d.h), so that
   // eval, render and view draw the model as it trained; empty otherwise and before version 4.
   std::vector<float> filter3d;
+  // train.appearance = affine: the per-training-image colour transforms, [images, 3, 4] row-major
+  // [A | b] (render/appearance.h), and their Adam moments; empty otherwise and before version 5.
+  std::vector<float> appearance;
+  std::vector<float> appearance_m;
+  std::vector<float> appearance_v;
 };
 
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);

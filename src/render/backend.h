@@ -12,6 +12,7 @@
 #include "core/camera.h"
 #include "core/gaussians.h"
 #include "core/image.h"
+#include "render/appearance.h"
 #include "render/loss.h"
 #include "render/settings.h"
 
@@ -46,6 +47,10 @@ struct TrainState {
   // Mip-Splatting's 3D filter variance per splat (render/filter3d.h), applied by every step and
   // render; empty: no 3D filter. Not a parameter: update_filter3d recomputes it.
   std::vector<float> filter3d;
+  // train.appearance = affine: one colour transform per training image (set_images' order) with
+  // its Adam moments (render/appearance.h); empty: off. Steps apply and train them; render()
+  // never applies them.
+  AppearanceState appearance;
 };
 
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
@@ -61,6 +66,7 @@ void for_each_group3(TrainState& st, F&& f) {
 
 struct LearningRates {
   double means = 0, log_scales = 0, quats = 0, opacity = 0, sh0 = 0, shN = 0;
+  double appearance = 0;  // the per-image transforms (TrainState::appearance)
 };
 
 struct StepSettings {
@@ -78,6 +84,10 @@ struct StepSettings {
   // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
   // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
   bool accumulate_grad2d = false;
+  // With per-image transforms (TrainState::appearance), each view adds the gradient of
+  // appearance_reg * ||[A | b] - [I | 0]||^2 (Frobenius) to its image's transform: a pull toward
+  // the identity, which keeps the transforms from drifting together with the splats' colours.
+  double appearance_reg = 0;
   // Views in the step's global batch, over all ranks: the gradients of the views are summed
   // (all-reduced across ranks), divided by batch_size, then regularized and given to Adam once.
   int batch_size = 1;

@@ -22,7 +22,8 @@ SPLAT_HD inline std::uint64_t mix64(std::uint64_t z) {
 
 // The term of word `index` of the state. A group of n floats has ceil(n / 2) words: floats 2i
 // (low half) and 2i + 1 (high half, 0 past the end); words are numbered through the groups of
-// params, adam_m and adam_v in for_each_group order.
+// params, adam_m and adam_v in for_each_group order, then (when present) the appearance
+// transforms and their two moments.
 SPLAT_HD inline std::uint64_t digest_term(std::uint64_t word, std::uint64_t index) {
   return mix64(word ^ mix64(index));
 }

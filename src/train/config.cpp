@@ -142,6 +142,9 @@ const std::vector<Field>& fields() {
       train("lr_opacity", &T::lr_opacity, {0}, "opacity (logit) learning rate"),
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
       train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
+      train("appearance", &T::appearance, "real captures with varying exposure: affine colour transform per training image, applied to the render before the loss (test views, renders and model files use none); cpu backend only"),
+      train("lr_appearance", &T::lr_appearance, {0}, "learning rate of the per-image transforms"),
+      train("appearance_reg", &T::appearance_reg, {0}, "pull of the per-image transforms toward the identity (weight of their squared distance in each view's loss)"),
       train("log_every", &T::log_every, {1}, "progress line period when not on a terminal"),
       train("eval_every", &T::eval_every, {0}, "test-view PSNR/SSIM every n steps, into metrics.jsonl (0 = only at the end)"),
       train("batch_size", &T::batch_size, {1, 4096}, "views per step over all ranks; gradients averaged, one Adam update"),
@@ -316,6 +319,9 @@ std::string_view to_string(DensifyStrategy k) {
 std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
+std::string_view to_string(AppearanceKind k) {
+  return name_of(k);
+}
 
 template <class E>
 E from_string(std::string_view name) {
@@ -327,6 +333,7 @@ template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
+template AppearanceKind from_string(std::string_view);
 template LossKind from_string(std::string_view);
 template ModelFormat from_string(std::string_view);
 

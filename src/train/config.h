@@ -16,10 +16,13 @@ namespace splat {
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
 enum class LrBatchScaling { None, Sqrt, Linear };
+// train.appearance: per-training-image colour compensation (render/appearance.h).
+enum class AppearanceKind { None, Affine };
 
 std::string_view to_string(InitKind k);
 std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
+std::string_view to_string(AppearanceKind k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
 // valid names. Defined for the enums above, render/backend_config.h's and LossKind (config.cpp).
 template <class E>
@@ -67,6 +70,16 @@ struct TrainConfig {
   double lr_opacity = 5e-2;
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
+  // Real captures: an affine colour transform per training image, applied to the render before
+  // the loss and trained with Adam at lr_appearance (render/appearance.h); off for synthetic data.
+  AppearanceKind appearance = AppearanceKind::None;
+  // About 1% of a gain per step: an image's transform, which a gradient reaches once per epoch,
+  // settles in a few epochs, without the jitter of a larger rate (the splats' colours use 2.5e-3).
+  double lr_appearance = 1e-3;
+  // Pull toward the identity, appearance_reg * ||[A | b] - [I | 0]||^2 per view: the transforms
+  // and the splats' colours can trade a common colour change, which this keeps out of the
+  // transforms, so that the splats (what held-out views see) carry the mean appearance.
+  double appearance_reg = 0.01;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
   // Test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end).
   std::int64_t eval_every = 0;

@@ -44,6 +44,9 @@ constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::Sqrt, "sqrt"},
     {LrBatchScaling::Linear, "linear"}};
 
+constexpr std::pair<AppearanceKind, std::string_view> kAppearanceKinds[] = {
+    {AppearanceKind::None, "none"}, {AppearanceKind::Affine, "affine"}};
+
 inline EnumInfo<ModelFormat> enum_info(ModelFormat) {
   return {"model format", kModelFormatNames};
 }
@@ -67,6 +70,9 @@ inline EnumInfo<DensifyStrategy> enum_info(DensifyStrategy) {
 }
 inline EnumInfo<LrBatchScaling> enum_info(LrBatchScaling) {
   return {"learning-rate batch scaling", kLrBatchScalings};
+}
+inline EnumInfo<AppearanceKind> enum_info(AppearanceKind) {
+  return {"appearance compensation", kAppearanceKinds};
 }
 
 template <class E>

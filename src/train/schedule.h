@@ -40,6 +40,7 @@ inline LearningRates learning_rates(const TrainConfig& c, double scene_extent, s
   lr.opacity = f * c.lr_opacity;
   lr.sh0 = f * c.lr_sh0;
   lr.shN = f * c.lr_shN;
+  lr.appearance = f * c.lr_appearance;
   return lr;
 }
 

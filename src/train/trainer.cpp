@@ -38,6 +38,7 @@ std::string new_run_id() {
 std::string lr_key_of(const std::string& group) {
   if (group == "raw_opacity") return "train.lr_opacity";
   if (group == "sh") return "train.lr_sh0 / train.lr_shN";
+  if (group == "appearance") return "train.lr_appearance";
   return "train.lr_" + group;
 }
 
@@ -111,6 +112,8 @@ void Trainer::start_fresh(Gaussians params, const std::string& source) {
   st.params = std::move(params);
   st.adam_m = zeros_like(st.params);
   st.adam_v = zeros_like(st.params);
+  if (cfg_.train.appearance == AppearanceKind::Affine)
+    st.appearance = AppearanceState::identity(data_.train.size());
   start_from(std::move(st));
   iteration_ = 0;
   run_id_ = new_run_id();
@@ -168,6 +171,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
   st.adam_v = ckpt.adam_v;
   st.adam_step = ckpt.iteration;
   st.filter3d = ckpt.filter3d;
+  st.appearance = resumed_appearance(ckpt);
   // The tick sums every rank's statistics: rank 0 carries the saved sums, the others start at zero.
   if (comm_.rank() == 0) {
     st.adc.grad2d = ckpt.adc_grad2d;
@@ -179,6 +183,25 @@ void Trainer::resume(const Checkpoint& ckpt) {
   view_order_ = ckpt.view_order;
   view_pos_ = ckpt.view_pos;
   run_id_ = ckpt.run_id.empty() ? new_run_id() : ckpt.run_id;  // files before run ids start one
+}
+
+AppearanceState Trainer::resumed_appearance(const Checkpoint& ckpt) const {
+  const bool saved = !ckpt.appearance.empty();
+  if (cfg_.train.appearance == AppearanceKind::None) {
+    if (saved)
+      throw Error(
+          "the checkpoint holds per-image appearance transforms, but train.appearance = "
+          "\"none\" (resume with train.appearance = \"affine\")");
+    return {};
+  }
+  // A checkpoint saved without them (appearance = none, or a version before 5) starts them at
+  // the identity.
+  if (!saved) return AppearanceState::identity(data_.train.size());
+  AppearanceState a{ckpt.appearance, ckpt.appearance_m, ckpt.appearance_v};
+  if (a.images() != data_.train.size())
+    throw Error("the checkpoint holds appearance transforms for " + std::to_string(a.images()) +
+                " training images, this dataset has " + std::to_string(data_.train.size()));
+  return a;
 }
 
 void Trainer::check_finite() const {
@@ -211,6 +234,9 @@ Checkpoint Trainer::checkpoint() const {
     c.adc_count = st.adc.count;
   }
   c.filter3d = st.filter3d;
+  c.appearance = st.appearance.params;
+  c.appearance_m = st.appearance.m;
+  c.appearance_v = st.appearance.v;
   return c;
 }
 
@@ -235,6 +261,7 @@ StepSettings Trainer::settings_at(std::int64_t step) const {
   s.loss = cfg_.train.loss;
   s.ssim_lambda = cfg_.train.ssim_lambda;
   s.lr = learning_rates(cfg_.train, scene_extent_, step);
+  s.appearance_reg = cfg_.train.appearance_reg;
   s.batch_size = int(cfg_.train.batch_size);
   densifier_->step_settings(step, s);
   return s;

@@ -41,7 +41,10 @@ class Trainer {
   void initialize();  // a fresh model from model.init
   // A fresh run from a model's splats, its SH padded with zeros or cut to model.sh_degree.
   void initialize_from(Gaussians params);
-  void resume(const Checkpoint& ckpt);  // continue exactly where the checkpoint stopped
+  // Continue exactly where the checkpoint stopped. With train.appearance = affine and a checkpoint
+  // without transforms they start at the identity; transforms in a checkpoint that
+  // train.appearance = none would drop are an error.
+  void resume(const Checkpoint& ckpt);
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into out_dir, if not empty (rank 0 only; rank 0
   // alone shows progress): metrics.jsonl (history.h) with the evaluations of train.eval_every,
@@ -84,6 +87,8 @@ class Trainer {
   EvalResult evaluate_now();
   void check_finite() const;
   void update_filter3d();  // model.antialiased: from the training cameras
+  // train.appearance: the checkpoint's transforms, the identity where it has none.
+  AppearanceState resumed_appearance(const Checkpoint& ckpt) const;
 
   static constexpr std::int64_t kStopCheckEvery = 50;
   // Parameters are checked for NaN and inf this often (and before every checkpoint): a diverged
