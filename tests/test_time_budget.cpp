@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "io/demo_scene.h"
 #include "test_util.h"
@@ -131,14 +132,26 @@ TEST(TimeBudget, ACpuRunStopsWithinItsBudget) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
+  // The wall time of every step boundary, through the per-step snapshot hook (it never asks for a
+  // snapshot): a run can only stop at a boundary, so the overshoot is bounded by the longest step.
+  std::vector<std::chrono::steady_clock::time_point> ends{std::chrono::steady_clock::now()};
+  t.set_snapshots(
+      [&](std::int64_t) {
+        ends.push_back(std::chrono::steady_clock::now());
+        return false;
+      },
+      [](std::int64_t, Gaussians) {});
   t.train("");
   EXPECT_FALSE(t.interrupted());
   EXPECT_EQ(t.config().train.iterations, t.iteration()) << "the config holds what the run did";
   EXPECT_LT(t.iteration(), 1000000);
-  // It ends by its plan, or at the first step boundary past the budget: within a few steps' time
-  // of it (on a loaded machine a step of this scene can take a good part of a second).
-  const double step = t.train_seconds() / double(t.iteration());
-  EXPECT_LE(t.train_seconds(), 1.5 + std::max(0.1, 3 * step));
+  ASSERT_EQ(ends.size(), std::size_t(t.iteration()) + 1);
+  double longest = 0;
+  for (std::size_t i = 1; i < ends.size(); ++i)
+    longest = std::max(longest, std::chrono::duration<double>(ends[i] - ends[i - 1]).count());
+  // It ends by its plan, or at the first step boundary past the budget: at most one step (the
+  // longest seen, as a loaded 2-core machine can stall any of them) past it, plus the final sync.
+  EXPECT_LE(t.train_seconds(), 1.5 + longest + 0.1) << "longest step " << longest << " s";
   EXPECT_GT(t.train_seconds(), 0.5 * 1.5);
 }
 
