@@ -192,5 +192,26 @@ TEST(Appearance, ResumeAcrossTheSetting) {
                         {"appearance transforms", "train.appearance"});
 }
 
+// A state whose transforms do not fit the training images, or whose moments do not fit its
+// transforms, is refused by the backend with both counts named, whichever is set first.
+TEST(Appearance, StatesThatDoNotFitTheImagesAreRefused) {
+  const Dataset data = load_small();
+  const std::vector<const Image8*> two{&data.train[0].image, &data.train[1].image};
+  TrainState st;
+  st.appearance = AppearanceState::identity(3);
+  auto b = make_backend(small_config(1).backend);
+  b->set_images(two);
+  test::expect_contains(test::error_of([&] { b->set_state(st); }),
+                        {"3 appearance transforms for 2 training images"});
+  auto c = make_backend(small_config(1).backend);
+  c->set_state(st);
+  test::expect_contains(test::error_of([&] { c->set_images(two); }),
+                        {"3 appearance transforms for 2 training images"});
+  st.appearance = AppearanceState::identity(2);
+  st.appearance.v.pop_back();
+  test::expect_contains(test::error_of([&] { b->set_state(st); }),
+                        {"appearance state of 24 parameters and 24 / 23 moments"});
+}
+
 }  // namespace
 }  // namespace splat

@@ -50,13 +50,13 @@ class CpuBackend final : public Backend {
       if (img->channels != 3 && img->channels != 4)
         throw Error("cpu backend: training images must be RGB or RGBA");
     images_ = images;
-    check_appearance(state_.appearance);
+    check_appearance(state_.appearance, images_.size(), name());
   }
   void set_state(const TrainState& s) override {
     if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
       throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
                   " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
-    check_appearance(s.appearance);
+    check_appearance(s.appearance, images_.size(), name());
     state_ = s;
     stats_ = std::move(state_.adc);
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -189,18 +189,6 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // Transforms and moments of one size, one transform per training image (once both are set).
-  void check_appearance(const AppearanceState& a) const {
-    if (a.params.size() % kAppearanceFloats != 0 || a.m.size() != a.params.size() ||
-        a.v.size() != a.params.size())
-      throw Error("cpu backend: appearance state of " + std::to_string(a.params.size()) +
-                  " parameters and " + std::to_string(a.m.size()) + " / " +
-                  std::to_string(a.v.size()) + " moments (12 of each per training image)");
-    if (!a.empty() && !images_.empty() && a.images() != images_.size())
-      throw Error("cpu backend: " + std::to_string(a.images()) + " appearance transforms for " +
-                  std::to_string(images_.size()) + " training images");
-  }
-
   // The 3D filter, which a refine tick leaves stale until the trainer's update_filter3d.
   std::span<const float> checked_filter3d() const {
     const std::vector<float>& f = state_.filter3d;

@@ -77,12 +77,11 @@ class CudaBackend final : public Backend {
   void set_images(const std::vector<const Image8*>& images) override {
     engine_.drain();
     images_.set(images, gpu_image_bytes_);
+    check_appearance_images(model_.appearance.params.size() / kAppearanceFloats, images_.count(),
+                            name());
   }
   void set_state(const TrainState& s) override {
-    if (!s.appearance.empty())
-      throw Error(
-          "train.appearance = \"affine\": the cuda backend does not support per-image appearance "
-          "compensation yet (use backend.type = \"cpu\", or train.appearance = \"none\")");
+    check_appearance(s.appearance, images_.count(), name());
     engine_.drain();
     model_.upload(s);
   }

@@ -37,6 +37,10 @@ void DeviceModel::upload(const TrainState& s) {
                 std::to_string(s.params.size()) + " splats");
   filter_on_ = !s.filter3d.empty();
   if (filter_on_) filter3d_.upload(s.filter3d);
+  appearance.params.upload(s.appearance.params);
+  appearance.m.upload(s.appearance.m);
+  appearance.v.upload(s.appearance.v);
+  appearance.grads.resize(s.appearance.params.size());
   ++generation;
   uploaded();
 }
@@ -53,6 +57,7 @@ TrainState DeviceModel::download() const {
     s.adc.count = vis_count.download();
   }
   if (filter_on_) s.filter3d = filter3d_.download();
+  s.appearance = {appearance.params.download(), appearance.m.download(), appearance.v.download()};
   return s;
 }
 
@@ -70,26 +75,31 @@ std::uint64_t DeviceModel::digest() const {
   DeviceBuffer<unsigned long long> sum(1);
   sum.zero(stream_);
   std::uint64_t words = 0;
+  const auto add = [&](const DeviceBuffer<float>& b) {
+    add_digest_terms(b.data(), b.size(), words, sum.data(), stream_);
+    words += (b.size() + 1) / 2;
+  };
   for (const Groups* G : {&params, &m, &v})
-    for (const DeviceBuffer<float>& b : G->g) {
-      add_digest_terms(b.data(), b.size(), words, sum.data(), stream_);
-      words += (b.size() + 1) / 2;
-    }
+    for (const DeviceBuffer<float>& b : G->g) add(b);
+  for (const DeviceBuffer<float>* b : {&appearance.params, &appearance.m, &appearance.v}) add(*b);
   syncs_.stream(stream_, "digest");
   return digest_finish(sum.download()[0], words, sh_degree, adam_step);
 }
 
-// One pass over the parameters on the device and one 40-byte download, every check period.
+// One pass over the parameters on the device and one 48-byte download, every check period.
 std::string DeviceModel::non_finite_group() const {
-  DeviceBuffer<unsigned long long> counts(params.g.size());
+  DeviceBuffer<unsigned long long> counts(params.g.size() + 1);
   counts.zero(stream_);
   for (std::size_t i = 0; i < params.g.size(); ++i)
     count_non_finite(params.g[i].data(), params.g[i].size(), counts.data() + i, stream_);
+  count_non_finite(appearance.params.data(), appearance.params.size(),
+                   counts.data() + params.g.size(), stream_);
   syncs_.stream(stream_, "finite check");
   const std::vector<unsigned long long> found = counts.download();
   std::vector<std::string> names;
   Gaussians{}.for_each_group(
       [&](const char* name, const std::vector<float>&) { names.push_back(name); });
+  names.push_back("appearance");
   for (std::size_t i = 0; i < found.size(); ++i)
     if (found[i] != 0) return names[i];
   return "";
@@ -107,6 +117,8 @@ std::size_t DeviceModel::bytes() const {
                   filter3d_.capacity_bytes() + filter_cams_.capacity_bytes();
   for (const Groups* G : {&params, &grads, &m, &v})
     for (const auto& buffer : G->g) b += buffer.capacity_bytes();
+  for (const auto* buffer : {&appearance.params, &appearance.grads, &appearance.m, &appearance.v})
+    b += buffer->capacity_bytes();
   return b;
 }
 

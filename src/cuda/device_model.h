@@ -45,6 +45,13 @@ struct Groups {
   }
 };
 
+// train.appearance = affine: the per-image colour transforms (render/appearance.h), the step's
+// gradient and the Adam moments, [images, 12] each; empty when off.
+struct DeviceAppearance {
+  DeviceBuffer<float> params, grads, m, v;
+  bool on() const { return params.size() > 0; }
+};
+
 class DeviceModel {
  public:
   DeviceModel(cudaStream_t stream, SyncLog& syncs) : stream_(stream), syncs_(syncs) {}
@@ -56,7 +63,7 @@ class DeviceModel {
   Gaussians download_params() const;
   // render/state_digest.h's digest of the parameters and moments, summed on the device.
   std::uint64_t digest() const;
-  // The first group holding a NaN or infinity, or "".
+  // The first group holding a NaN or infinity ("appearance" for the transforms), or "".
   std::string non_finite_group() const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;
@@ -87,6 +94,7 @@ class DeviceModel {
   Groups params, grads, m, v;
   DeviceBuffer<float> grad2d;            // [N] ADC: gradient-norm sums since the last tick
   DeviceBuffer<std::int32_t> vis_count;  // [N] ADC: visible steps since the last tick
+  DeviceAppearance appearance;
   // Counts changes of the buffers or the count (upload, refine ticks, a resized filter): a
   // captured step graph holds their pointers.
   long generation = 0;

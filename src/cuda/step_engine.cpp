@@ -29,6 +29,7 @@
 #include "cuda/accumulate.h"
 #include "cuda/adam.h"
 #include "cuda/adc.h"
+#include "cuda/appearance.h"
 #include "cuda/loss.h"
 #include "cuda/mcmc.h"
 #include "dist/communicator.h"
@@ -232,27 +233,38 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   // coefficients where it forms their gradients (ShAdam, same bits), and Adam's own launch takes
   // the other four groups.
   const float batch = float(s.batch_size);
-  const std::array<AdamGroup, 5> groups = adam_groups(s);
+  std::array<AdamGroup, 6> groups = adam_groups(s);
   const bool sh_in_backward = p.views.size() == 1 && comm_->size() == 1;
-  const ShAdam sh_adam{groups[4], 4, adam_scalars(groups.data(), 5, p.adam_step, 1.0f / batch),
+  const ShAdam sh_adam{groups[4], 4,
+                       adam_scalars(groups.data(), int(groups.size()), p.adam_step, 1.0f / batch),
                        from_device ? &scalars_.data()->adam : nullptr, abort};
+  DeviceAppearance& app = model_.appearance;
+  if (app.on()) app.grads.zero(stream_);  // the views add their images' gradients
   for (std::size_t k = 0; k < p.views.size(); ++k)
     view_pass(p.views[k], k, s, sizing, from_device, p.isect_count,
               sh_in_backward ? &sh_adam : nullptr);
   deterministic_steps_ += deterministic_;
   sh_adam_steps_ += sh_in_backward;
+  appearance_steps_ += app.on();
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
     timer_.begin("allreduce", stream_);
     for (auto& g : model_.grads.g)
       comm_->allreduce_sum_device(g.data(), g.size(), stream_, "gradient all-reduce");
+    if (app.on())
+      comm_->allreduce_sum_device(app.grads.data(), app.grads.size(), stream_,
+                                  "appearance gradient all-reduce");
     for (std::size_t k = 1; k < p.views.size(); ++k)
       add_in_place(view_sums_.data(), view_sums_.data() + 2 * k, 2, stream_);
     comm_->allreduce_sum_device(view_sums_.data(), 2, stream_, "loss all-reduce");
     timer_.end(stream_);
   }
+  // The launch takes the groups before the SH coefficients' (those already updated in the
+  // backward), or all five; the appearance transforms, when on, ride along as group 5.
+  if (sh_in_backward && app.on()) groups[4].n = 0;
+  const int launched = app.on() ? 6 : sh_in_backward ? 4 : 5;
   timer_.begin("adam", stream_);
-  adam_step(groups.data(), sh_in_backward ? 4 : 5, p.adam_step, stream_, 1.0f / batch,
+  adam_step(groups.data(), launched, p.adam_step, stream_, 1.0f / batch,
             from_device ? &scalars_.data()->adam : nullptr, abort);
   timer_.end(stream_);
 
@@ -286,14 +298,33 @@ void StepEngine::view_pass(const ViewRef& view,
 
   PerPixel& px = renderer_.pixels();
   const DeviceImage& target = from_device ? images_.staged() : images_.fetch(view.image);
+  // train.appearance: the loss sees the render through the image's transform, and its gradient
+  // goes back through it (the transform's own into model_.appearance.grads).
+  const std::size_t pixels = std::size_t(cam.width) * cam.height;
+  const AppearanceView app{model_.appearance.params.data(), model_.appearance.grads.data(),
+                           view.image, from_device ? &scalars_.data()->image : nullptr};
+  const float* seen = px.image;
+  if (model_.appearance.on()) {
+    compensated_.resize(3 * pixels);
+    appearance_sums_.resize(appearance_scratch_doubles(pixels));
+    timer_.begin("appearance", stream_);
+    appearance_forward(app, px.image, compensated_.data(), pixels, stream_);
+    timer_.end(stream_);
+    seen = compensated_.data();
+  }
   const LossParams lp{cam.width, cam.height, float(s.ssim_lambda), s.loss};
   timer_.begin("loss", stream_);
-  photometric_loss(lp, px.image,
-                   LossTarget{target.pixels.data(), target.format, target.norm.data()},
+  photometric_loss(lp, seen, LossTarget{target.pixels.data(), target.format, target.norm.data()},
                    {px.v_image, px.sums, px.loss_scratch}, stream_);
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(view_sums_.data() + 2 * k, px.sums, 2 * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
   timer_.end(stream_);
+  if (model_.appearance.on()) {
+    timer_.begin("appearance", stream_);
+    appearance_backward(app, px.image, px.v_image, pixels, float(2 * s.appearance_reg),
+                        appearance_sums_.data(), stream_);
+    timer_.end(stream_);
+  }
 
   if (k == 0) {
     renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, model_.grads.out(),
@@ -322,9 +353,9 @@ void StepEngine::view_pass(const ViewRef& view,
   }
 }
 
-std::array<AdamGroup, 5> StepEngine::adam_groups(const StepSettings& s) {
+std::array<AdamGroup, 6> StepEngine::adam_groups(const StepSettings& s) {
   const int K = sh_coeffs(model_.sh_degree);
-  std::array<AdamGroup, 5> groups;
+  std::array<AdamGroup, 6> groups;
   const float lrs[5] = {float(s.lr.means), float(s.lr.log_scales), float(s.lr.quats),
                         float(s.lr.opacity), float(s.lr.sh0)};
   for (int i = 0; i < 5; ++i)
@@ -336,6 +367,9 @@ std::array<AdamGroup, 5> StepEngine::adam_groups(const StepSettings& s) {
                  lrs[i],
                  i == 4 ? K : 0,
                  float(s.lr.shN)};
+  DeviceAppearance& app = model_.appearance;
+  groups[5] = {app.params.data(), app.grads.data(),  app.m.data(),
+               app.v.data(),      app.params.size(), float(s.lr.appearance)};
   // MCMC's L1 terms, opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg *
   // mean(exp(log_scales)), part of the loss Adam sees: their gradients, once per view of the batch.
   const double batch = double(float(s.batch_size));
@@ -356,10 +390,11 @@ void StepEngine::run_graph(Pending& p) {
   const ViewRef& view = p.views.at(0);  // step() lets only one view through in graph mode
   const DeviceImage& target = images_.at(view.image);
   Slot& slot = ring_.get()[p.slot];
-  const std::array<AdamGroup, 5> groups = adam_groups(s);
+  const std::array<AdamGroup, 6> groups = adam_groups(s);
   slot.scalars = {CameraParams::from(view.cam),
-                  adam_scalars(groups.data(), 5, p.adam_step),
-                  {float(s.noise_scale), s.noise_seed}};
+                  adam_scalars(groups.data(), int(groups.size()), p.adam_step),
+                  {float(s.noise_scale), s.noise_seed},
+                  view.image};
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars),
                                    cudaMemcpyHostToDevice, stream_));
   images_.stage(view.image);
@@ -383,6 +418,8 @@ void StepEngine::run_graph(Pending& p) {
   key.ssim_lambda = float(s.ssim_lambda);
   key.opacity_reg = s.opacity_reg;
   key.scale_reg = s.scale_reg;
+  key.appearance = model_.appearance.on();
+  key.appearance_reg = s.appearance_reg;
   if (key.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
     key.generation = -2;  // stats not sized yet
 
@@ -391,6 +428,7 @@ void StepEngine::run_graph(Pending& p) {
     ++launches_;
     bounded_steps_ += 1;
     deterministic_steps_ += deterministic_;
+    appearance_steps_ += key.appearance;
     return;
   }
   if (graph_) {
@@ -438,7 +476,8 @@ void StepEngine::assert_idle(const char* before) const {
 }
 
 std::size_t StepEngine::bytes() const {
-  std::size_t b = view_sums_.capacity_bytes() + scalars_.capacity_bytes();
+  std::size_t b = view_sums_.capacity_bytes() + scalars_.capacity_bytes() +
+                  compensated_.capacity_bytes() + appearance_sums_.capacity_bytes();
   for (const auto& buffer : view_grads_.g) b += buffer.capacity_bytes();
   return b;
 }
@@ -455,6 +494,7 @@ void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
   r.push_back({"engine.graph_launches", double(launches_)});
   r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
   r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
+  r.push_back({"engine.appearance_steps", double(appearance_steps_)});
   r.push_back({"images.streamed", double(images_.streamed())});
 }
 

@@ -29,6 +29,7 @@ struct StepScalars {
   CameraParams cam;
   AdamScalars adam;
   NoiseScalars noise;
+  int image = 0;  // the training image, whose appearance transform the step applies
 };
 
 // Everything a captured graph bakes in besides StepScalars: when any of it changes, the graph is
@@ -42,6 +43,8 @@ struct GraphKey {
   int target_channels = 0;
   float background[3] = {}, target_background[3] = {}, ssim_lambda = 0;
   double opacity_reg = 0, scale_reg = 0;
+  bool appearance = false;
+  double appearance_reg = 0;
   bool operator==(const GraphKey&) const = default;
 };
 
@@ -111,7 +114,8 @@ class StepEngine {
                  bool from_device,
                  int& isect_count,
                  const ShAdam* sh_adam);
-  std::array<AdamGroup, 5> adam_groups(const StepSettings& s);
+  // The model's five groups, then the appearance transforms (no elements when off).
+  std::array<AdamGroup, 6> adam_groups(const StepSettings& s);
   void run_graph(Pending& p);
 
   const bool auto_submission_, auto_pipelining_;
@@ -133,6 +137,9 @@ class StepEngine {
   int next_slot_ = 0;
   Groups view_grads_;  // batches: the gradients of a view after the first, added into grads
   DeviceBuffer<float> view_sums_{2 * std::size_t(kMaxViews)};  // [views, 2] each view's loss sums
+  // train.appearance: the transformed render the loss sees, and the transform's partial sums.
+  DeviceBuffer<float> compensated_;
+  DeviceBuffer<double> appearance_sums_;
   // Graph mode.
   DeviceBuffer<StepScalars> scalars_{1};
   cudaGraphExec_t graph_ = nullptr;
@@ -140,7 +147,7 @@ class StepEngine {
   // Report figures.
   double isect_sum_ = 0;  // intersections over all retired steps
   long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0,
-       launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0;
+       launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0, appearance_steps_ = 0;
   int max_in_flight_ = 0;
 };
 

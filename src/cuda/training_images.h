@@ -40,6 +40,7 @@ class TrainingImages {
   // them the GPU keeps (negative: half the device's free memory now). The host images must outlive
   // their use (Backend::set_images).
   void set(const std::vector<const Image8*>& images, std::int64_t budget_bytes);
+  std::size_t count() const { return images_.size(); }
   // Image i's size and format (its pixels may be in host memory).
   const DeviceImage& at(int i) const { return images_.at(std::size_t(i)); }
   // Image i on the device for the kernels queued next on the stream: resident, or copied into the

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "core/error.h"
 #include "core/finite.h"
@@ -25,6 +26,23 @@ std::uint64_t state_digest(const TrainState& st) {
   for (const std::vector<float>* v : {&st.appearance.params, &st.appearance.m, &st.appearance.v})
     add(*v);
   return digest_finish(sum, index, st.params.sh_degree, st.adam_step);
+}
+
+void check_appearance(const AppearanceState& a, std::size_t images, const std::string& backend) {
+  if (a.params.size() % kAppearanceFloats != 0 || a.m.size() != a.params.size() ||
+      a.v.size() != a.params.size())
+    throw Error(backend + " backend: appearance state of " + std::to_string(a.params.size()) +
+                " parameters and " + std::to_string(a.m.size()) + " / " +
+                std::to_string(a.v.size()) + " moments (12 of each per training image)");
+  check_appearance_images(a.images(), images, backend);
+}
+
+void check_appearance_images(std::size_t transforms,
+                             std::size_t images,
+                             const std::string& backend) {
+  if (transforms > 0 && images > 0 && transforms != images)
+    throw Error(backend + " backend: " + std::to_string(transforms) +
+                " appearance transforms for " + std::to_string(images) + " training images");
 }
 
 std::uint64_t Backend::state_digest() const {

@@ -53,6 +53,14 @@ struct TrainState {
   AppearanceState appearance;
 };
 
+// Throws unless `a` is empty or holds transforms and moments of one size, 12 floats each per
+// image, and (once the backend has its training images, images > 0) one transform per image.
+void check_appearance(const AppearanceState& a, std::size_t images, const std::string& backend);
+// The second half: `transforms` (0: off) fit `images` (0: not set yet).
+void check_appearance_images(std::size_t transforms,
+                             std::size_t images,
+                             const std::string& backend);
+
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
 template <class F>
 void for_each_group3(TrainState& st, F&& f) {

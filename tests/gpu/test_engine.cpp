@@ -61,10 +61,12 @@ struct Mode {
   Pipelining pipelining;
   bool deterministic;
   double gpu_images_gb = -1;  // backend.gpu_images_gb
+  bool appearance = false;    // train.appearance = affine
   std::string name() const {
     return std::string(to_string(submission)) + "/" + std::string(to_string(pipelining)) +
            (deterministic ? "/deterministic" : "") +
-           (gpu_images_gb >= 0 ? "/images " + std::to_string(gpu_images_gb) + " GiB" : "");
+           (gpu_images_gb >= 0 ? "/images " + std::to_string(gpu_images_gb) + " GiB" : "") +
+           (appearance ? "/appearance" : "");
   }
 };
 
@@ -94,7 +96,13 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
   for (const View& v : data.train) images.push_back(&v.image);
   b->set_images(images);
 
-  b->set_state(fresh_state(4000, 3));
+  TrainState start = fresh_state(4000, 3);
+  if (mode.appearance) {  // every image's transform a little off the identity
+    start.appearance = AppearanceState::identity(images.size());
+    for (std::size_t i = 0; i < start.appearance.params.size(); ++i)
+      start.appearance.params[i] += 0.01f * float(int(i * 7 % 11) - 5);
+  }
+  b->set_state(start);
 
   EngineRun r;
   std::vector<StepResult> done;
@@ -102,7 +110,8 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     const int view = (i * 5) % int(data.train.size());
     StepSettings s;
     s.raster.sh_degree = std::min(3, i / 20);
-    s.lr = {1.6e-4 * std::pow(0.99, i), 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
+    s.lr = {1.6e-4 * std::pow(0.99, i), 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4, 1e-3};
+    s.appearance_reg = 0.01;
     s.opacity_reg = 0.01;
     s.scale_reg = 0.01;
     s.noise_scale = 50.0 * s.lr.means;
@@ -198,6 +207,34 @@ TEST(Engine, DeterministicModesAreBitIdentical) {
     expect_bit_identical(r.state.adam_v, ref.state.adam_v);
     EXPECT_EQ(r.stats.grad2d, ref.stats.grad2d);
     EXPECT_EQ(r.stats.count, ref.stats.count);
+  }
+}
+
+// train.appearance = affine: every mode gives the same bits as chained/off, the transforms and
+// their moments included (graph mode reads each step's image index from device memory); the
+// transforms change the run.
+TEST(Engine, AppearanceModesAreBitIdentical) {
+  Mode ref_mode{Submission::Chained, Pipelining::Off, true};
+  const EngineRun plain = train_in(ref_mode);
+  ref_mode.appearance = true;
+  const EngineRun ref = train_in(ref_mode);
+  expect_path(ref_mode, ref);
+  EXPECT_EQ(plain.get("engine.appearance_steps"), 0.0);
+  EXPECT_EQ(ref.get("engine.appearance_steps"), double(kSteps));
+  EXPECT_NE(ref.losses, plain.losses);
+  ASSERT_EQ(ref.state.appearance.params.size(), engine_scene().train.size() * kAppearanceFloats);
+  for (Mode m : all_modes(true)) {
+    m.appearance = true;
+    SCOPED_TRACE(m.name());
+    const EngineRun r = train_in(m);
+    expect_path(m, r);
+    EXPECT_GE(r.get("engine.appearance_steps"), double(kSteps));  // overflowed steps run again
+    EXPECT_EQ(r.losses, ref.losses);
+    expect_bit_identical(r.state.params, ref.state.params);
+    expect_bit_identical(r.state.adam_m, ref.state.adam_m);
+    EXPECT_EQ(r.state.appearance.params, ref.state.appearance.params);
+    EXPECT_EQ(r.state.appearance.m, ref.state.appearance.m);
+    EXPECT_EQ(r.state.appearance.v, ref.state.appearance.v);
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "parity_util.h"
 #include "render/backend.h"
@@ -36,33 +38,83 @@ Image8 step_target(int w, int h, TargetKind kind) {
   return target;
 }
 
+// Moments as after some training, so that an update uses all of Adam's terms: m in
+// [-1e-3, 1e-3], v in [0, 1e-4].
+float first_moment(float r) {
+  return 1e-3f * r;
+}
+float second_moment(float r) {
+  return 1e-4f * (0.5f + 0.5f * r);
+}
+
+// The splats at step 7 of a run, with nonzero moments.
+TrainState state_of(const Gaussians& params) {
+  TrainState st;
+  st.params = params;
+  st.adam_m = st.params;
+  st.adam_v = st.params;
+  const auto m0 = random_vector(st.params.sh.size() * 4, 5);
+  int k = 0;
+  for (Gaussians* g : {&st.adam_m, &st.adam_v})
+    g->for_each_group([&](const char*, std::vector<float>& v) {
+      for (float& x : v)
+        x = g == &st.adam_v ? second_moment(m0[k++ % m0.size()])
+                            : first_moment(m0[k++ % m0.size()]);
+    });
+  st.adam_step = 7;
+  return st;
+}
+
+StepSettings step_settings(LossKind loss) {
+  StepSettings s;
+  s.raster.sh_degree = 3;
+  s.raster.background = {1.0f, 1.0f, 1.0f};
+  s.loss = loss;
+  s.ssim_lambda = 0.2;
+  s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4, 1e-3};
+  return s;
+}
+
+// After one step params differ from the start by lr-sized moves; comparing the moves
+// (param - start) puts the tolerance on the update, not on the unchanged bulk.
+std::vector<float> moves(const std::vector<float>& a, const std::vector<float>& start) {
+  std::vector<float> d(a.size());
+  for (std::size_t j = 0; j < a.size(); ++j) d[j] = a[j] - start[j];
+  return d;
+}
+std::vector<std::vector<float>> moves(const Gaussians& a, const Gaussians& start) {
+  std::vector<const std::vector<float>*> sg;
+  start.for_each_group([&](const char*, const std::vector<float>& v) { sg.push_back(&v); });
+  std::vector<std::vector<float>> out;
+  a.for_each_group(
+      [&](const char*, const std::vector<float>& v) { out.push_back(moves(v, *sg[out.size()])); });
+  return out;
+}
+
+// The five groups' updates and first moments agree between the CPU (after[0]) and GPU (after[1]).
+void expect_model_updates_agree(const std::string& tag,
+                                const std::vector<TrainState>& after,
+                                const TrainState& st) {
+  const char* names[] = {"means", "log_scales", "quats", "raw_opacity", "sh"};
+  const auto d_cpu = moves(after[0].params, st.params), d_gpu = moves(after[1].params, st.params);
+  const auto m_cpu = moves(after[0].adam_m, st.adam_m), m_gpu = moves(after[1].adam_m, st.adam_m);
+  for (int g = 0; g < 5; ++g) {
+    // Adam normalizes by sqrt(v): where a gradient is tiny, the float GPU sum and the CPU sum
+    // can differ in relative terms, so single elements may move differently; the bulk agrees.
+    expect_agree(tag + " update " + names[g], d_gpu[g], d_cpu[g],
+                 {2e-2, 0.999, 1e-3, "Adam on float gradients summed in another order"});
+    expect_agree(tag + " adam_m " + names[g], m_gpu[g], m_cpu[g],
+                 {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
+  }
+}
+
 void check_step(LossKind loss, bool fast_math, TargetKind kind) {
   SCOPED_TRACE(std::string(to_string(loss)) + (fast_math ? "" : ", fast_math = false"));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     const Scene scene = random_scene(n, w, h, 1234u + n);
     const Image8 target = step_target(w, h, kind);
-
-    TrainState st;
-    st.params = scene.gaussians;
-    st.adam_m = st.params;
-    st.adam_v = st.params;
-    // Nonzero moments as after some training, so the update uses all of Adam's terms.
-    const auto m0 = random_vector(st.params.sh.size() * 4, 5);
-    int k = 0;
-    for (Gaussians* g : {&st.adam_m, &st.adam_v})
-      g->for_each_group([&](const char*, std::vector<float>& v) {
-        for (float& x : v)
-          x = g == &st.adam_v ? 1e-4f * (0.5f + 0.5f * m0[k++ % m0.size()])
-                              : 1e-3f * m0[k++ % m0.size()];
-      });
-    st.adam_step = 7;
-
-    StepSettings s;
-    s.raster.sh_degree = 3;
-    s.raster.background = {1.0f, 1.0f, 1.0f};
-    s.loss = loss;
-    s.ssim_lambda = 0.2;
-    s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
+    const TrainState st = state_of(scene.gaussians);
+    const StepSettings s = step_settings(loss);
 
     BackendConfig cpu_cfg, cuda_cfg;
     cpu_cfg.type = BackendKind::Cpu;
@@ -92,34 +144,7 @@ void check_step(LossKind loss, bool fast_math, TargetKind kind) {
       EXPECT_EQ(losses[1].l1, loss == LossKind::L1 ? losses[1].loss : 0.0) << tag;
     }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
-    // After one step params differ from the start by lr-sized moves; compare the moves
-    // (param - start) so the tolerance is about the update, not the unchanged bulk.
-    auto deltas = [&](const Gaussians& a, const Gaussians& start) {
-      std::vector<std::vector<float>> out;
-      std::vector<const std::vector<float>*> sg;
-      start.for_each_group([&](const char*, const std::vector<float>& v) { sg.push_back(&v); });
-      int i = 0;
-      a.for_each_group([&](const char*, const std::vector<float>& v) {
-        std::vector<float> d(v.size());
-        for (std::size_t j = 0; j < v.size(); ++j) d[j] = v[j] - (*sg[i])[j];
-        out.push_back(d);
-        ++i;
-      });
-      return out;
-    };
-    const char* names[] = {"means", "log_scales", "quats", "raw_opacity", "sh"};
-    const auto d_cpu = deltas(after[0].params, st.params),
-               d_gpu = deltas(after[1].params, st.params);
-    const auto m_cpu = deltas(after[0].adam_m, st.adam_m),
-               m_gpu = deltas(after[1].adam_m, st.adam_m);
-    for (int g = 0; g < 5; ++g) {
-      // Adam normalizes by sqrt(v): where a gradient is tiny, the float GPU sum and the CPU sum
-      // can differ in relative terms, so single elements may move differently; the bulk agrees.
-      expect_agree(tag + " update " + names[g], d_gpu[g], d_cpu[g],
-                   {2e-2, 0.999, 1e-3, "Adam on float gradients summed in another order"});
-      expect_agree(tag + " adam_m " + names[g], m_gpu[g], m_cpu[g],
-                   {1e-3, 0.99999, 1e-4, "first moment moves by (1-beta1) * gradient"});
-    }
+    expect_model_updates_agree(tag, after, st);
   }
 }
 
@@ -137,6 +162,67 @@ TEST(ParityStep, L2Loss) {
 }
 TEST(ParityStep, AccurateMath) {
   check_step(LossKind::L1Ssim, false, TargetKind::Rgb);
+}
+
+// train.appearance = affine: the step sees the render through its image's colour transform and
+// trains it; Adam moves every image's transform (those of images outside the step on their
+// moments alone). One view in each submission mode (graph reads the image index from device
+// memory), and a batch of two views on two images (chained).
+TEST(ParityStep, AppearanceTransformsTrainAsOnTheCpu) {
+  const int n = 3000, w = 160, h = 120;
+  const Scene scene = random_scene(n, w, h, 4321u);
+  const Image8 first = step_target(w, h, TargetKind::Masked);
+  const Image8 second = step_target(w, h, TargetKind::Rgb);
+  TrainState st = state_of(scene.gaussians);
+  st.appearance = AppearanceState::identity(2);
+  const auto r = random_vector(3 * st.appearance.params.size(), 17);
+  for (std::size_t i = 0; i < st.appearance.params.size(); ++i) {
+    st.appearance.params[i] += 0.1f * r[i];  // an exposure and colour cast away from identity
+    st.appearance.m[i] = first_moment(r[i + st.appearance.params.size()]);
+    st.appearance.v[i] = second_moment(r[i + 2 * st.appearance.params.size()]);
+  }
+  StepSettings s = step_settings(LossKind::L1Ssim);
+  s.appearance_reg = 0.01;
+  const std::vector<BatchView> one{{&scene.camera, 1}}, two{{&scene.camera, 1}, {&scene.camera, 0}};
+  for (const auto& [views, submission] :
+       {std::pair{one, Submission::Graph}, std::pair{one, Submission::Chained},
+        std::pair{one, Submission::PerKernel}, std::pair{two, Submission::Chained}}) {
+    const std::string tag =
+        std::to_string(views.size()) + " views, " + std::string(to_string(submission));
+    SCOPED_TRACE(tag);
+    s.batch_size = int(views.size());
+    BackendConfig cpu_cfg, cuda_cfg;
+    cpu_cfg.type = BackendKind::Cpu;
+    cuda_cfg.type = BackendKind::Cuda;
+    cuda_cfg.submission = submission;
+    std::vector<std::unique_ptr<Backend>> backends;
+    backends.push_back(make_backend(cpu_cfg));
+    backends.push_back(make_backend(cuda_cfg));
+    std::vector<TrainState> after;
+    std::vector<StepResult> losses;
+    for (auto& b : backends) {
+      b->set_images({&first, &second});
+      b->set_state(st);
+      b->step(views, s);
+      b->collect_losses(losses, true);
+      after.push_back(b->state());
+    }
+    ASSERT_EQ(losses.size(), 2u);
+    EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss));
+    expect_model_updates_agree(tag, after, st);
+    const AppearanceState &cpu = after[0].appearance, &gpu = after[1].appearance;
+    ASSERT_EQ(gpu.params.size(), st.appearance.params.size());
+    // The transforms' gradients are pixel sums in double on both backends, of renders that agree
+    // to float rounding.
+    expect_agree(tag + " appearance update", moves(gpu.params, st.appearance.params),
+                 moves(cpu.params, st.appearance.params),
+                 {1e-3, 0.9999, 1e-5, "Adam on 12 pixel sums of renders that agree"});
+    expect_agree(tag + " appearance adam_m", moves(gpu.m, st.appearance.m),
+                 moves(cpu.m, st.appearance.m),
+                 {1e-4, 0.99999, 1e-6, "first moment moves by (1-beta1) * gradient"});
+    expect_agree(tag + " appearance adam_v", gpu.v, cpu.v,
+                 {1e-4, 0.99999, 1e-7, "second moments of gradients that agree"});
+  }
 }
 
 }  // namespace

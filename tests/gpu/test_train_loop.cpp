@@ -85,6 +85,19 @@ TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
   ASSERT_EQ(c.adc_count.size(), c.params.size());
 }
 
+// train.appearance = affine on the default engine: the checkpoint at 35 carries every image's
+// transform and moments, and the resumed run ends with the same bits, transforms included.
+TEST(TrainLoopGpu, AppearanceResumeIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 70;
+  cfg.train.appearance = AppearanceKind::Affine;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+  ASSERT_EQ(c.appearance.size(), loop_scene().train.size() * kAppearanceFloats);
+  EXPECT_NE(c.appearance, AppearanceState::identity(loop_scene().train.size()).params)
+      << "35 steps should have moved the transforms";
+}
+
 TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
   const LoopRun plain = train_with(loop_config(), "");
   const Config cfg = loop_config();

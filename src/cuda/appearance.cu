@@ -1,0 +1,134 @@
+// The per-image affine colour transform on the GPU (cuda/appearance.h): one elementwise kernel
+// forward; backward, the in-place A^T g and the transform's 12 pixel sums in two kernels -- per
+// block partial sums in double, then one block that adds them in block order -- with no atomics.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "cuda/appearance.h"
+#include "cuda/check.h"
+#include "render/appearance.h"
+
+namespace splat::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kSums = int(kAppearanceFloats);  // one per entry of [A | b]
+// Blocks of the partial sums: enough to fill a GPU, few enough for one block to add them. A fixed
+// function of the pixel count, so the order of every sum is too.
+constexpr std::size_t kMaxBlocks = 1024;
+
+std::size_t sum_blocks(std::size_t pixels) {
+  return std::max<std::size_t>(1, std::min(kMaxBlocks, (pixels + kThreads - 1) / kThreads));
+}
+
+__device__ __forceinline__ const float* transform_of(const AppearanceView& a) {
+  return a.params + std::size_t(a.image_on_device ? *a.image_on_device : a.image) * kSums;
+}
+
+__device__ __forceinline__ double warp_sum(double v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__global__ void __launch_bounds__(kThreads) appearance_fwd_kernel(AppearanceView a,
+                                                                  const float* __restrict__ render,
+                                                                  float* __restrict__ out,
+                                                                  std::size_t pixels) {
+  const std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (p >= pixels) return;
+  const float* m = transform_of(a);
+  const float r0 = render[3 * p], r1 = render[3 * p + 1], r2 = render[3 * p + 2];
+  for (int c = 0; c < 3; ++c)
+    out[3 * p + c] = m[c * 4] * r0 + m[c * 4 + 1] * r1 + m[c * 4 + 2] * r2 + m[c * 4 + 3];
+}
+
+// v_image = A^T g in place; block b writes its sums of g_c r_k (entry c * 4 + k) and g_c (entry
+// c * 4 + 3) to partial[b * 12 ...].
+__global__ void __launch_bounds__(kThreads)
+    appearance_bwd_kernel(AppearanceView a,
+                          const float* __restrict__ render,
+                          float* __restrict__ v_image,
+                          std::size_t pixels,
+                          double* __restrict__ partial) {  // [blocks, 12]
+  __shared__ double s_red[kSums][kWarps];
+  const float* m = transform_of(a);
+  double sum[kSums] = {};
+  for (std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x; p < pixels;
+       p += std::size_t(gridDim.x) * kThreads) {
+    const float r[3] = {render[3 * p], render[3 * p + 1], render[3 * p + 2]};
+    const float g[3] = {v_image[3 * p], v_image[3 * p + 1], v_image[3 * p + 2]};
+    for (int k = 0; k < 3; ++k)
+      v_image[3 * p + k] = m[k] * g[0] + m[4 + k] * g[1] + m[8 + k] * g[2];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+#pragma unroll
+      for (int k = 0; k < 3; ++k) sum[c * 4 + k] += double(g[c]) * double(r[k]);
+      sum[c * 4 + 3] += double(g[c]);
+    }
+  }
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+#pragma unroll
+  for (int j = 0; j < kSums; ++j) {
+    const double w = warp_sum(sum[j]);
+    if (lane == 0) s_red[j][warp] = w;
+  }
+  __syncthreads();
+  if (threadIdx.x < kSums) {
+    double t = 0;
+    for (int w = 0; w < kWarps; ++w) t += s_red[threadIdx.x][w];
+    partial[std::size_t(blockIdx.x) * kSums + threadIdx.x] = t;
+  }
+}
+
+// One warp per entry j of [A | b]: the blocks' partial sums of j, then the regularizer's pull.
+__global__ void __launch_bounds__(kSums * 32) appearance_grad_kernel(
+    AppearanceView a, const double* __restrict__ partial, int blocks, float reg_slope) {
+  const int j = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  double t = 0;
+  for (int b = lane; b < blocks; b += 32) t += partial[std::size_t(b) * kSums + j];
+  t = warp_sum(t);
+  if (lane == 0) {
+    const std::size_t i = std::size_t(a.image_on_device ? *a.image_on_device : a.image) * kSums + j;
+    float g = a.grads[i] + float(t);
+    g += reg_slope * (a.params[i] - appearance_identity(std::size_t(j)));
+    a.grads[i] = g;
+  }
+}
+
+}  // namespace
+
+std::size_t appearance_scratch_doubles(std::size_t pixels) {
+  return sum_blocks(pixels) * kSums;
+}
+
+void appearance_forward(const AppearanceView& a,
+                        const float* render,
+                        float* out,
+                        std::size_t pixels,
+                        cudaStream_t stream) {
+  if (pixels == 0) return;
+  appearance_fwd_kernel<<<unsigned((pixels + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      a, render, out, pixels);
+  SPLAT_CUDA_CHECK_LAUNCH("appearance_fwd_kernel");
+}
+
+void appearance_backward(const AppearanceView& a,
+                         const float* render,
+                         float* v_image,
+                         std::size_t pixels,
+                         float reg_slope,
+                         double* scratch,
+                         cudaStream_t stream) {
+  if (pixels == 0) return;
+  const std::size_t blocks = sum_blocks(pixels);
+  appearance_bwd_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(a, render, v_image, pixels,
+                                                                   scratch);
+  SPLAT_CUDA_CHECK_LAUNCH("appearance_bwd_kernel");
+  appearance_grad_kernel<<<1, kSums * 32, 0, stream>>>(a, scratch, int(blocks), reg_slope);
+  SPLAT_CUDA_CHECK_LAUNCH("appearance_grad_kernel");
+}
+
+}  // namespace splat::cuda
