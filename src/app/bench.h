@@ -1,5 +1,6 @@
 #pragma once
-// splat bench: replay (ms/iter from a saved state) and ab (the A/B gate of DESIGN.md section 6).
+// splat bench: replay (ms/iter from a saved state), parity, ab (the A/B gate of DESIGN.md
+// section 6) and views (the training split for a peer trainer).
 #include <string>
 #include <vector>
 
@@ -29,5 +30,12 @@ struct AbArgs {
       1.5;  // a run whose sampled load max exceeds load_factor x cores is retried once
 };
 int run_bench_ab(const AbArgs& args);
+
+// The views as splat trains and evaluates on them, for a peer trainer (app/bench_views.cpp).
+struct ViewsArgs {
+  std::string data, out;
+  ConfigArgs config;
+};
+int run_bench_views(const ViewsArgs& args);
 
 }  // namespace splat::app

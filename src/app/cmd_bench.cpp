@@ -1,6 +1,7 @@
 // splat bench replay --checkpoint C DATA [--iters N] [--warmup W] [--out FILE]
 // splat bench parity --checkpoint C DATA [--view I] [--tolerance T] [--out FILE]
 // splat bench ab --a CONFIG_A --b CONFIG_B DATA [--binary-a P --binary-b P] [--pairs N] [--out DIR]
+// splat bench views DATA --out DIR (app/bench_views.cpp)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -282,7 +283,8 @@ int run_bench_parity(const ParityArgs& args) {
 
 void add_bench(CLI::App& app, Action& action) {
   CLI::App* bench = app.add_subcommand(
-      "bench", "benchmarks: replay a checkpoint, cuda-cpu parity, A/B gate two configs");
+      "bench",
+      "benchmarks: replay a checkpoint, cuda-cpu parity, A/B gate two configs, export the views");
   bench->require_subcommand(1);
 
   auto r = std::make_shared<ReplayArgs>();
@@ -329,6 +331,14 @@ void add_bench(CLI::App& app, Action& action) {
   ab->add_option("--load-factor", a->load_factor,
                  "retry a run whose load max exceeds this x cores (default 1.5)");
   ab->callback([a, &action] { action = [a] { return run_bench_ab(*a); }; });
+
+  auto v = std::make_shared<ViewsArgs>();
+  CLI::App* views = bench->add_subcommand(
+      "views", "write the training and held-out views as splat sees them, for a peer trainer");
+  views->add_option("DATA", v->data, "dataset directory")->required();
+  views->add_option("--out", v->out, "output directory: views.json and .npy arrays")->required();
+  add_config_options(*views, v->config);
+  views->callback([v, &action] { action = [v] { return run_bench_views(*v); }; });
 }
 
 }  // namespace splat::app
