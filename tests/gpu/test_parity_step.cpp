@@ -108,6 +108,33 @@ void expect_model_updates_agree(const std::string& tag,
   }
 }
 
+// One step from `st` on the cpu backend and on the cuda backend of cuda_cfg: the states after it
+// (cpu first) and the two losses.
+struct BothSteps {
+  std::vector<TrainState> after;
+  std::vector<StepResult> losses;
+};
+BothSteps step_on_both(BackendConfig cuda_cfg,
+                       const std::vector<const Image8*>& images,
+                       const TrainState& st,
+                       const std::vector<BatchView>& views,
+                       const StepSettings& s) {
+  BackendConfig cpu_cfg;
+  cpu_cfg.type = BackendKind::Cpu;
+  cuda_cfg.type = BackendKind::Cuda;
+  BothSteps r;
+  for (const BackendConfig& cfg : {cpu_cfg, cuda_cfg}) {
+    auto b = make_backend(cfg);
+    b->set_images(images);
+    b->set_state(st);
+    b->step(views, s);
+    b->collect_losses(r.losses, true);
+    r.after.push_back(b->state());
+  }
+  EXPECT_EQ(r.losses.size(), 2u);
+  return r;
+}
+
 void check_step(LossKind loss, bool fast_math, TargetKind kind) {
   SCOPED_TRACE(std::string(to_string(loss)) + (fast_math ? "" : ", fast_math = false"));
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
@@ -116,22 +143,9 @@ void check_step(LossKind loss, bool fast_math, TargetKind kind) {
     const TrainState st = state_of(scene.gaussians);
     const StepSettings s = step_settings(loss);
 
-    BackendConfig cpu_cfg, cuda_cfg;
-    cpu_cfg.type = BackendKind::Cpu;
-    cuda_cfg.type = BackendKind::Cuda;
+    BackendConfig cuda_cfg;
     cuda_cfg.fast_math = fast_math;
-    std::vector<std::unique_ptr<Backend>> backends;
-    backends.push_back(make_backend(cpu_cfg));
-    backends.push_back(make_backend(cuda_cfg));
-    std::vector<TrainState> after;
-    std::vector<StepResult> losses;
-    for (auto& b : backends) {
-      b->set_images({&target});
-      b->set_state(st);
-      b->step(scene.camera, 0, s);
-      b->collect_losses(losses, true);
-      after.push_back(b->state());
-    }
+    const auto [after, losses] = step_on_both(cuda_cfg, {&target}, st, {{&scene.camera, 0}}, s);
     ASSERT_EQ(losses.size(), 2u);
     const std::string tag = std::to_string(n) + " splats " + std::to_string(w) + "x" +
                             std::to_string(h) + " target " + std::to_string(int(kind));
@@ -191,22 +205,9 @@ TEST(ParityStep, AppearanceTransformsTrainAsOnTheCpu) {
         std::to_string(views.size()) + " views, " + std::string(to_string(submission));
     SCOPED_TRACE(tag);
     s.batch_size = int(views.size());
-    BackendConfig cpu_cfg, cuda_cfg;
-    cpu_cfg.type = BackendKind::Cpu;
-    cuda_cfg.type = BackendKind::Cuda;
+    BackendConfig cuda_cfg;
     cuda_cfg.submission = submission;
-    std::vector<std::unique_ptr<Backend>> backends;
-    backends.push_back(make_backend(cpu_cfg));
-    backends.push_back(make_backend(cuda_cfg));
-    std::vector<TrainState> after;
-    std::vector<StepResult> losses;
-    for (auto& b : backends) {
-      b->set_images({&first, &second});
-      b->set_state(st);
-      b->step(views, s);
-      b->collect_losses(losses, true);
-      after.push_back(b->state());
-    }
+    const auto [after, losses] = step_on_both(cuda_cfg, {&first, &second}, st, views, s);
     ASSERT_EQ(losses.size(), 2u);
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss));
     expect_model_updates_agree(tag, after, st);
