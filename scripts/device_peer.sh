@@ -5,7 +5,7 @@
 # `splat bench views`), then evaluated by `splat eval` on splat's held-out views; one row.
 #   scripts/device_peer.sh --build-only            # build gsplat's CUDA extension only (minutes)
 #   scripts/device_peer.sh SCENE [--config C] [--set k=v ...] [driver args ...]
-#   scripts/device_peer.sh garden --set data.downscale=4 --steps 30000 --cap 1000000
+#   scripts/device_peer.sh figurine --set data.downscale=2 --steps 30000 --cap 1000000
 # SCENE is a dataset directory, or a name under .carry/shared/data/. --config and --set go to both
 # `splat bench views` and `splat eval`, so the views trained on and evaluated on are splat's own;
 # every other argument goes to gsplat_mcmc.py (--steps, --cap, --init, --seed, ...).
