@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine with .carry/ from scripts/device_build.sh (Lego subset): the Lego device
-# protocol once per variant, a row each (train s, ms/iter, PSNR, SSIM, splats, peak GPU memory and
-# the model's and the renderer's scratch share of it).
-# A variant is one or more --set assignments separated by commas; "default" is the protocol as is.
+# Runs on the GPU machine with .carry/ from scripts/device_build.sh: one training per variant, a
+# row each (train s, ms/iter, held-out PSNR, SSIM, splats, peak GPU memory and the model's and the
+# renderer's scratch share of it). SCENE (default lego) picks the data: lego runs the device
+# protocol (configs/lego.toml, every 4th test view), any other scene under .carry/shared/data runs
+# with no config, as a user runs it (carry it with device_build.sh --scenes).
+# A variant is one or more --set assignments separated by commas; "default" is the run as is.
 #   scripts/device_variants.sh default train.loss=l1 "model.antialiased=true,train.iterations=7000"
+#   SCENE=fox scripts/device_variants.sh default train.appearance=affine
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_env.sh
 mkdir -p "$out/variants"
-echo "| variant | train s | ms/iter | PSNR (50 views) | SSIM | splats | peak GPU MiB | model MiB | render scratch MiB |"
+scene=${SCENE:-lego}
+protocol=()
+[ "$scene" = lego ] && protocol=(--config configs/lego.toml --set data.test_every=4)
+echo "| $scene variant | train s | ms/iter | held-out PSNR | SSIM | splats | peak GPU MiB | model MiB | render scratch MiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for v in "$@"; do
   sets=()
   [ "$v" = default ] || { IFS=, read -ra kv <<<"$v"; for a in "${kv[@]}"; do sets+=(--set "$a"); done; }
-  dir=/tmp/variants/${v//[^a-zA-Z0-9_.=-]/_}
-  .carry/bin/splat train .carry/shared/data/lego --config configs/lego.toml --set data.test_every=4 \
+  dir=/tmp/variants/${scene}_${v//[^a-zA-Z0-9_.=-]/_}
+  .carry/bin/splat train ".carry/shared/data/$scene" "${protocol[@]}" \
     "${sets[@]}" --out "$dir" --overwrite >"$out/variants/$(basename "$dir").log" 2>&1 ||
     { echo "| $v | failed: $(tail -1 "$out/variants/$(basename "$dir").log") |"; continue; }
   python3 -c "import json,sys; m=json.load(open(sys.argv[1])); r=m.get('backend_report', {}); print(f\"| {sys.argv[2]} | {m['train_seconds']:.2f} | {m['ms_per_iter']:.3f} | {m['psnr']:.3f} | {m['ssim']:.4f} | {m['num_splats']} | {m['peak_memory_bytes'] / 2**20:.0f} | {r.get('memory.model_mib', 0):.0f} | {r.get('memory.render_scratch_mib', 0):.0f} |\")" \
