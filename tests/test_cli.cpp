@@ -43,7 +43,20 @@ TEST(Cli, DemoWritesEveryOutput) {
   const auto e =
       test::run_splat("eval " + (out / "model.ply").string() + " " + (out / "scene").string());
   EXPECT_EQ(e.exit_code, 0) << e.output;
-  EXPECT_NE(e.output.find("mean over 12 views"), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find("mean over 12 test views"), std::string::npos) << e.output;
+  // --split train scores the views it trained on, named as such in the output and metrics.json.
+  const auto t =
+      test::run_splat("eval " + (out / "model.ply").string() + " " + (out / "scene").string() +
+                      " --split train --out " + (out / "train_eval").string());
+  EXPECT_EQ(t.exit_code, 0) << t.output;
+  const DemoSceneOptions demo;
+  EXPECT_NE(t.output.find("mean over " + std::to_string(demo.train_views) + " train views"),
+            std::string::npos)
+      << t.output;
+  const nlohmann::json te = nlohmann::json::parse(std::ifstream(out / "train_eval/metrics.json"));
+  EXPECT_EQ(te["split"], "train");
+  EXPECT_EQ(te["train_views"].size(), std::size_t(demo.train_views));
+  EXPECT_FALSE(te.contains("test_views"));
   const auto rr = test::run_splat("render " + (out / "checkpoint.ckpt").string() + " " +
                                   (out / "scene").string() + " --out " + (out / "r").string());
   EXPECT_EQ(rr.exit_code, 0) << rr.output;

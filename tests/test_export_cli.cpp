@@ -130,7 +130,7 @@ TEST(ExportCli, EvalAndRenderReadEveryFormat) {
     const auto e =
         test::run_splat("eval " + (dir / name).string() + " " + scene + " --set backend.type=cpu");
     EXPECT_EQ(e.exit_code, 0) << e.output;
-    EXPECT_NE(e.output.find("mean over 4 views"), std::string::npos) << e.output;
+    EXPECT_NE(e.output.find("mean over 4 test views"), std::string::npos) << e.output;
   }
   const auto r = test::run_splat("render " + (dir / "m.spz").string() + " " + scene +
                                  " --set backend.type=cpu --out " + (dir / "renders").string());

@@ -1,4 +1,5 @@
-// splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views.
+// splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views (or,
+// with --split train, on the views it was trained on).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,7 @@ namespace splat::app {
 
 void add_eval(CLI::App& app, Action& action) {
   struct Args {
-    std::string model, data, out;
+    std::string model, data, out, split = "test";
     ConfigArgs config;
   };
   auto args = std::make_shared<Args>();
@@ -24,22 +25,29 @@ void add_eval(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("DATA", args->data, "dataset directory")->required();
   cmd->add_option("--out", args->out, "write metrics.json and renders here");
+  cmd->add_option("--split", args->split, "the views to score: test (held out, default) or train")
+      ->check(CLI::IsMember({"train", "test"}));
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
     action = [args] {
       const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
-      const EvalResult r = evaluate_model(args->model, data.test, cfg,
-                                          args->out.empty() ? "" : args->out + "/renders");
+      const std::vector<View>& views = args->split == "train" ? data.train : data.test;
+      if (views.empty()) throw Error(args->data + ": no " + args->split + " views to evaluate on");
+      const EvalResult r =
+          evaluate_model(args->model, views, cfg, args->out.empty() ? "" : args->out + "/renders");
       for (const ViewMetrics& v : r.views)
         std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
-      if (r.views.empty()) throw Error(args->data + ": no test views to evaluate on");
-      std::printf("mean over %zu views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(), r.mean_psnr,
-                  r.mean_ssim);
+      std::printf("mean over %zu %s views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(),
+                  args->split.c_str(), r.mean_psnr, r.mean_ssim);
       if (!args->out.empty()) {
-        nlohmann::json j{{"model", args->model}, {"psnr", r.mean_psnr}, {"ssim", r.mean_ssim}};
+        nlohmann::json j{{"model", args->model},
+                         {"split", args->split},
+                         {"psnr", r.mean_psnr},
+                         {"ssim", r.mean_ssim}};
         for (const ViewMetrics& v : r.views)
-          j["test_views"].push_back({{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
+          j[args->split + "_views"].push_back(
+              {{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
         std::filesystem::create_directories(args->out);
         write_atomically(args->out + "/metrics.json",
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
