@@ -1,6 +1,7 @@
 #pragma once
 // The affine appearance transform of render/appearance.h, forward and backward, on an [H, W, 3]
-// image. With g' = dL/dr' per pixel:
+// image, pixel by pixel through render/appearance.h's appearance_pixel(_bwd). With g' = dL/dr'
+// per pixel:
 //   dL/dA = sum over pixels g' r^T,   dL/db = sum over pixels g',   dL/dr = A^T g'.
 #include <array>
 #include <cstddef>
@@ -16,12 +17,7 @@ std::vector<T> appearance_fwd(const M* m, const std::vector<T>& image) {
   std::vector<T> out(image.size());
   const std::size_t np = image.size() / 3;
 #pragma omp parallel for schedule(static)
-  for (std::size_t p = 0; p < np; ++p) {
-    const T* r = &image[p * 3];
-    for (int c = 0; c < 3; ++c)
-      out[p * 3 + c] =
-          T(m[c * 4]) * r[0] + T(m[c * 4 + 1]) * r[1] + T(m[c * 4 + 2]) * r[2] + T(m[c * 4 + 3]);
-  }
+  for (std::size_t p = 0; p < np; ++p) appearance_pixel(m, &image[p * 3], &out[p * 3]);
   return out;
 }
 
@@ -34,19 +30,10 @@ void appearance_bwd(const M* m,
                     std::vector<T>& v_image,
                     M* v_m) {
   const std::size_t np = image.size() / 3;
-  v_image.assign(image.size(), T(0));
+  v_image.resize(image.size());
   std::array<double, kAppearanceFloats> sum{};
-  for (std::size_t p = 0; p < np; ++p) {
-    const T* r = &image[p * 3];
-    const T* g = &v_out[p * 3];
-    for (int c = 0; c < 3; ++c) {
-      for (int k = 0; k < 3; ++k) {
-        sum[c * 4 + k] += double(g[c]) * double(r[k]);
-        v_image[p * 3 + k] += T(m[c * 4 + k]) * g[c];
-      }
-      sum[c * 4 + 3] += double(g[c]);
-    }
-  }
+  for (std::size_t p = 0; p < np; ++p)
+    appearance_pixel_bwd(m, &image[p * 3], &v_out[p * 3], &v_image[p * 3], sum.data());
   for (std::size_t k = 0; k < kAppearanceFloats; ++k) v_m[k] += M(sum[k]);
 }
 

@@ -39,10 +39,7 @@ __global__ void __launch_bounds__(kThreads) appearance_fwd_kernel(AppearanceView
                                                                   std::size_t pixels) {
   const std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x;
   if (p >= pixels) return;
-  const float* m = transform_of(a);
-  const float r0 = render[3 * p], r1 = render[3 * p + 1], r2 = render[3 * p + 2];
-  for (int c = 0; c < 3; ++c)
-    out[3 * p + c] = m[c * 4] * r0 + m[c * 4 + 1] * r1 + m[c * 4 + 2] * r2 + m[c * 4 + 3];
+  appearance_pixel(transform_of(a), render + 3 * p, out + 3 * p);
 }
 
 // v_image = A^T g in place; block b writes its sums of g_c r_k (entry c * 4 + k) and g_c (entry
@@ -58,16 +55,8 @@ __global__ void __launch_bounds__(kThreads)
   double sum[kSums] = {};
   for (std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x; p < pixels;
        p += std::size_t(gridDim.x) * kThreads) {
-    const float r[3] = {render[3 * p], render[3 * p + 1], render[3 * p + 2]};
     const float g[3] = {v_image[3 * p], v_image[3 * p + 1], v_image[3 * p + 2]};
-    for (int k = 0; k < 3; ++k)
-      v_image[3 * p + k] = m[k] * g[0] + m[4 + k] * g[1] + m[8 + k] * g[2];
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-#pragma unroll
-      for (int k = 0; k < 3; ++k) sum[c * 4 + k] += double(g[c]) * double(r[k]);
-      sum[c * 4 + 3] += double(g[c]);
-    }
+    appearance_pixel_bwd(m, render + 3 * p, g, v_image + 3 * p, sum);
   }
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
 #pragma unroll

@@ -3,10 +3,13 @@
 // has an affine colour transform [A_i | b_i] that the step applies to the render before the loss,
 //   r' = A_i r + b_i   per pixel (r: the render, background included),
 // so that the splats model the scene and the transforms each photo's exposure and white balance.
-// Held-out views have no transform: evaluation, renders and model files use r. cpu/appearance.h
-// is the specification of the forward and backward.
+// Held-out views have no transform: evaluation, renders and model files use r. The per-pixel
+// forward and backward below are the cpu backend's (cpu/appearance.h) and the cuda kernels'
+// (cuda/appearance.cu); the pixel sums of the transform's gradient run in double on both.
 #include <cstddef>
 #include <vector>
+
+#include "render/hd.h"
 
 namespace splat {
 
@@ -37,6 +40,24 @@ struct AppearanceState {
 // Entry k of the identity [I | 0]: what appearance_reg pulls each parameter toward.
 inline constexpr float appearance_identity(std::size_t k) {
   return (k % kAppearanceFloats) / 4 == (k % kAppearanceFloats) % 4 ? 1.0f : 0.0f;
+}
+
+// One pixel: out = A r + b, with m the transform [A | b] (row c gives output channel c).
+template <class T, class M>
+SPLAT_HD inline void appearance_pixel(const M* m, const T* r, T* out) {
+  for (int c = 0; c < 3; ++c)
+    out[c] = T(m[c * 4]) * r[0] + T(m[c * 4 + 1]) * r[1] + T(m[c * 4 + 2]) * r[2] + T(m[c * 4 + 3]);
+}
+
+// Its backward at one pixel, with g = d loss / d out: d loss / d r = A^T g into v_r, and the
+// pixel's terms of d loss / d [A | b] added to sum: g_c r_k at c * 4 + k, g_c at c * 4 + 3.
+template <class T, class M>
+SPLAT_HD inline void appearance_pixel_bwd(const M* m, const T* r, const T* g, T* v_r, double* sum) {
+  for (int k = 0; k < 3; ++k) v_r[k] = T(m[k]) * g[0] + T(m[4 + k]) * g[1] + T(m[8 + k]) * g[2];
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 0; k < 3; ++k) sum[c * 4 + k] += double(g[c]) * double(r[k]);
+    sum[c * 4 + 3] += double(g[c]);
+  }
 }
 
 }  // namespace splat
