@@ -51,11 +51,12 @@ EvalResult evaluate_model(const std::string& model_path,
                           const std::string& render_dir);
 
 struct TrainRun {
-  std::string data, out;
-  std::string resume;      // checkpoint to continue from, or empty
-  std::string init_from;   // model whose splats start a fresh run (instead of model.init), or empty
+  std::string data{}, out{};
+  std::string resume{};  // checkpoint to continue from, or empty
+  std::string
+      init_from{};         // model whose splats start a fresh run (instead of model.init), or empty
   bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
-  std::optional<LiveViewOptions> view;  // serve the live viewer (rank 0)
+  std::optional<LiveViewOptions> view{};  // serve the live viewer (rank 0)
 };
 
 // The files of a training run in an output directory (a previous run is recognised by them).
