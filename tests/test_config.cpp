@@ -41,6 +41,8 @@ Config changed_everywhere() {
   c.train.loss = LossKind::L2;
   c.train.ssim_lambda = 1.0 / 7.0;
   c.train.sh_increase_every = 500;
+  c.train.coarse_factor = 8;
+  c.train.coarse_until = 2500;
   c.train.lr_means = 3e-4;
   c.train.lr_means_final = 1e-300;
   c.train.lr_log_scales = 5e-3 * 3.0;

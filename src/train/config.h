@@ -62,6 +62,11 @@ struct TrainConfig {
   LossKind loss = LossKind::L1Ssim;       // render/loss.h
   double ssim_lambda = 0.2;               // l1_ssim only
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
+  // Coarse-to-fine resolution (train/resolution.h): the first steps on the training images
+  // downscaled by coarse_factor (a power of two; 1 = off), the factor halving at evenly spaced
+  // steps up to full resolution at step coarse_until.
+  std::int64_t coarse_factor = 1;
+  std::int64_t coarse_until = 0;
   // 3DGS learning rates; means are scaled by the scene extent and decay exponentially.
   double lr_means = 1.6e-4;
   double lr_means_final = 1.6e-6;

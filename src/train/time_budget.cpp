@@ -12,6 +12,7 @@ Config compressed_recipe(const Config& recipe, double s) {
   Config c = recipe;
   c.train.iterations = times_s(recipe.train.iterations);
   c.train.sh_increase_every = times_s(recipe.train.sh_increase_every);
+  if (recipe.train.coarse_until > 0) c.train.coarse_until = times_s(recipe.train.coarse_until);
   c.densify.refine_start = times_s(recipe.densify.refine_start);
   c.densify.refine_stop = times_s(recipe.densify.refine_stop);
   if (recipe.densify.reset_every > 0) c.densify.reset_every = times_s(recipe.densify.reset_every);

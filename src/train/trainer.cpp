@@ -90,6 +90,36 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   std::vector<const Image8*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
+  for (int f = int(cfg_.train.coarse_factor); f > 1; f /= 2) {
+    TrainingLevel& level = levels_.emplace_back();
+    level.factor = f;
+    level.images.resize(data_.train.size());
+    level.cameras.resize(data_.train.size());
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t i = 0; i < data_.train.size(); ++i) {
+      level.images[i] = downscaled_training_image(data_.train[i].image, f);
+      level.cameras[i] = data_.train[i].camera.downscaled(f);
+    }
+  }
+}
+
+void Trainer::use_resolution(int factor) {
+  if (factor == factor_in_use_) return;
+  std::vector<const Image8*> images;
+  for (std::size_t i = 0; i < data_.train.size(); ++i) images.push_back(&data_.train[i].image);
+  for (const TrainingLevel& level : levels_)
+    if (level.factor == factor)
+      for (std::size_t i = 0; i < images.size(); ++i) images[i] = &level.images[i];
+  if (factor > 1 && images[0] == &data_.train[0].image)
+    throw Error("train.coarse_factor: no training images at factor " + std::to_string(factor));
+  backend_.set_images(images);  // the backend drains first: no queued step reads the old ones
+  factor_in_use_ = factor;
+}
+
+const Camera& Trainer::training_camera(int view) const {
+  for (const TrainingLevel& level : levels_)
+    if (level.factor == factor_in_use_) return level.cameras[std::size_t(view)];
+  return data_.train[std::size_t(view)].camera;
 }
 
 void Trainer::initialize() {
@@ -363,9 +393,10 @@ void Trainer::train(const std::string& out_dir) {
       progress.note(why), noted_total = total;
   };
   while (iteration_ < total) {
+    use_resolution(resolution_factor(cfg_.train, iteration_));
     for (std::int64_t j = 0; j < batch; ++j) {
       const int view = next_view();
-      if (j >= first && j < last) mine[std::size_t(j - first)] = {&data_.train[view].camera, view};
+      if (j >= first && j < last) mine[std::size_t(j - first)] = {&training_camera(view), view};
     }
     backend_.step(mine, settings_at(iteration_));
     ++iteration_;
@@ -454,6 +485,7 @@ void Trainer::train(const std::string& out_dir) {
   if (!interrupted_ && digest_every > 0 && total % digest_every != 0)
     check_ranks_identical("at the end of training");
   train_seconds_ = elapsed();
+  use_resolution(1);  // a run stopped early leaves the backend no images the trainer owns
 }
 
 EvalResult evaluate(Backend& backend,

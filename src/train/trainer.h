@@ -14,6 +14,7 @@
 #include "train/auto_config.h"
 #include "train/config.h"
 #include "train/densify.h"
+#include "train/resolution.h"
 
 namespace splat {
 
@@ -87,6 +88,9 @@ class Trainer {
   EvalResult evaluate_now();
   void check_finite() const;
   void update_filter3d();  // model.antialiased: from the training cameras
+  // train.coarse_factor: gives the backend the training images of this factor (1: full size).
+  void use_resolution(int factor);
+  const Camera& training_camera(int view) const;  // at the factor in use
   // train.appearance: the checkpoint's transforms, the identity where it has none.
   AppearanceState resumed_appearance(const Checkpoint& ckpt) const;
 
@@ -110,6 +114,10 @@ class Trainer {
   std::vector<std::int32_t> view_order_;  // this epoch's random permutation of training views
   std::int64_t view_pos_ = 0;
   std::vector<double> loss_history_;
+  // train.coarse_factor: the images and cameras of every coarser factor, made once at the start
+  // (data preparation, like the loader's downscale), and the factor the backend has.
+  std::vector<TrainingLevel> levels_;
+  int factor_in_use_ = 1;
   double train_seconds_ = 0;
   bool interrupted_ = false;
   std::string run_id_;

@@ -1,0 +1,38 @@
+#include "train/resolution.h"
+
+#include <bit>
+
+#include "io/image_io.h"
+#include "render/target.h"
+
+namespace splat {
+
+int resolution_factor(const TrainConfig& t, std::int64_t completed) {
+  if (t.coarse_factor <= 1 || completed >= t.coarse_until) return 1;
+  const std::int64_t halvings = std::bit_width(std::uint64_t(t.coarse_factor)) - 1;
+  return int(t.coarse_factor >> (completed * halvings / t.coarse_until));
+}
+
+Image8 downscaled_training_image(const Image8& img, int factor) {
+  const Image rgb = target_image(img);  // composited, or the RGB under a mask
+  Image full(img.width, img.height, img.masked() ? 4 : 3);
+  const std::vector<float> weights = img.masked() ? target_weights(img) : std::vector<float>{};
+  for (std::size_t i = 0; i < img.pixels(); ++i) {
+    for (int c = 0; c < 3; ++c) full.data[i * full.channels + c] = rgb.data[3 * i + c];
+    if (img.masked()) full.data[4 * i + 3] = weights[i];
+  }
+  Image8 out = to_image8(downscale(full, factor));
+  out.background = img.background;
+  if (img.masked()) {
+    out.alpha = AlphaUse::mask;
+    // Where no pixel keeps half of its block, any kept part keeps it: the loss needs a pixel.
+    bool half_kept = false;
+    for (std::size_t i = 0; i < out.pixels(); ++i) half_kept |= out.data[4 * i + 3] >= 128;
+    const int threshold = half_kept ? 128 : 1;
+    for (std::size_t i = 0; i < out.pixels(); ++i)
+      out.data[4 * i + 3] = out.data[4 * i + 3] >= threshold ? 255 : 0;
+  }
+  return out;
+}
+
+}  // namespace splat
