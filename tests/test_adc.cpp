@@ -10,6 +10,7 @@
 #include "cpu/adc.h"
 #include "cpu/loss.h"
 #include "cpu/pipeline.h"
+#include "forwarding_backend.h"
 #include "io/demo_scene.h"
 #include "render/adc.h"
 #include "render/target.h"
@@ -431,36 +432,20 @@ TEST(Adc, ScheduleFollowsDefaultStrategy) {
 // ---- Training -----------------------------------------------------------------------------------
 
 // Forwards to a real backend and records the ADC ticks.
-class TickLog final : public Backend {
+class TickLog final : public test::ForwardingBackend {
  public:
-  explicit TickLog(Backend& b) : b_(b) {}
+  using ForwardingBackend::ForwardingBackend;
   std::vector<RefineStats> ticks;
   int resets = 0;
 
-  std::string name() const override { return b_.name(); }
-  void set_images(const std::vector<const Image8*>& images) override { b_.set_images(images); }
-  void set_state(const TrainState& s) override { b_.set_state(s); }
-  void set_communicator(dist::Communicator& comm) override { b_.set_communicator(comm); }
-  TrainState state() const override { return b_.state(); }
-  std::size_t num_splats() const override { return b_.num_splats(); }
-  void step(std::span<const BatchView> views, const StepSettings& s) override { b_.step(views, s); }
-  void collect_losses(std::vector<StepResult>& out, bool wait) override {
-    b_.collect_losses(out, wait);
-  }
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return b_.mcmc_refine(s); }
   RefineStats adc_refine(const AdcRefineSettings& s) override {
-    ticks.push_back(b_.adc_refine(s));
+    ticks.push_back(ForwardingBackend::adc_refine(s));
     return ticks.back();
   }
   void adc_reset_opacity(float max_opacity) override {
     ++resets;
-    b_.adc_reset_opacity(max_opacity);
+    ForwardingBackend::adc_reset_opacity(max_opacity);
   }
-  Image render(const Camera& c, const RasterSettings& rs) override { return b_.render(c, rs); }
-  std::uint64_t peak_memory_bytes() const override { return b_.peak_memory_bytes(); }
-
- private:
-  Backend& b_;
 };
 
 TEST(Adc, ShortTrainingChangesTheCountAndImproves) {

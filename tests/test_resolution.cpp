@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "forwarding_backend.h"
 #include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
@@ -68,35 +69,19 @@ TEST(Resolution, DownscaledImageIsTheBoxFilteredTarget) {
 }
 
 // Forwards to the cpu backend; records the size of every step's camera and of the images set.
-class SizeLog final : public Backend {
+class SizeLog final : public test::ForwardingBackend {
  public:
-  explicit SizeLog(Backend& b) : b_(b) {}
+  using ForwardingBackend::ForwardingBackend;
   std::vector<int> step_widths, image_widths;
 
-  std::string name() const override { return b_.name(); }
   void set_images(const std::vector<const Image8*>& images) override {
     image_widths.push_back(images.at(0)->width);
-    b_.set_images(images);
+    ForwardingBackend::set_images(images);
   }
-  void set_state(const TrainState& s) override { b_.set_state(s); }
-  void set_communicator(dist::Communicator& comm) override { b_.set_communicator(comm); }
-  TrainState state() const override { return b_.state(); }
-  std::size_t num_splats() const override { return b_.num_splats(); }
   void step(std::span<const BatchView> views, const StepSettings& s) override {
     step_widths.push_back(views[0].camera->width);
-    b_.step(views, s);
+    ForwardingBackend::step(views, s);
   }
-  void collect_losses(std::vector<StepResult>& out, bool wait) override {
-    b_.collect_losses(out, wait);
-  }
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return b_.mcmc_refine(s); }
-  RefineStats adc_refine(const AdcRefineSettings& s) override { return b_.adc_refine(s); }
-  void adc_reset_opacity(float max_opacity) override { b_.adc_reset_opacity(max_opacity); }
-  Image render(const Camera& c, const RasterSettings& rs) override { return b_.render(c, rs); }
-  std::uint64_t peak_memory_bytes() const override { return b_.peak_memory_bytes(); }
-
- private:
-  Backend& b_;
 };
 
 Config coarse_config() {

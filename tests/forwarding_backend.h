@@ -1,0 +1,31 @@
+#pragma once
+// A backend that forwards every call to another one: tests derive from it and override the calls
+// they record.
+#include "render/backend.h"
+
+namespace splat::test {
+
+class ForwardingBackend : public Backend {
+ public:
+  explicit ForwardingBackend(Backend& b) : b_(b) {}
+  std::string name() const override { return b_.name(); }
+  void set_images(const std::vector<const Image8*>& images) override { b_.set_images(images); }
+  void set_state(const TrainState& s) override { b_.set_state(s); }
+  void set_communicator(dist::Communicator& comm) override { b_.set_communicator(comm); }
+  TrainState state() const override { return b_.state(); }
+  std::size_t num_splats() const override { return b_.num_splats(); }
+  void step(std::span<const BatchView> views, const StepSettings& s) override { b_.step(views, s); }
+  void collect_losses(std::vector<StepResult>& out, bool wait) override {
+    b_.collect_losses(out, wait);
+  }
+  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return b_.mcmc_refine(s); }
+  RefineStats adc_refine(const AdcRefineSettings& s) override { return b_.adc_refine(s); }
+  void adc_reset_opacity(float max_opacity) override { b_.adc_reset_opacity(max_opacity); }
+  Image render(const Camera& c, const RasterSettings& rs) override { return b_.render(c, rs); }
+  std::uint64_t peak_memory_bytes() const override { return b_.peak_memory_bytes(); }
+
+ private:
+  Backend& b_;
+};
+
+}  // namespace splat::test
