@@ -68,9 +68,10 @@ TEST(Masks, TargetUnderTheMaskChangesNeitherLossNorGradient) {
   EXPECT_EQ(a.ssim, b.ssim);
   EXPECT_EQ(a.v_image, b.v_image);
   // Nor does the render there, and its gradient there is zero.
-  for (std::size_t p = 0; p < c.weight.size(); ++p)
-    if (c.weight[p] == 0)
-      for (int ch = 0; ch < 3; ++ch) ASSERT_EQ(a.v_image[3 * p + ch], 0.0f);
+  for (std::size_t p = 0; p < c.weight.size(); ++p) {
+    if (c.weight[p] != 0) continue;
+    for (int ch = 0; ch < 3; ++ch) ASSERT_EQ(a.v_image[3 * p + ch], 0.0f);
+  }
   // The unmasked loss does see the change (the test can fail).
   const auto full_a = cpu::photometric_loss(c.image, c.target, c.w, c.h, 0.2f, false);
   const auto full_b = cpu::photometric_loss(c.image, other, c.w, c.h, 0.2f, false);

@@ -98,6 +98,18 @@ TEST(TrainLoopGpu, AppearanceResumeIsExact) {
       << "35 steps should have moved the transforms";
 }
 
+// train.coarse_factor on the default engine: the images change size twice during the run (each
+// switch drains, uploads and captures the step graph again), and a resume from a coarse step
+// gives the same bits as the run that went through.
+TEST(TrainLoopGpu, CoarseToFineResumeIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 70;
+  cfg.train.coarse_factor = 4;
+  cfg.train.coarse_until = 50;
+  cfg.output.checkpoint_every = 20;
+  expect_resume_exact(cfg, loop_scene(), 20);
+}
+
 TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
   const LoopRun plain = train_with(loop_config(), "");
   const Config cfg = loop_config();
