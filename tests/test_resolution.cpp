@@ -141,6 +141,19 @@ TEST(Resolution, ConfigChecksNameTheKeys) {
   EXPECT_FALSE(test::error_of([&] { cfg.validate(); }).empty());
 }
 
+// A factor the images cannot be divided by is an error naming the key and the image, before any
+// step (not a crash inside the parallel downscale).
+TEST(BadInputResolution, FactorLargerThanAnImageNamesTheImage) {
+  LoadOptions o;
+  o.downscale = 8;  // 8x8 images
+  const Dataset data = load_blender(test::small_demo_scene(), o);
+  Config cfg = coarse_config();
+  cfg.train.coarse_factor = 16;
+  auto cpu = make_backend(cfg.backend);
+  test::expect_contains(test::error_of([&] { Trainer t(cfg, data, *cpu); }),
+                        {"train.coarse_factor = 16", data.train[0].path, "8x8"});
+}
+
 TEST(Resolution, ATimeBudgetCompressesTheSchedule) {
   Config recipe;
   recipe.train.iterations = 12000;

@@ -91,6 +91,11 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
   for (int f = int(cfg_.train.coarse_factor); f > 1; f /= 2) {
+    for (const View& v : data_.train)  // checked here: nothing may throw in the parallel loop
+      if (v.image.width / f == 0 || v.image.height / f == 0)
+        throw Error("train.coarse_factor = " + std::to_string(f) + " is larger than " + v.path +
+                    " (" + std::to_string(v.image.width) + "x" + std::to_string(v.image.height) +
+                    " as loaded)");
     TrainingLevel& level = levels_.emplace_back();
     level.factor = f;
     level.images.resize(data_.train.size());
@@ -103,23 +108,27 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   }
 }
 
+const TrainingLevel* Trainer::level(int factor) const {
+  for (const TrainingLevel& l : levels_)
+    if (l.factor == factor) return &l;
+  if (factor > 1)
+    throw Error("train.coarse_factor: no training images at factor " + std::to_string(factor));
+  return nullptr;  // full size: the dataset's own
+}
+
 void Trainer::use_resolution(int factor) {
   if (factor == factor_in_use_) return;
+  const TrainingLevel* l = level(factor);
   std::vector<const Image8*> images;
-  for (std::size_t i = 0; i < data_.train.size(); ++i) images.push_back(&data_.train[i].image);
-  for (const TrainingLevel& level : levels_)
-    if (level.factor == factor)
-      for (std::size_t i = 0; i < images.size(); ++i) images[i] = &level.images[i];
-  if (factor > 1 && images[0] == &data_.train[0].image)
-    throw Error("train.coarse_factor: no training images at factor " + std::to_string(factor));
+  for (std::size_t i = 0; i < data_.train.size(); ++i)
+    images.push_back(l ? &l->images[i] : &data_.train[i].image);
   backend_.set_images(images);  // the backend drains first: no queued step reads the old ones
   factor_in_use_ = factor;
 }
 
 const Camera& Trainer::training_camera(int view) const {
-  for (const TrainingLevel& level : levels_)
-    if (level.factor == factor_in_use_) return level.cameras[std::size_t(view)];
-  return data_.train[std::size_t(view)].camera;
+  const TrainingLevel* l = level(factor_in_use_);
+  return l ? l->cameras[std::size_t(view)] : data_.train[std::size_t(view)].camera;
 }
 
 void Trainer::initialize() {

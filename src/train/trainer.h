@@ -90,6 +90,7 @@ class Trainer {
   void update_filter3d();  // model.antialiased: from the training cameras
   // train.coarse_factor: gives the backend the training images of this factor (1: full size).
   void use_resolution(int factor);
+  const TrainingLevel* level(int factor) const;   // null for full size
   const Camera& training_camera(int view) const;  // at the factor in use
   // train.appearance: the checkpoint's transforms, the identity where it has none.
   AppearanceState resumed_appearance(const Checkpoint& ckpt) const;
