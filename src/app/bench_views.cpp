@@ -23,9 +23,9 @@ namespace {
 // straight alpha composited on the background and rounded to the nearest byte.
 std::vector<std::uint8_t> rgb_bytes(const View& v) {
   const Image8& img = v.image;
-  std::vector<std::uint8_t> out(img.pixels() * 3);
   if (img.channels == 3) return img.data;
   const Image target = target_image(img);
+  std::vector<std::uint8_t> out(img.pixels() * 3);
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i] = std::uint8_t(std::lround(std::clamp(target.data[i], 0.0f, 1.0f) * 255.0f));
   return out;

@@ -53,8 +53,8 @@ EvalResult evaluate_model(const std::string& model_path,
 struct TrainRun {
   std::string data{}, out{};
   std::string resume{};  // checkpoint to continue from, or empty
-  std::string
-      init_from{};         // model whose splats start a fresh run (instead of model.init), or empty
+  // A model whose splats start a fresh run (instead of model.init), or empty.
+  std::string init_from{};
   bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
   std::optional<LiveViewOptions> view{};  // serve the live viewer (rank 0)
 };

@@ -7,6 +7,7 @@
 
 #include "cuda/appearance.h"
 #include "cuda/check.h"
+#include "cuda/warp.cuh"
 #include "render/appearance.h"
 
 namespace splat::cuda {
@@ -23,14 +24,9 @@ std::size_t sum_blocks(std::size_t pixels) {
   return std::max<std::size_t>(1, std::min(kMaxBlocks, (pixels + kThreads - 1) / kThreads));
 }
 
-__device__ __forceinline__ const float* transform_of(const AppearanceView& a) {
-  return a.params + std::size_t(a.image_on_device ? *a.image_on_device : a.image) * kSums;
-}
-
-__device__ __forceinline__ double warp_sum(double v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  return v;
+// The view's transform starts at this entry of params and grads.
+__device__ __forceinline__ std::size_t transform_at(const AppearanceView& a) {
+  return std::size_t(a.image_on_device ? *a.image_on_device : a.image) * kSums;
 }
 
 __global__ void __launch_bounds__(kThreads) appearance_fwd_kernel(AppearanceView a,
@@ -39,7 +35,7 @@ __global__ void __launch_bounds__(kThreads) appearance_fwd_kernel(AppearanceView
                                                                   std::size_t pixels) {
   const std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x;
   if (p >= pixels) return;
-  appearance_pixel(transform_of(a), render + 3 * p, out + 3 * p);
+  appearance_pixel(a.params + transform_at(a), render + 3 * p, out + 3 * p);
 }
 
 // v_image = A^T g in place; block b writes its sums of g_c r_k (entry c * 4 + k) and g_c (entry
@@ -51,7 +47,7 @@ __global__ void __launch_bounds__(kThreads)
                           std::size_t pixels,
                           double* __restrict__ partial) {  // [blocks, 12]
   __shared__ double s_red[kSums][kWarps];
-  const float* m = transform_of(a);
+  const float* m = a.params + transform_at(a);
   double sum[kSums] = {};
   for (std::size_t p = std::size_t(blockIdx.x) * kThreads + threadIdx.x; p < pixels;
        p += std::size_t(gridDim.x) * kThreads) {
@@ -80,7 +76,7 @@ __global__ void __launch_bounds__(kSums * 32) appearance_grad_kernel(
   for (int b = lane; b < blocks; b += 32) t += partial[std::size_t(b) * kSums + j];
   t = warp_sum(t);
   if (lane == 0) {
-    const std::size_t i = std::size_t(a.image_on_device ? *a.image_on_device : a.image) * kSums + j;
+    const std::size_t i = transform_at(a) + j;
     float g = a.grads[i] + float(t);
     g += reg_slope * (a.params[i] - appearance_identity(std::size_t(j)));
     a.grads[i] = g;

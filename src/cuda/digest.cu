@@ -4,6 +4,7 @@
 
 #include "cuda/check.h"
 #include "cuda/digest.h"
+#include "cuda/warp.cuh"
 #include "render/state_digest.h"
 
 namespace splat::config {
@@ -26,8 +27,7 @@ __global__ void digest_terms_kernel(const float* __restrict__ data,
     const std::uint64_t hi = 2 * w + 1 < n ? __float_as_uint(data[2 * w + 1]) : 0u;
     local += digest_term(lo | hi << 32, first_word + w);
   }
-  for (int offset = 16; offset > 0; offset /= 2)
-    local += __shfl_down_sync(0xffffffffu, local, offset);
+  local = warp_sum(local);
   if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, static_cast<unsigned long long>(local));
 }
 
@@ -38,8 +38,7 @@ __global__ void count_non_finite_kernel(const float* __restrict__ data,
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     local += !isfinite(data[i]);
-  for (int offset = 16; offset > 0; offset /= 2)
-    local += __shfl_down_sync(0xffffffffu, local, offset);
+  local = warp_sum(local);
   if ((threadIdx.x & 31) == 0 && local != 0)
     atomicAdd(count, static_cast<unsigned long long>(local));
 }

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "cuda/check.h"
 #include "cuda/loss.h"
+#include "cuda/warp.cuh"
 #include "render/ssim.h"
 
 namespace splat::config {
@@ -95,18 +96,6 @@ __device__ __forceinline__ void use_byte_table(BytesTarget& t, float* table, int
 // H W / counted pixels (see LossTarget::norm).
 __device__ __forceinline__ float norm_of(const float* norm) {
   return norm ? *norm : 1.0f;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ double warp_sum(double v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  return v;
 }
 
 std::size_t loss_blocks(int width, int height) {
