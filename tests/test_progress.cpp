@@ -86,16 +86,46 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   Config cfg;
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   const auto chosen = resolve_auto(cfg, data);
-  ASSERT_EQ(chosen.size(), 2u);
+  ASSERT_EQ(chosen.size(), 4u);
   EXPECT_EQ(chosen[0].key, "train.iterations");
   EXPECT_EQ(cfg.train.iterations, auto_iterations(data.train.size()));
   EXPECT_EQ(cfg.densify.cap_max, 200000);  // 24 x 64 x 64 pixels: the floor, then 2 x 100k random
+  EXPECT_EQ(chosen[2].key, "train.coarse_factor");
+  EXPECT_EQ(cfg.train.coarse_factor, 2);  // 64 px images: 1/2 keeps 32 px, 1/4 would not
+  EXPECT_EQ(chosen[3].key, "train.coarse_until");
+  EXPECT_EQ(cfg.train.coarse_until, cfg.train.iterations / 3);
   // Explicit values are kept, and nothing is reported.
   Config explicit_cfg;
   explicit_cfg.train.iterations = 123;
   explicit_cfg.densify.cap_max = 456;
+  explicit_cfg.train.coarse_factor = 1;
   EXPECT_TRUE(resolve_auto(explicit_cfg, data).empty());
   EXPECT_EQ(explicit_cfg.train.iterations, 123);
+  EXPECT_EQ(explicit_cfg.train.coarse_until, 0);  // off: no step to choose
+  // An explicit factor without a step gets a third of the iterations.
+  explicit_cfg.train.coarse_factor = 8;
+  const auto until = resolve_auto(explicit_cfg, data);
+  ASSERT_EQ(until.size(), 1u);
+  EXPECT_EQ(explicit_cfg.train.coarse_until, 41);
+}
+
+TEST(AutoConfig, CoarseFactorFromTheSmallestImage) {
+  EXPECT_EQ(auto_coarse_factor(800, false), 4);  // Lego: 200 px at 1/4
+  EXPECT_EQ(auto_coarse_factor(128, false), 4);  // the demo scene: 32 px at 1/4
+  EXPECT_EQ(auto_coarse_factor(127, false), 2);
+  EXPECT_EQ(auto_coarse_factor(64, false), 2);
+  EXPECT_EQ(auto_coarse_factor(63, false), 1);
+  EXPECT_EQ(auto_coarse_factor(1080, true), 1);  // a time budget: off
+}
+
+// A budgeted run resolves the factor to off, so its plan measures full-resolution steps.
+TEST(AutoConfig, ATimeBudgetTurnsAutoCoarseToFineOff) {
+  Config cfg;
+  cfg.train.time_budget = 30;
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  resolve_auto(cfg, data);
+  EXPECT_EQ(cfg.train.coarse_factor, 1);
+  EXPECT_EQ(cfg.train.coarse_until, 0);
 }
 
 }  // namespace

@@ -139,9 +139,11 @@ class CpuBackend final : public Backend {
     add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
     adam_step(state_, grads, s.lr);
     // The transforms take the same Adam step as the model (its count and bias correction).
-    if (appearance)
+    if (appearance) {
       adam_update(app.params, app_grads, app.m, app.v, state_.adam_step,
                   [&](std::size_t) { return s.lr.appearance; });
+      appearance_recenter(app.params.data(), app.images());
+    }
     if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
     finished_.push_back({sums[0] / batch, sums[1] / batch, sums[2] / batch});
   }

@@ -83,7 +83,24 @@ __global__ void __launch_bounds__(kSums * 32) appearance_grad_kernel(
   }
 }
 
+// One block: entry k's offset by thread k (the host's loop, the same bits), then every entry.
+__global__ void __launch_bounds__(kThreads)
+    appearance_recenter_kernel(float* params, std::size_t images) {
+  __shared__ float s_offset[kSums];
+  if (threadIdx.x < kSums)
+    s_offset[threadIdx.x] = appearance_mean_offset(params, images, threadIdx.x);
+  __syncthreads();
+  for (std::size_t e = threadIdx.x; e < images * kSums; e += kThreads)
+    params[e] -= s_offset[e % kSums];
+}
+
 }  // namespace
+
+void appearance_recenter(float* params, std::size_t images, cudaStream_t stream) {
+  if (images == 0) return;
+  appearance_recenter_kernel<<<1, kThreads, 0, stream>>>(params, images);
+  SPLAT_CUDA_CHECK_LAUNCH("appearance_recenter_kernel");
+}
 
 std::size_t appearance_scratch_doubles(std::size_t pixels) {
   return sum_blocks(pixels) * kSums;

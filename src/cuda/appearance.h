@@ -39,4 +39,8 @@ void appearance_backward(const AppearanceView& a,
                          double* scratch,
                          cudaStream_t stream);
 
+// After the transforms' Adam update: every transform minus their mean's offset from [I | 0]
+// (render/appearance.h's appearance_mean_offset), so the mean stays the identity.
+void appearance_recenter(float* params, std::size_t images, cudaStream_t stream);
+
 }  // namespace splat::cuda

@@ -50,6 +50,7 @@ struct Groups {
 struct DeviceAppearance {
   DeviceBuffer<float> params, grads, m, v;
   bool on() const { return params.size() > 0; }
+  std::size_t images() const { return params.size() / kAppearanceFloats; }
 };
 
 class DeviceModel {

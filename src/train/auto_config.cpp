@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace splat {
 
@@ -15,6 +16,13 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
   const auto by_pixels = std::int64_t(std::llround(5000.0 * train_megapixels / 1e4) * 1e4);
   return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000),
                   2 * std::int64_t(initial_splats));
+}
+
+int auto_coarse_factor(int smallest_side, bool time_budget) {
+  if (time_budget) return 1;
+  int f = 4;
+  while (f > 1 && smallest_side / f < 32) f /= 2;
+  return f;
 }
 
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
@@ -39,6 +47,22 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
         pixels / 1e6, initial);
     if (cfg.densify.strategy == DensifyStrategy::Mcmc)
       chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
+  }
+  if (cfg.train.coarse_factor == 0) {
+    int side = std::numeric_limits<int>::max();
+    for (const View& v : data.train) side = std::min({side, v.camera.width, v.camera.height});
+    const bool budget = cfg.train.time_budget > 0;
+    cfg.train.coarse_factor = auto_coarse_factor(side, budget);
+    if (budget)
+      std::snprintf(why, sizeof why, "off: the time budget plans from full-resolution steps");
+    else
+      std::snprintf(why, sizeof why,
+                    "4, or less to keep the smallest image side (%d px) at 32 px or more", side);
+    chosen.push_back({"train.coarse_factor", cfg.train.coarse_factor, why});
+  }
+  if (cfg.train.coarse_until == 0 && cfg.train.coarse_factor > 1) {
+    cfg.train.coarse_until = std::max<std::int64_t>(1, cfg.train.iterations / 3);
+    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, "a third of the iterations"});
   }
   return chosen;
 }

@@ -64,8 +64,8 @@ struct TrainConfig {
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
   // Coarse-to-fine resolution (train/resolution.h): the first steps on the training images
   // downscaled by coarse_factor (a power of two; 1 = off), the factor halving at evenly spaced
-  // steps up to full resolution at step coarse_until.
-  std::int64_t coarse_factor = 1;
+  // steps up to full resolution at step coarse_until. 0 = auto for either (auto_config.h).
+  std::int64_t coarse_factor = 0;
   std::int64_t coarse_until = 0;
   // 3DGS learning rates; means are scaled by the scene extent and decay exponentially.
   double lr_means = 1.6e-4;
