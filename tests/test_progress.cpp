@@ -40,6 +40,27 @@ TEST(Progress, StepCostWithoutSpreadIsProportional) {
   EXPECT_NEAR(c.remaining(0, 10, 1000, {}), 0.1, 1e-12);
 }
 
+// Coarse-to-fine: each resolution has its own fit; one not measured yet comes from the two
+// nearest, linear in the pixels per step (here 1 ms per step + 8 ms at full resolution's pixels),
+// or from a single one as proportional to the image side.
+TEST(Progress, StepCostPredictsResolutionsNotMeasuredYet) {
+  auto truth = [](int factor) { return 1e-3 + 8e-3 / double(factor * factor); };
+  StepCost c;
+  c.add(1000, truth(4), 4);
+  EXPECT_NEAR(c.seconds_per_step(1000, 4), truth(4), 1e-12);
+  EXPECT_NEAR(c.seconds_per_step(1000, 1), 4 * truth(4), 1e-12);  // side 4x: a guess
+  c.add(1000, truth(2), 2);
+  EXPECT_NEAR(c.seconds_per_step(1000, 2), truth(2), 1e-12);
+  EXPECT_NEAR(c.seconds_per_step(1000, 1), truth(1), 1e-12);
+  EXPECT_NEAR(c.seconds_per_step(1000, 8), truth(8), 1e-12);
+  // 10 steps at factor 2, then 20 at full resolution after a change at step 110.
+  EXPECT_NEAR(c.remaining(100, 130, 1000, {}, 2, {{110, 1}}), 10 * truth(2) + 20 * truth(1), 1e-12);
+  // Count and resolution changes interleaved: 1000 splats to step 105, 2000 after (the
+  // proportional fit doubles the time), factor 2 to step 110, full resolution after.
+  EXPECT_NEAR(c.remaining(100, 130, 1000, {{105, 2000}}, 2, {{110, 1}}),
+              5 * truth(2) + 5 * 2 * truth(2) + 20 * 2 * truth(1), 1e-12);
+}
+
 TEST(Progress, McmcProjectionMatchesTraining) {
   Config cfg;
   cfg.model.init_points = 500;

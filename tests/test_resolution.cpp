@@ -30,6 +30,25 @@ TEST(Resolution, FactorHalvesAtEvenStepsUpToFullResolution) {
   EXPECT_EQ(resolution_factor(t, 0), 1);
 }
 
+// The changes listed ahead are exactly the steps where resolution_factor changes.
+TEST(Resolution, ChangesAheadMatchTheFactorStepByStep) {
+  TrainConfig t;
+  for (const auto& [factor, until] :
+       {std::pair{4, 3000}, {8, 300}, {16, 1001}, {2, 7}, {4, 1}, {1, 100}}) {
+    t.coarse_factor = factor;
+    t.coarse_until = until;
+    for (const std::int64_t from : {0, 5, 150, 2000}) {
+      const std::int64_t total = 3500;
+      StepChanges expected;
+      for (std::int64_t k = std::max<std::int64_t>(from, 1); k < total; ++k)
+        if (resolution_factor(t, k) != resolution_factor(t, k - 1))
+          expected.emplace_back(k, std::size_t(resolution_factor(t, k)));
+      EXPECT_EQ(resolution_changes(t, from, total), expected)
+          << factor << " until " << until << " from " << from;
+    }
+  }
+}
+
 // Straight alpha: the composite the loss reads, box-filtered, rounded to bytes. A mask: the RGB
 // box-filtered, a pixel kept where at least half of its block was.
 TEST(Resolution, DownscaledImageIsTheBoxFilteredTarget) {

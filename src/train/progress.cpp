@@ -30,44 +30,74 @@ double Smoothed::value() const {
   return weight_ > 0 ? sum_ / weight_ : 0.0;
 }
 
-void StepCost::add(std::size_t splats, double seconds_per_step) {
+void StepCost::add(std::size_t splats, double seconds_per_step, int factor) {
   constexpr std::size_t kKeep = 32;
-  samples_.emplace_back(double(splats), seconds_per_step);
-  if (samples_.size() > kKeep) samples_.erase(samples_.begin());
+  auto& samples = levels_[factor];
+  samples.emplace_back(double(splats), seconds_per_step);
+  if (samples.size() > kKeep) samples.erase(samples.begin());
 }
 
-double StepCost::seconds_per_step(std::size_t splats) const {
-  if (samples_.empty()) return 0;
+namespace {
+
+// One resolution's fit: a + b * splats over its samples (not empty).
+double fitted(const std::vector<std::pair<double, double>>& samples, double splats) {
   double sn = 0, st = 0, snn = 0, snt = 0;
-  double lo = samples_.front().first, hi = lo;
-  for (const auto& [n, t] : samples_) {
+  double lo = samples.front().first, hi = lo;
+  for (const auto& [n, t] : samples) {
     sn += n, st += t, snn += n * n, snt += n * t;
     lo = std::min(lo, n), hi = std::max(hi, n);
   }
-  const double m = double(samples_.size());
+  const double m = double(samples.size());
   const double det = m * snn - sn * sn;
   if (hi > 1.1 * lo && det > 0) {
     const double b = (m * snt - sn * st) / det, a = (st - b * sn) / m;
-    if (a >= 0 && b >= 0) return a + b * double(splats);
+    if (a >= 0 && b >= 0) return a + b * splats;
   }
   // Proportional to the count, through the latest sample.
-  const auto& [n, t] = samples_.back();
-  return n > 0 ? t * double(splats) / n : t;
+  const auto& [n, t] = samples.back();
+  return n > 0 ? t * splats / n : t;
+}
+
+}  // namespace
+
+double StepCost::seconds_per_step(std::size_t splats, int factor) const {
+  if (levels_.empty()) return 0;
+  const double n = double(splats);
+  if (const auto it = levels_.find(factor); it != levels_.end()) return fitted(it->second, n);
+  // x: the pixels per step relative to full resolution. The two measured levels nearest in x.
+  auto x = [](int f) { return 1.0 / (double(f) * double(f)); };
+  std::vector<int> seen;
+  for (const auto& level : levels_) seen.push_back(level.first);
+  std::sort(seen.begin(), seen.end(),
+            [&](int a, int b) { return std::abs(x(a) - x(factor)) < std::abs(x(b) - x(factor)); });
+  const double t0 = fitted(levels_.at(seen[0]), n);
+  // One level: a guess between all time per splat (the same) and all per pixel (x times), the
+  // geometric mean, that is in proportion to the image side.
+  if (seen.size() == 1) return t0 * std::sqrt(x(factor) / x(seen[0]));
+  const double t1 = fitted(levels_.at(seen[1]), n);
+  const double slope = (t1 - t0) / (x(seen[1]) - x(seen[0]));
+  return std::max(0.0, t0 + slope * (x(factor) - x(seen[0])));
 }
 
 double StepCost::remaining(std::int64_t it,
                            std::int64_t total,
                            std::size_t splats,
-                           const std::vector<std::pair<std::int64_t, std::size_t>>& counts) const {
+                           const StepChanges& counts,
+                           int factor,
+                           const StepChanges& factors) const {
   double seconds = 0;
-  std::int64_t from = it;
-  for (const auto& [step, n] : counts) {
-    if (step >= total) break;
-    // Steps from + 1 .. step run with `splats`; the tick after `step` changes it.
-    seconds += double(step - from) * seconds_per_step(splats);
-    from = step, splats = n;
+  std::size_t i = 0, j = 0;
+  for (std::int64_t from = it; from < total;) {
+    // The changes that take effect after `from` steps; then steps from + 1 .. next run alike.
+    while (i < counts.size() && counts[i].first <= from) splats = counts[i++].second;
+    while (j < factors.size() && factors[j].first <= from) factor = int(factors[j++].second);
+    std::int64_t next = total;
+    if (i < counts.size()) next = std::min(next, counts[i].first);
+    if (j < factors.size()) next = std::min(next, factors[j].first);
+    seconds += double(next - from) * seconds_per_step(splats, factor);
+    from = next;
   }
-  return seconds + double(std::max<std::int64_t>(total - from, 0)) * seconds_per_step(splats);
+  return seconds;
 }
 
 Progress::Progress(std::int64_t first, std::int64_t total, std::int64_t log_every)
@@ -86,24 +116,22 @@ bool Progress::due(std::int64_t it) const {
   return log_every_ > 0 && it % log_every_ == 0;
 }
 
-void Progress::draw(std::int64_t it,
-                    double loss,
-                    std::size_t splats,
-                    const std::vector<std::pair<std::int64_t, std::size_t>>& counts) {
+void Progress::draw(
+    std::int64_t it, double loss, std::size_t splats, int factor, const Ahead& ahead) {
   const auto now = std::chrono::steady_clock::now();
   last_draw_ = now;
   // A cost sample per second or so: shorter windows are mostly noise.
   const double window = std::chrono::duration<double>(now - last_sample_).count();
   if (window >= 1.0 || (!tty_ && it > last_sample_it_)) {
     rate_ = double(it - last_sample_it_) / window;
-    if (it > last_sample_it_) cost_.add(splats, window / double(it - last_sample_it_));
+    if (it > last_sample_it_) cost_.add(splats, window / double(it - last_sample_it_), factor);
     last_sample_ = now;
     last_sample_it_ = it;
   } else if (rate_ == 0 && it > first_) {
     rate_ = double(it - first_) / std::chrono::duration<double>(now - start_).count();
-    cost_.add(splats, 1.0 / rate_);
+    cost_.add(splats, 1.0 / rate_, factor);
   }
-  const double eta = cost_.remaining(it, total_, splats, counts);
+  const double eta = cost_.remaining(it, total_, splats, ahead.counts, factor, ahead.factors);
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "iter %lld/%lld (%3.0f%%) | loss %.5f | splats %zu | %.1f it/s | ETA %s",

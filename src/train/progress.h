@@ -1,9 +1,11 @@
 #pragma once
 // Training progress: one self-updating line on a terminal, plain periodic lines otherwise. The
 // line shows the smoothed loss, and an ETA that expects the steps to slow down as the splat count
-// grows (MCMC's growth is known ahead; see StepCost).
+// grows (MCMC's growth is known ahead) and as coarse-to-fine training reaches full resolution
+// (see StepCost).
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,32 +26,47 @@ class Smoothed {
   std::int64_t n_ = 0;
 };
 
+// (step, value) where a value changes over the steps ahead, in order: after `step` completed
+// steps the next step runs with `value` (a splat count, or a resolution factor).
+using StepChanges = std::vector<std::pair<std::int64_t, std::size_t>>;
+
 // Seconds per step as a + b * splats, fitted by least squares over recent (splats, seconds per
-// step) samples. Until the samples span a range of counts (before MCMC starts growing, say) it
-// assumes the time is proportional to the count: an ETA that errs long, then comes down.
+// step) samples, for each training resolution (train.coarse_factor) apart. Until the samples span
+// a range of counts (before MCMC starts growing, say) it assumes the time is proportional to the
+// count; a resolution not measured yet is predicted from the two nearest measured ones, linear
+// in the pixels per step (a part per splat, a part per pixel), or from one alone as proportional
+// to the image side (between all time per splat and all per pixel).
 class StepCost {
  public:
-  void add(std::size_t splats, double seconds_per_step);
-  double seconds_per_step(std::size_t splats) const;
-  // The seconds left from step `it` to `total` with `splats` now, and the count after each later
-  // step given by `counts` ((step, count) where it changes, in order).
+  void add(std::size_t splats, double seconds_per_step, int factor = 1);
+  double seconds_per_step(std::size_t splats, int factor = 1) const;
+  // The seconds left from step `it` to `total` with `splats` and `factor` now, the count after
+  // each later step given by `counts` and the resolution factor by `factors`.
   double remaining(std::int64_t it,
                    std::int64_t total,
                    std::size_t splats,
-                   const std::vector<std::pair<std::int64_t, std::size_t>>& counts) const;
+                   const StepChanges& counts,
+                   int factor = 1,
+                   const StepChanges& factors = {}) const;
 
  private:
-  std::vector<std::pair<double, double>> samples_;  // the most recent ones
+  // factor -> its most recent (splats, seconds per step) samples
+  std::map<int, std::vector<std::pair<double, double>>> levels_;
 };
 
 class Progress {
  public:
   Progress(std::int64_t first, std::int64_t total, std::int64_t log_every);
-  // Call after every iteration `it` (1-based count of completed iterations). `counts` is the
-  // projected splat count (Densifier::projected_counts); it is asked for only when drawing.
+  // The steps ahead: the projected splat count (Densifier::projected_counts) and the resolution
+  // factor (resolution_changes, train/resolution.h).
+  struct Ahead {
+    StepChanges counts, factors;
+  };
+  // Call after every iteration `it` (1-based count of completed iterations), which ran at
+  // resolution `factor`. `ahead` is asked for only when drawing.
   template <class Projection>
-  void update(std::int64_t it, double loss, std::size_t splats, Projection&& counts) {
-    if (due(it)) draw(it, loss, splats, counts());
+  void update(std::int64_t it, double loss, std::size_t splats, int factor, Projection&& ahead) {
+    if (due(it)) draw(it, loss, splats, factor, ahead());
   }
   void finish();
   void set_total(std::int64_t total) { total_ = total; }  // a re-planned run (time_budget.h)
@@ -58,10 +75,7 @@ class Progress {
 
  private:
   bool due(std::int64_t it) const;
-  void draw(std::int64_t it,
-            double loss,
-            std::size_t splats,
-            const std::vector<std::pair<std::int64_t, std::size_t>>& counts);
+  void draw(std::int64_t it, double loss, std::size_t splats, int factor, const Ahead& ahead);
   std::int64_t first_, total_, log_every_;
   bool tty_;
   std::chrono::steady_clock::time_point start_, last_draw_, last_sample_;

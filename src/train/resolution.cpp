@@ -13,6 +13,20 @@ int resolution_factor(const TrainConfig& t, std::int64_t completed) {
   return int(t.coarse_factor >> (completed * halvings / t.coarse_until));
 }
 
+StepChanges resolution_changes(const TrainConfig& t, std::int64_t completed, std::int64_t total) {
+  StepChanges out;
+  if (t.coarse_factor <= 1 || t.coarse_until <= 0) return out;
+  const std::int64_t halvings = std::bit_width(std::uint64_t(t.coarse_factor)) - 1;
+  for (std::int64_t j = 1; j <= halvings; ++j) {
+    // The first k with k * halvings / until >= j.
+    const std::int64_t k = (j * t.coarse_until + halvings - 1) / halvings;
+    const bool listed = !out.empty() && out.back().first == k;  // until < halvings: several at k
+    if (k >= completed && k < total && !listed)
+      out.emplace_back(k, std::size_t(resolution_factor(t, k)));
+  }
+  return out;
+}
+
 Image8 downscaled_training_image(const Image8& img, int factor) {
   const Image rgb = target_image(img);  // composited, or the RGB under a mask
   Image full(img.width, img.height, img.masked() ? 4 : 3);

@@ -10,12 +10,16 @@
 #include "core/camera.h"
 #include "core/image.h"
 #include "train/config.h"
+#include "train/progress.h"
 
 namespace splat {
 
 // The factor of the step after `completed` steps: coarse_factor >> floor(completed * L / until)
 // with coarse_factor = 2^L, and 1 from coarse_until on.
 int resolution_factor(const TrainConfig& t, std::int64_t completed);
+// Where the factor changes from `completed` steps on, before `total`: (k, f) when the step after
+// k completed steps is the first at factor f.
+StepChanges resolution_changes(const TrainConfig& t, std::int64_t completed, std::int64_t total);
 
 // A training image downscaled by `factor` as the loader downscales (box filter on the values the
 // loss reads, rounded to bytes): straight alpha composited on its background first; a loss mask

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "train/resolution.h"
+
 namespace splat {
 
 Config compressed_recipe(const Config& recipe, double s) {
@@ -27,7 +29,9 @@ double plan_compression(const Config& recipe,
                         double seconds) {
   auto predicted = [&](double s) {
     const Config c = compressed_recipe(recipe, s);
-    return cost.remaining(completed, c.train.iterations, splats, project(c, completed, splats));
+    return cost.remaining(completed, c.train.iterations, splats, project(c, completed, splats),
+                          resolution_factor(c.train, completed),
+                          resolution_changes(c.train, completed, c.train.iterations));
   };
   if (predicted(1.0) <= seconds) return 1.0;
   // The smallest s that still leaves one step, rounded up through compressed_recipe's rounding.
@@ -58,7 +62,9 @@ std::optional<Config> TimeBudget::after_step(std::int64_t completed,
   }
   const std::int64_t steps = completed - window_start_;
   if (steps < kWindow && (steps < 2 || elapsed - window_elapsed_ < share)) return std::nullopt;
-  cost_.add(splats, (elapsed - window_elapsed_) / double(steps));
+  // The window's steps at the resolution of its last (a window across a change is rare).
+  const int factor = resolution_factor(compressed_recipe(recipe_, s_).train, completed - 1);
+  cost_.add(splats, (elapsed - window_elapsed_) / double(steps), factor);
   window_start_ = completed, window_elapsed_ = elapsed;
   // A fit needs two measurements; then every measurement re-plans.
   if (++samples_ < 2) return std::nullopt;

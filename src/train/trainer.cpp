@@ -424,9 +424,12 @@ void Trainer::train(const std::string& out_dir) {
                     std::to_string(tick->count) + " splats");
     collect(false);
     if (leader)
-      progress.update(
-          iteration_, smoothed.empty() ? last_loss : smoothed.value(), backend_.num_splats(),
-          [&] { return densifier_->projected_counts(iteration_, total, backend_.num_splats()); });
+      progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(),
+                      backend_.num_splats(), factor_in_use_, [&] {
+                        return Progress::Ahead{
+                            densifier_->projected_counts(iteration_, total, backend_.num_splats()),
+                            resolution_changes(cfg_.train, iteration_, total)};
+                      });
     if (budget) {
       char line[160];
       if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed())) {
