@@ -21,7 +21,7 @@ void DeviceModel::upload(const TrainState& s) {
   // upload of anything: a pageable cudaMemcpy can land after a zeroing queued on the stream behind
   // it.
   for (int g = 0; g < 5; ++g) {
-    grads.g[g].resize(params.g[g].size());
+    grads.g[g].resize(holds(grads, g) ? params.g[g].size() : 0);
     grads.g[g].zero(stream_);
   }
   for (Groups* G : {&params, &grads, &m, &v}) G->zero_tails(stream_);
@@ -43,6 +43,15 @@ void DeviceModel::upload(const TrainState& s) {
   appearance.grads.resize(s.appearance.params.size());
   ++generation;
   uploaded();
+}
+
+void DeviceModel::use_sh_grads() {
+  if (sh_grads_) return;
+  sh_grads_ = true;
+  // Never allocated before, so there is nothing to copy or keep: zero throughout, with the
+  // parameters' room so that growth to the cap does not move it.
+  (void)grads.g[4].grow_keep(params.g[4].size(), stream_, params.g[4].capacity());
+  ++generation;  // a new pointer for captured step graphs
 }
 
 TrainState DeviceModel::download() const {

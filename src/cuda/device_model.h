@@ -90,6 +90,16 @@ class DeviceModel {
   // [0, size) is for the caller to write.
   DeviceBuffer<float> fresh_buffer(const DeviceBuffer<float>& like, std::size_t size);
 
+  // The SH coefficients' gradients, the largest array (48 floats a splat at degree 3), exist only
+  // once a step sums them (a batch of views, or several ranks): a one-view step on one GPU updates
+  // the SH coefficients inside the projection backward (ShAdam) and never forms them. From then on
+  // they follow the count like the other arrays; they are never freed again (a step in flight may
+  // still read them).
+  void use_sh_grads();
+  bool sh_grads_in_use() const { return sh_grads_; }
+  // Whether array g of G is held at the model's count: every one but unused SH gradients.
+  bool holds(const Groups& G, int g) const { return &G != &grads || g != 4 || sh_grads_; }
+
   int n = 0, sh_degree = 0;
   std::int64_t adam_step = 0;
   Groups params, grads, m, v;
@@ -107,6 +117,7 @@ class DeviceModel {
 
   cudaStream_t stream_;
   SyncLog& syncs_;
+  bool sh_grads_ = false;                       // use_sh_grads
   bool filter_on_ = false;                      // set by upload (with variances) or update_filter3d
   DeviceBuffer<float> filter3d_;                // [N] variances
   DeviceBuffer<CameraParams> filter_cams_;      // the training cameras of the last update

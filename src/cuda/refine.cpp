@@ -35,6 +35,7 @@ RefineStats Refiner::mcmc(DeviceModel& model, const McmcRefineSettings& s) {
   if (add > 0)
     for (Groups* G : {&model.params, &model.grads, &model.m, &model.v})
       for (int g = 0; g < 5; ++g) {
+        if (!model.holds(*G, g)) continue;
         const std::size_t width = std::size_t(slots0.width[g]);
         const DeviceBuffer<float> old =
             G->g[g].grow_keep(target * width, stream_, s.max_count ? room * width : 0);
@@ -115,6 +116,7 @@ RefineStats Refiner::adc(DeviceModel& model, const AdcRefineSettings& s, dist::C
   std::swap(model.v, next_v);
   // Gradients are zero between steps; only their size changes (nothing reads them now).
   for (int g = 0; g < 5; ++g) {
+    if (!model.holds(model.grads, g)) continue;
     model.grads.g[g].resize(m * std::size_t(src.width[g]));
     model.grads.g[g].zero(stream_);
     model.grads.g[g].zero_tail(stream_);

@@ -140,6 +140,7 @@ void StepEngine::submit(Pending p) {
   p.slot = next_slot_;
   next_slot_ = (next_slot_ + 1) % kSlots;
   model_.adam_step = p.adam_step;
+  if (sums_gradients(p)) model_.use_sh_grads();  // before any capture: it may allocate
   if (submission_ == Submission::Graph)
     run_graph(p);
   else
@@ -219,6 +220,10 @@ void StepEngine::recover() {
   for (Pending& p : redo) submit(std::move(p));
 }
 
+bool StepEngine::sums_gradients(const Pending& p) const {
+  return p.views.size() > 1 || comm_->size() > 1;
+}
+
 // The work of one step on stream_. from_device: the camera, Adam and noise scalars come from
 // scalars_ and the target from the staged image (graph mode, eager or captured; one view).
 void StepEngine::run_step(Pending& p, bool from_device) {
@@ -234,7 +239,7 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   // the other four groups.
   const float batch = float(s.batch_size);
   std::array<AdamGroup, 6> groups = adam_groups(s);
-  const bool sh_in_backward = p.views.size() == 1 && comm_->size() == 1;
+  const bool sh_in_backward = !sums_gradients(p);
   const ShAdam sh_adam{groups[4], 4,
                        adam_scalars(groups.data(), int(groups.size()), p.adam_step, 1.0f / batch),
                        from_device ? &scalars_.data()->adam : nullptr, abort};

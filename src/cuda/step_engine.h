@@ -107,6 +107,9 @@ class StepEngine {
   void retire_front();
   void recover();
   void run_step(Pending& p, bool from_device);
+  // Whether the step sums gradients (a batch of views, or several ranks): then Adam takes the SH
+  // coefficients from their gradient array; else the projection backward updates them (ShAdam).
+  bool sums_gradients(const Pending& p) const;
   void view_pass(const ViewRef& view,
                  std::size_t k,
                  const StepSettings& s,

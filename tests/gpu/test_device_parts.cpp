@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -96,9 +97,10 @@ TEST(DeviceModelGpu, RoundTripIsExactWithZeroTailsAndTheHostDigest) {
   std::size_t nonzero = 0;
   for (float x : tails(model)) nonzero += x != 0.0f;
   EXPECT_EQ(nonzero, 0u);
-  // 2000 slots of 38 floats (SH degree 2) in each of the four groups were kept, or this proves
-  // nothing.
-  EXPECT_GE(tails(model).size(), 2000u * 38 * 4);
+  // 2000 slots of 38 floats (SH degree 2) in parameters and moments, 11 in the gradients (no SH
+  // gradients: no step summed them) were kept, or this proves nothing.
+  EXPECT_FALSE(model.sh_grads_in_use());
+  EXPECT_GE(tails(model).size(), 2000u * (38 * 3 + 11));
   got = model.download();
   EXPECT_TRUE(bit_equal(got.params, small.params));
   EXPECT_TRUE(got.filter3d.empty());
@@ -145,11 +147,13 @@ TEST(RefinerGpu, GrowthReservesTheCapOnce) {
   refiner.mcmc(model, grow);
   const std::vector<DeviceArrayView> first = model.arrays();
   const int widths[5] = {3, 3, 4, 1, 27};
+  // Array 9 is the SH gradients (the second group of arrays, the fifth array): not held.
+  auto held = [](std::size_t a) { return a != 9; };
   for (std::size_t a = 0; a < first.size(); ++a) {
-    EXPECT_EQ(first[a].size, 600u * widths[a % 5]);
-    EXPECT_EQ(first[a].capacity, 1000u * widths[a % 5]);
+    EXPECT_EQ(first[a].size, held(a) ? 600u * widths[a % 5] : 0u) << a;
+    EXPECT_EQ(first[a].capacity, held(a) ? 1000u * widths[a % 5] : 0u) << a;
   }
-  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 20);
+  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 19);
   const TrainState got = model.download();
   std::vector<float> kept(got.params.means.begin(), got.params.means.begin() + 1500);
   EXPECT_TRUE(bit_equal(kept, st.params.means));
@@ -158,9 +162,26 @@ TEST(RefinerGpu, GrowthReservesTheCapOnce) {
   const std::vector<DeviceArrayView> second = model.arrays();
   for (std::size_t a = 0; a < second.size(); ++a) {
     EXPECT_EQ(second[a].data, first[a].data);
-    EXPECT_EQ(second[a].size, 900u * widths[a % 5]);
+    EXPECT_EQ(second[a].size, held(a) ? 900u * widths[a % 5] : 0u) << a;
   }
-  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 20);
+  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 19);
+  // Once a step sums SH gradients they are held, zero, with the parameters' room, and follow
+  // the count: later growth neither moves nor copies them.
+  const long before = model.generation;
+  model.use_sh_grads();
+  EXPECT_GT(model.generation, before);
+  const DeviceArrayView sh_grads = model.arrays()[9];
+  EXPECT_EQ(sh_grads.size, 900u * 27);
+  EXPECT_EQ(sh_grads.capacity, 1000u * 27);
+  std::vector<float> values(sh_grads.size);
+  SPLAT_CUDA_CHECK(cudaMemcpy(values.data(), sh_grads.data, values.size() * sizeof(float),
+                              cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](float x) { return x == 0.0f; }));
+  grow.target_count = 1000;
+  refiner.mcmc(model, grow);
+  EXPECT_EQ(model.arrays()[9].data, sh_grads.data);
+  EXPECT_EQ(model.arrays()[9].size, 1000u * 27);
+  EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 19);
   std::size_t nonzero = 0;
   for (float x : tails(model)) nonzero += x != 0.0f;
   EXPECT_EQ(nonzero, 0u);

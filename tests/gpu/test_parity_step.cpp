@@ -108,17 +108,17 @@ void expect_model_updates_agree(const std::string& tag,
   }
 }
 
-// One step from `st` on the cpu backend and on the cuda backend of cuda_cfg: the states after it
-// (cpu first) and the two losses.
+// Steps from `st` on the cpu backend and on the cuda backend of cuda_cfg, each step's views a
+// batch: the states after them (cpu first) and the losses (cpu's, then cuda's).
 struct BothSteps {
   std::vector<TrainState> after;
   std::vector<StepResult> losses;
 };
-BothSteps step_on_both(BackendConfig cuda_cfg,
-                       const std::vector<const Image8*>& images,
-                       const TrainState& st,
-                       const std::vector<BatchView>& views,
-                       const StepSettings& s) {
+BothSteps steps_on_both(BackendConfig cuda_cfg,
+                        const std::vector<const Image8*>& images,
+                        const TrainState& st,
+                        const std::vector<std::vector<BatchView>>& steps,
+                        StepSettings s) {
   BackendConfig cpu_cfg;
   cpu_cfg.type = BackendKind::Cpu;
   cuda_cfg.type = BackendKind::Cuda;
@@ -127,12 +127,22 @@ BothSteps step_on_both(BackendConfig cuda_cfg,
     auto b = make_backend(cfg);
     b->set_images(images);
     b->set_state(st);
-    b->step(views, s);
+    for (const std::vector<BatchView>& views : steps) {
+      s.batch_size = int(views.size());
+      b->step(views, s);
+    }
     b->collect_losses(r.losses, true);
     r.after.push_back(b->state());
   }
-  EXPECT_EQ(r.losses.size(), 2u);
+  EXPECT_EQ(r.losses.size(), 2 * steps.size());
   return r;
+}
+BothSteps step_on_both(const BackendConfig& cuda_cfg,
+                       const std::vector<const Image8*>& images,
+                       const TrainState& st,
+                       const std::vector<BatchView>& views,
+                       const StepSettings& s) {
+  return steps_on_both(cuda_cfg, images, st, {views}, s);
 }
 
 void check_step(LossKind loss, bool fast_math, TargetKind kind) {
@@ -223,6 +233,30 @@ TEST(ParityStep, AppearanceTransformsTrainAsOnTheCpu) {
                  {1e-4, 0.99999, 1e-6, "first moment moves by (1-beta1) * gradient"});
     expect_agree(tag + " appearance adam_v", gpu.v, cpu.v,
                  {1e-4, 0.99999, 1e-7, "second moments of gradients that agree"});
+  }
+}
+
+// A run whose first steps show one view (the SH coefficients updated inside the backward, no SH
+// gradient array on the GPU) and whose later steps a batch (the array allocated then, summed,
+// and Adam's launch taking the SH group): the same model as the CPU's after every kind of step.
+TEST(ParityStep, ABatchAfterOneViewStepsTrainsAsOnTheCpu) {
+  const int n = 3000, w = 160, h = 120;
+  const Scene scene = random_scene(n, w, h, 2468u);
+  const Image8 first = step_target(w, h, TargetKind::Rgb);
+  const Image8 second = step_target(w, h, TargetKind::Masked);
+  const TrainState st = state_of(scene.gaussians);
+  const std::vector<BatchView> one{{&scene.camera, 0}}, two{{&scene.camera, 0}, {&scene.camera, 1}};
+  for (const Submission submission : {Submission::Chained, Submission::PerKernel}) {
+    const std::string tag = std::string(to_string(submission)) + ": one, two, one view";
+    SCOPED_TRACE(tag);
+    BackendConfig cuda_cfg;
+    cuda_cfg.submission = submission;
+    const auto [after, losses] = steps_on_both(cuda_cfg, {&first, &second}, st, {one, two, one},
+                                               step_settings(LossKind::L1Ssim));
+    ASSERT_EQ(losses.size(), 6u);
+    for (std::size_t k = 0; k < 3; ++k)
+      EXPECT_NEAR(losses[3 + k].loss, losses[k].loss, 1e-5 * std::abs(losses[k].loss)) << k;
+    expect_model_updates_agree(tag, after, st);
   }
 }
 
