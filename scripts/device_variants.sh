@@ -19,7 +19,8 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for v in "$@"; do
   sets=()
   [ "$v" = default ] || { IFS=, read -ra kv <<<"$v"; for a in "${kv[@]}"; do sets+=(--set "$a"); done; }
-  dir=/tmp/variants/${scene}_${v//[^a-zA-Z0-9_.=-]/_}
+  # Letters, digits, _ . - only: the device tool brings back no file with other characters.
+  dir=/tmp/variants/${scene}_${v//[^a-zA-Z0-9_.-]/_}
   .carry/bin/splat train ".carry/shared/data/$scene" "${protocol[@]}" \
     "${sets[@]}" --out "$dir" --overwrite >"$out/variants/$(basename "$dir").log" 2>&1 ||
     { echo "| $v | failed: $(tail -1 "$out/variants/$(basename "$dir").log") |"; continue; }
