@@ -1,7 +1,7 @@
 // The CUDA backend's parts on their own, with no backend around them: the device model's host
 // boundary (exact round trip, zero tails, digest, generation, the 3D filter's guard), the training
-// images (validation, streaming past a budget, staging) and a refine tick run by the Refiner on a
-// bare model.
+// images (validation, streaming past a budget, staging), a refine tick run by the Refiner on a
+// bare model, and the appearance transforms' recentering.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -12,10 +12,12 @@
 
 #include "core/error.h"
 #include "cpu/adc.h"
+#include "cuda/appearance.h"
 #include "cuda/device_model.h"
 #include "cuda/refine.h"
 #include "cuda/sync.h"
 #include "cuda/training_images.h"
+#include "render/appearance.h"
 #include "render/state_digest.h"
 
 namespace splat::cuda {
@@ -242,6 +244,24 @@ TEST(TrainingImagesGpu, KeepsBytesStreamsPastTheBudgetAndRefusesWhatTheLossCanno
   none.alpha = AlphaUse::mask;
   EXPECT_THROW(images.set({&none}, 0), Error);
   EXPECT_THROW(images.set({&gray}, 0), Error);
+}
+
+// The transforms' mean held at the identity (render/appearance.h) on the device: the host's bits,
+// for one image, a few, and many (each entry's mean sums over all images in one thread).
+TEST(AppearanceGpu, RecenteringGivesTheHostsBits) {
+  Stream stream;
+  for (const std::size_t images : {1u, 7u, 1000u}) {
+    std::mt19937 rng{unsigned(images)};
+    std::normal_distribution<float> normal(0.0f, 0.2f);
+    std::vector<float> host = AppearanceState::identity(images).params;
+    for (float& x : host) x += normal(rng);
+    DeviceBuffer<float> device;
+    device.upload(host);
+    appearance_recenter(device.data(), images, stream);
+    SPLAT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    splat::appearance_recenter(host.data(), images);
+    EXPECT_TRUE(bit_equal(device.download(), host)) << images << " images";
+  }
 }
 
 }  // namespace
