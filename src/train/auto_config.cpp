@@ -54,7 +54,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
     const bool budget = cfg.train.time_budget > 0;
     cfg.train.coarse_factor = auto_coarse_factor(side, budget);
     if (budget)
-      std::snprintf(why, sizeof why, "off: the time budget plans from full-resolution steps");
+      std::snprintf(why, sizeof why, "off: a time budget re-plans the steps as it runs");
     else
       std::snprintf(why, sizeof why,
                     "4, or less to keep the smallest image side (%d px) at 32 px or more", side);
