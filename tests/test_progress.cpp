@@ -131,22 +131,11 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
 }
 
 TEST(AutoConfig, CoarseFactorFromTheSmallestImage) {
-  EXPECT_EQ(auto_coarse_factor(800, false), 4);  // Lego: 200 px at 1/4
-  EXPECT_EQ(auto_coarse_factor(128, false), 4);  // the demo scene: 32 px at 1/4
-  EXPECT_EQ(auto_coarse_factor(127, false), 2);
-  EXPECT_EQ(auto_coarse_factor(64, false), 2);
-  EXPECT_EQ(auto_coarse_factor(63, false), 1);
-  EXPECT_EQ(auto_coarse_factor(1080, true), 1);  // a time budget: off
-}
-
-// A budgeted run resolves the factor to off, so its plan measures full-resolution steps.
-TEST(AutoConfig, ATimeBudgetTurnsAutoCoarseToFineOff) {
-  Config cfg;
-  cfg.train.time_budget = 30;
-  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
-  resolve_auto(cfg, data);
-  EXPECT_EQ(cfg.train.coarse_factor, 1);
-  EXPECT_EQ(cfg.train.coarse_until, 0);
+  EXPECT_EQ(auto_coarse_factor(800), 4);  // Lego: 200 px at 1/4
+  EXPECT_EQ(auto_coarse_factor(128), 4);  // the demo scene: 32 px at 1/4
+  EXPECT_EQ(auto_coarse_factor(127), 2);
+  EXPECT_EQ(auto_coarse_factor(64), 2);
+  EXPECT_EQ(auto_coarse_factor(63), 1);
 }
 
 }  // namespace

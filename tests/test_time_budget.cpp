@@ -10,6 +10,7 @@
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/densify.h"
+#include "train/resolution.h"
 #include "train/time_budget.h"
 #include "train/trainer.h"
 
@@ -93,31 +94,41 @@ TEST(TimeBudget, ABudgetTooSmallForAnyRecipeLeavesOneStep) {
   EXPECT_EQ(compressed_recipe(recipe, s).train.iterations, 101);
 }
 
-// A run simulated step by step: each step costs a + b * splats, the count grows as MCMC grows it.
-// The planner sees only the elapsed times; its plan must end the run near the budget.
+// A run simulated step by step: each step costs a + b * splats, the count grows as MCMC grows it;
+// with coarse-to-fine, 70% of that cost is per pixel (a factor f step costs 0.3 + 0.7 / f^2 of a
+// full one) and the resolution only rises, as Trainer::train runs it. The planner sees only the
+// elapsed times and each step's factor; its plan must end the run near the budget.
 TEST(TimeBudget, ASimulatedRunEndsNearItsBudget) {
-  const Config recipe = lego_like_recipe();
-  const double full = predicted(recipe, 1.0, 0, 100000);
-  for (double fraction : {0.3, 0.6}) {
-    const double budget = fraction * full;
-    TimeBudget tb(recipe, budget, mcmc_projection());
-    Config cfg = recipe;
-    std::size_t splats = 100000;
-    double elapsed = 0;
-    int plans = 0;
-    std::int64_t step = 0;
-    while (step < cfg.train.iterations && !tb.spent(elapsed)) {
-      elapsed += kA + kB * double(splats);
-      ++step;
-      const auto next = mcmc_projection()(cfg, step - 1, splats);
-      if (!next.empty() && next.front().first == step) splats = next.front().second;
-      if (auto planned = tb.after_step(step, splats, elapsed)) cfg = *planned, ++plans;
+  for (const int coarse : {1, 4}) {
+    Config recipe = lego_like_recipe();
+    recipe.train.coarse_factor = coarse;
+    recipe.train.coarse_until = coarse > 1 ? recipe.train.iterations / 3 : 0;
+    const double full = predicted(recipe, 1.0, 0, 100000);
+    for (double fraction : {0.3, 0.6}) {
+      SCOPED_TRACE("coarse factor " + std::to_string(coarse) + ", budget " +
+                   std::to_string(fraction) + " of the full recipe's time");
+      const double budget = fraction * full;
+      TimeBudget tb(recipe, budget, mcmc_projection());
+      Config cfg = recipe;
+      std::size_t splats = 100000;
+      double elapsed = 0;
+      int plans = 0, factor = coarse;
+      std::int64_t step = 0;
+      while (step < cfg.train.iterations && !tb.spent(elapsed)) {
+        factor = std::min(factor, resolution_factor(cfg.train, step));
+        elapsed += (kA + kB * double(splats)) * (0.3 + 0.7 / double(factor * factor));
+        ++step;
+        const auto next = mcmc_projection()(cfg, step - 1, splats);
+        if (!next.empty() && next.front().first == step) splats = next.front().second;
+        if (auto planned = tb.after_step(step, splats, elapsed, factor)) cfg = *planned, ++plans;
+      }
+      EXPECT_GE(plans, 2) << "a first plan and at least one re-plan";
+      EXPECT_EQ(step, cfg.train.iterations) << "the plan, not the hard stop, ended the run";
+      EXPECT_EQ(factor, 1) << "the run reached full resolution";
+      EXPECT_LE(elapsed, budget);
+      EXPECT_GT(elapsed, 0.97 * budget) << "the plan wasted budget";
+      EXPECT_NEAR(tb.compression(), double(cfg.train.iterations) / 12500.0, 1e-3);
     }
-    EXPECT_GE(plans, 2) << "a first plan and at least one re-plan";
-    EXPECT_EQ(step, cfg.train.iterations) << "the plan, not the hard stop, ended the run";
-    EXPECT_LE(elapsed, budget);
-    EXPECT_GT(elapsed, 0.97 * budget) << "the plan wasted budget";
-    EXPECT_NEAR(tb.compression(), double(cfg.train.iterations) / 12500.0, 1e-3);
   }
 }
 

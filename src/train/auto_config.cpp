@@ -18,8 +18,7 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
                   2 * std::int64_t(initial_splats));
 }
 
-int auto_coarse_factor(int smallest_side, bool time_budget) {
-  if (time_budget) return 1;
+int auto_coarse_factor(int smallest_side) {
   int f = 4;
   while (f > 1 && smallest_side / f < 32) f /= 2;
   return f;
@@ -51,13 +50,9 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   if (cfg.train.coarse_factor == 0) {
     int side = std::numeric_limits<int>::max();
     for (const View& v : data.train) side = std::min({side, v.camera.width, v.camera.height});
-    const bool budget = cfg.train.time_budget > 0;
-    cfg.train.coarse_factor = auto_coarse_factor(side, budget);
-    if (budget)
-      std::snprintf(why, sizeof why, "off: a time budget re-plans the steps as it runs");
-    else
-      std::snprintf(why, sizeof why,
-                    "4, or less to keep the smallest image side (%d px) at 32 px or more", side);
+    cfg.train.coarse_factor = auto_coarse_factor(side);
+    std::snprintf(why, sizeof why,
+                  "4, or less to keep the smallest image side (%d px) at 32 px or more", side);
     chosen.push_back({"train.coarse_factor", cfg.train.coarse_factor, why});
   }
   if (cfg.train.coarse_until == 0 && cfg.train.coarse_factor > 1) {

@@ -26,10 +26,9 @@ std::int64_t auto_iterations(std::size_t train_views);
 std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats);
 
 // train.coarse_factor = 0: 4 (measured on the H200: fox -23% time, +0.05 dB; Lego -2.7%, the same
-// PSNR), halved while the smallest training image would be under 32 px; off with a time budget,
-// whose re-plans move coarse_until as the run goes (the factor would not fall step by step) and
-// whose figures were measured without it. train.coarse_until = 0: a third of the iterations.
-int auto_coarse_factor(int smallest_side, bool time_budget);
+// PSNR), halved while the smallest training image would be under 32 px. train.coarse_until = 0: a
+// third of the iterations.
+int auto_coarse_factor(int smallest_side);
 
 // Replaces the auto values of `cfg` with their choices for `data`; returns what it chose.
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data);

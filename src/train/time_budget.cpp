@@ -26,12 +26,16 @@ double plan_compression(const Config& recipe,
                         const CountProjection& project,
                         std::int64_t completed,
                         std::size_t splats,
-                        double seconds) {
+                        double seconds,
+                        int factor) {
   auto predicted = [&](double s) {
     const Config c = compressed_recipe(recipe, s);
-    return cost.remaining(completed, c.train.iterations, splats, project(c, completed, splats),
-                          resolution_factor(c.train, completed),
-                          resolution_changes(c.train, completed, c.train.iterations));
+    // The resolution never falls back (Trainer::train): the plan's factors below the one in use.
+    const int now = std::min(factor, resolution_factor(c.train, completed));
+    StepChanges factors = resolution_changes(c.train, completed, c.train.iterations);
+    std::erase_if(factors, [&](const auto& change) { return int(change.second) >= now; });
+    return cost.remaining(completed, c.train.iterations, splats, project(c, completed, splats), now,
+                          factors);
   };
   if (predicted(1.0) <= seconds) return 1.0;
   // The smallest s that still leaves one step, rounded up through compressed_recipe's rounding.
@@ -52,7 +56,8 @@ TimeBudget::TimeBudget(const Config& recipe, double seconds, CountProjection pro
 
 std::optional<Config> TimeBudget::after_step(std::int64_t completed,
                                              std::size_t splats,
-                                             double elapsed) {
+                                             double elapsed,
+                                             int factor) {
   // On a slow machine a window is a share of the budget rather than a number of steps.
   const double share = seconds_ / 50;
   if (window_start_ < 0) {
@@ -63,13 +68,12 @@ std::optional<Config> TimeBudget::after_step(std::int64_t completed,
   const std::int64_t steps = completed - window_start_;
   if (steps < kWindow && (steps < 2 || elapsed - window_elapsed_ < share)) return std::nullopt;
   // The window's steps at the resolution of its last (a window across a change is rare).
-  const int factor = resolution_factor(compressed_recipe(recipe_, s_).train, completed - 1);
   cost_.add(splats, (elapsed - window_elapsed_) / double(steps), factor);
   window_start_ = completed, window_elapsed_ = elapsed;
   // A fit needs two measurements; then every measurement re-plans.
   if (++samples_ < 2) return std::nullopt;
   s_ = plan_compression(recipe_, cost_, project_, completed, splats,
-                        (1.0 - kMargin) * (seconds_ - elapsed));
+                        (1.0 - kMargin) * (seconds_ - elapsed), factor);
   return compressed_recipe(recipe_, s_);
 }
 

@@ -32,22 +32,27 @@ Config compressed_recipe(const Config& recipe, double s);
 using CountProjection = std::function<std::vector<std::pair<std::int64_t, std::size_t>>(
     const Config& cfg, std::int64_t completed, std::size_t splats)>;
 
-// The largest s in (0, 1] whose compressed recipe, continued from `completed` steps with `splats`,
-// is predicted to take at most `seconds` more (bisection; the prediction grows with s). Never
-// below the s that ends the run at `completed` + 1.
+// The largest s in (0, 1] whose compressed recipe, continued from `completed` steps with `splats`
+// at resolution `factor` (train.coarse_factor's schedule: it only falls from there), is predicted
+// to take at most `seconds` more (bisection; the prediction grows with s). Never below the s that
+// ends the run at `completed` + 1.
 double plan_compression(const Config& recipe,
                         const StepCost& cost,
                         const CountProjection& project,
                         std::int64_t completed,
                         std::size_t splats,
-                        double seconds);
+                        double seconds,
+                        int factor = 1);
 
 class TimeBudget {
  public:
   TimeBudget(const Config& recipe, double seconds, CountProjection project);
-  // After every step, with the training seconds so far: measures, and returns the config to
-  // continue with when it re-plans.
-  std::optional<Config> after_step(std::int64_t completed, std::size_t splats, double elapsed);
+  // After every step, with the training seconds so far and the resolution factor the step ran at:
+  // measures, and returns the config to continue with when it re-plans.
+  std::optional<Config> after_step(std::int64_t completed,
+                                   std::size_t splats,
+                                   double elapsed,
+                                   int factor = 1);
   bool spent(double elapsed) const { return elapsed >= seconds_; }
   double seconds() const { return seconds_; }
   double compression() const { return s_; }

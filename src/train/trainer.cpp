@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "core/error.h"
@@ -401,8 +402,11 @@ void Trainer::train(const std::string& out_dir) {
     if (leader && std::abs(double(total - noted_total)) > 0.1 * double(noted_total))
       progress.note(why), noted_total = total;
   };
+  // The resolution only rises: a time budget's re-plan can move coarse_until later.
+  int factor = std::numeric_limits<int>::max();
   while (iteration_ < total) {
-    use_resolution(resolution_factor(cfg_.train, iteration_));
+    factor = std::min(factor, resolution_factor(cfg_.train, iteration_));
+    use_resolution(factor);
     for (std::int64_t j = 0; j < batch; ++j) {
       const int view = next_view();
       if (j >= first && j < last) mine[std::size_t(j - first)] = {&training_camera(view), view};
@@ -432,7 +436,7 @@ void Trainer::train(const std::string& out_dir) {
                       });
     if (budget) {
       char line[160];
-      if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed())) {
+      if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed(), factor)) {
         std::snprintf(line, sizeof line,
                       "time budget %.4g s: %lld iterations planned (%.3f of the recipe's steps)",
                       budget->seconds(), (long long)planned->train.iterations,
