@@ -85,7 +85,8 @@ __global__ void __launch_bounds__(kSums * 32) appearance_grad_kernel(
 
 // One block: entry k's offset by thread k (the host's loop, the same bits), then every entry.
 __global__ void __launch_bounds__(kThreads)
-    appearance_recenter_kernel(float* params, std::size_t images) {
+    appearance_recenter_kernel(float* params, std::size_t images, const int* abort) {
+  if (abort && *abort) return;  // an abandoned step: Adam moved nothing, the mean is as it was
   __shared__ float s_offset[kSums];
   if (threadIdx.x < kSums)
     s_offset[threadIdx.x] = appearance_mean_offset(params, images, threadIdx.x);
@@ -96,9 +97,9 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void appearance_recenter(float* params, std::size_t images, cudaStream_t stream) {
+void appearance_recenter(float* params, std::size_t images, cudaStream_t stream, const int* abort) {
   if (images == 0) return;
-  appearance_recenter_kernel<<<1, kThreads, 0, stream>>>(params, images);
+  appearance_recenter_kernel<<<1, kThreads, 0, stream>>>(params, images, abort);
   SPLAT_CUDA_CHECK_LAUNCH("appearance_recenter_kernel");
 }
 

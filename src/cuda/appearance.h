@@ -41,6 +41,9 @@ void appearance_backward(const AppearanceView& a,
 
 // After the transforms' Adam update: every transform minus their mean's offset from [I | 0]
 // (render/appearance.h's appearance_mean_offset), so the mean stays the identity.
-void appearance_recenter(float* params, std::size_t images, cudaStream_t stream);
+void appearance_recenter(float* params,
+                         std::size_t images,
+                         cudaStream_t stream,
+                         const int* abort = nullptr);  // nonzero: an abandoned step, no-op
 
 }  // namespace splat::cuda

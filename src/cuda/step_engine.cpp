@@ -271,7 +271,7 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   timer_.begin("adam", stream_);
   adam_step(groups.data(), launched, p.adam_step, stream_, 1.0f / batch,
             from_device ? &scalars_.data()->adam : nullptr, abort);
-  if (app.on()) appearance_recenter(app.params.data(), app.images(), stream_);
+  if (app.on()) appearance_recenter(app.params.data(), app.images(), stream_, abort);
   timer_.end(stream_);
 
   if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters

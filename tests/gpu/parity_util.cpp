@@ -1,7 +1,10 @@
 #include "parity_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+
+#include "cuda/backend.h"
 
 namespace splat::test {
 
@@ -74,6 +77,33 @@ std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
   std::vector<float> v(n);
   for (float& x : v) x = u(rng);
   return v;
+}
+
+void expect_zero_tails(const Backend& b,
+                       std::size_t n,
+                       const std::string& tag,
+                       bool sh_grads_held) {
+  const int widths[5] = {3, 3, 4, 1, 48};
+  const std::vector<cuda::DeviceArrayView> arrays = cuda::model_arrays(b);
+  ASSERT_EQ(arrays.size(), 20u) << tag;
+  for (std::size_t a = 0; a < arrays.size(); ++a) {
+    const cuda::DeviceArrayView& v = arrays[a];
+    const std::string what = tag + " array " + std::to_string(a);
+    if (a == 9 && !sh_grads_held) {
+      EXPECT_EQ(v.capacity, 0u) << what << ": SH gradients allocated by one-view steps";
+      continue;
+    }
+    ASSERT_EQ(v.size, n * std::size_t(widths[a % 5])) << what;
+    ASSERT_GE(v.capacity, v.size) << what;
+    const std::size_t from = v.size;
+    std::vector<float> host(v.capacity - from);
+    if (!host.empty())
+      SPLAT_CUDA_CHECK(cudaMemcpy(host.data(), v.data + from, host.size() * sizeof(float),
+                                  cudaMemcpyDeviceToHost));
+    const auto nz = std::find_if(host.begin(), host.end(), [](float x) { return x != 0.0f; });
+    EXPECT_TRUE(nz == host.end()) << what << " nonzero at float " << (from + (nz - host.begin()))
+                                  << " of capacity " << v.capacity;
+  }
 }
 
 }  // namespace splat::test

@@ -10,6 +10,7 @@
 #include "core/camera.h"
 #include "core/gaussians.h"
 #include "cuda/buffer.h"
+#include "render/backend.h"
 
 namespace splat::test {
 
@@ -66,5 +67,13 @@ void expect_agree(const std::string& what,
 
 // Random vector in [-1, 1] (for vector-Jacobian products).
 std::vector<float> random_vector(std::size_t n, std::uint32_t seed);
+
+// Every model array of a cuda backend (SH degree 3) holds n splats and is zero past them. The SH
+// gradients (array 9) are allocated by the first step that sums gradients (a batch, several
+// ranks); `sh_grads_held` false: they must not be.
+void expect_zero_tails(const Backend& b,
+                       std::size_t n,
+                       const std::string& tag,
+                       bool sh_grads_held = false);
 
 }  // namespace splat::test

@@ -49,27 +49,6 @@ double sync_count(const Backend& b, const std::string& name) {
   return 0;
 }
 
-// Every model array is zero past the live count.
-void expect_zero_tails(const Backend& b, std::size_t n, const std::string& tag) {
-  const int widths[5] = {3, 3, 4, 1, 48};
-  const std::vector<cuda::DeviceArrayView> arrays = cuda::model_arrays(b);
-  ASSERT_EQ(arrays.size(), 20u) << tag;
-  for (std::size_t a = 0; a < arrays.size(); ++a) {
-    const cuda::DeviceArrayView& v = arrays[a];
-    const std::string what = tag + " array " + std::to_string(a);
-    ASSERT_EQ(v.size, n * std::size_t(widths[a % 5])) << what;
-    ASSERT_GE(v.capacity, v.size) << what;
-    const std::size_t from = v.size;
-    std::vector<float> host(v.capacity - from);
-    if (!host.empty())
-      SPLAT_CUDA_CHECK(cudaMemcpy(host.data(), v.data + from, host.size() * sizeof(float),
-                                  cudaMemcpyDeviceToHost));
-    const auto nz = std::find_if(host.begin(), host.end(), [](float x) { return x != 0.0f; });
-    EXPECT_TRUE(nz == host.end()) << what << " nonzero at float " << (from + (nz - host.begin()))
-                                  << " of capacity " << v.capacity;
-  }
-}
-
 // ---- Statistics ---------------------------------------------------------------------------------
 
 TEST(ParityAdc, AccumulateMatchesCpu) {
