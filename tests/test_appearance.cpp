@@ -14,6 +14,7 @@
 #include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
+#include "train/metrics.h"
 #include "train/trainer.h"
 
 namespace splat {
@@ -262,6 +263,60 @@ TEST(Appearance, StatesThatDoNotFitTheImagesAreRefused) {
   st.appearance.v.pop_back();
   test::expect_contains(test::error_of([&] { b->set_state(st); }),
                         {"appearance state of 24 parameters and 24 / 23 moments"});
+}
+
+// ---- Colour-corrected PSNR --------------------------------------------------------------------
+
+Image random_rgb(int w, int h, float lo, float hi, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  Image img(w, h, 3);
+  for (float& x : img.data) x = u(rng);
+  return img;
+}
+
+double variance_psnr(const Image& target) {  // the PSNR of each channel's mean
+  double se = 0;
+  for (int c = 0; c < 3; ++c) {
+    double mean = 0;
+    for (std::size_t p = 0; p < target.pixels(); ++p) mean += target.data[3 * p + c];
+    mean /= double(target.pixels());
+    for (std::size_t p = 0; p < target.pixels(); ++p)
+      se += (target.data[3 * p + c] - mean) * (target.data[3 * p + c] - mean);
+  }
+  return 10.0 * std::log10(double(target.data.size()) / se);
+}
+
+// A render off by an exposure and a colour cast: the correction finds the map's inverse.
+TEST(Metrics, ColorCorrectionUndoesAnAffineColourMap) {
+  const Image target = random_rgb(64, 48, 0.2f, 0.8f, 1);
+  const float m[12] = {0.9f, 0.05f, 0.0f, 0.03f, 0.02f, 1.1f, 0.0f, -0.05f, 0.0f, 0.1f, 0.8f, 0.1f};
+  Image render = target;
+  for (std::size_t p = 0; p < target.pixels(); ++p)
+    appearance_pixel(m, &target.data[3 * p], &render.data[3 * p]);
+  const double plain = psnr(render, target), corrected = color_corrected_psnr(render, target);
+  std::printf("off by an affine map: PSNR %.2f dB, colour-corrected %.2f dB\n", plain, corrected);
+  EXPECT_LT(plain, 30.0);
+  EXPECT_GT(corrected, 80.0);
+}
+
+// The identity is one of the maps tried, so the correction never loses; a render that carries
+// no information (noise, a flat grey) is corrected to the target's mean colour at best.
+TEST(Metrics, ColorCorrectedPsnrIsNeverBelowThePsnr) {
+  const Image target = random_rgb(80, 60, 0.0f, 1.0f, 2);
+  for (std::uint32_t seed = 3; seed < 8; ++seed) {
+    Image render = target;  // the target plus noise, partly out of range
+    const Image noise = random_rgb(80, 60, -0.3f, 0.3f, seed);
+    for (std::size_t i = 0; i < render.data.size(); ++i) render.data[i] += noise.data[i];
+    EXPECT_GE(color_corrected_psnr(render, target), psnr(render, target) - 1e-9) << seed;
+  }
+  const Image unrelated = random_rgb(80, 60, 0.0f, 1.0f, 9);
+  EXPECT_GE(color_corrected_psnr(unrelated, target), psnr(unrelated, target));
+  EXPECT_NEAR(color_corrected_psnr(unrelated, target), variance_psnr(target), 0.05);
+  const Image grey(80, 60, 3, 0.5f);  // x^T x is singular without the ridge
+  const double flat = color_corrected_psnr(grey, target);
+  EXPECT_TRUE(std::isfinite(flat));
+  EXPECT_NEAR(flat, variance_psnr(target), 1e-3);
 }
 
 }  // namespace

@@ -219,6 +219,7 @@ TEST(BadInputRun, EmptyTestSplitSaysNoTestViewsNotPsnrZero) {
   EXPECT_EQ(r.output.find("PSNR 0.00"), std::string::npos) << r.output;
   const nlohmann::json m = nlohmann::json::parse(std::ifstream(dir / "o" / "metrics.json"));
   EXPECT_TRUE(m["psnr"].is_null()) << m.dump();
+  EXPECT_TRUE(m["cc_psnr"].is_null()) << m.dump();
 }
 
 TEST(BadInputRun, DivergenceStopsAtOnceNamingStepAndGroup) {

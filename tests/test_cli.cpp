@@ -35,8 +35,11 @@ TEST(Cli, DemoWritesEveryOutput) {
   EXPECT_EQ(m["iterations"], 30);
   EXPECT_EQ(m["num_splats"], 1000);
   EXPECT_EQ(m["test_views"].size(), 12u);
-  for (const char* key : {"psnr", "ssim", "train_seconds", "ms_per_iter", "peak_memory_bytes"})
+  for (const char* key :
+       {"psnr", "ssim", "cc_psnr", "train_seconds", "ms_per_iter", "peak_memory_bytes"})
     EXPECT_TRUE(m.contains(key)) << key;
+  EXPECT_GE(m["cc_psnr"].get<double>(), m["psnr"].get<double>());
+  EXPECT_GE(m["test_views"][0]["cc_psnr"].get<double>(), m["test_views"][0]["psnr"].get<double>());
   EXPECT_EQ(read_ply((out / "model.ply").string()).size(), 1000u);
 
   // eval and render read the model back.

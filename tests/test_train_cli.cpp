@@ -178,6 +178,7 @@ TEST(TrainCli, EvalOfCheckpointUsesItsDownscale) {
   const auto trained = nlohmann::json::parse(std::ifstream(out / "metrics.json"));
   const auto evaluated = nlohmann::json::parse(std::ifstream(dir / "e" / "metrics.json"));
   EXPECT_NEAR(evaluated["psnr"].get<double>(), trained["psnr"].get<double>(), 1e-6);
+  EXPECT_NEAR(evaluated["cc_psnr"].get<double>(), trained["cc_psnr"].get<double>(), 1e-6);
 }
 
 }  // namespace

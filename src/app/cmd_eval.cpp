@@ -37,17 +37,18 @@ void add_eval(CLI::App& app, Action& action) {
       const EvalResult r =
           evaluate_model(args->model, views, cfg, args->out.empty() ? "" : args->out + "/renders");
       for (const ViewMetrics& v : r.views)
-        std::printf("%-16s PSNR %7.3f  SSIM %.4f\n", v.name.c_str(), v.psnr, v.ssim);
-      std::printf("mean over %zu %s views: PSNR %.3f dB, SSIM %.4f\n", r.views.size(),
-                  args->split.c_str(), r.mean_psnr, r.mean_ssim);
+        std::printf("%-16s PSNR %7.3f  SSIM %.4f  colour-corrected PSNR %7.3f\n", v.name.c_str(),
+                    v.psnr, v.ssim, v.cc_psnr);
+      std::printf(
+          "mean over %zu %s views: PSNR %.3f dB, SSIM %.4f, colour-corrected PSNR %.3f dB\n",
+          r.views.size(), args->split.c_str(), r.mean_psnr, r.mean_ssim, r.mean_cc_psnr);
       if (!args->out.empty()) {
         nlohmann::json j{{"model", args->model},
                          {"split", args->split},
                          {"psnr", r.mean_psnr},
-                         {"ssim", r.mean_ssim}};
-        for (const ViewMetrics& v : r.views)
-          j[args->split + "_views"].push_back(
-              {{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}});
+                         {"ssim", r.mean_ssim},
+                         {"cc_psnr", r.mean_cc_psnr}};
+        for (const ViewMetrics& v : r.views) j[args->split + "_views"].push_back(view_json(v));
         std::filesystem::create_directories(args->out);
         write_atomically(args->out + "/metrics.json",
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });

@@ -1,5 +1,6 @@
 #pragma once
 // Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,6 +50,8 @@ EvalResult evaluate_model(const std::string& model_path,
                           const std::vector<View>& views,
                           const Config& cfg,
                           const std::string& render_dir);
+// One view's entry in metrics.json: name, psnr, ssim, cc_psnr.
+nlohmann::json view_json(const ViewMetrics& v);
 
 struct TrainRun {
   std::string data{}, out{};

@@ -513,15 +513,18 @@ EvalResult evaluate(Backend& backend,
   for (const View& v : views) {
     const Image img = backend.render(v.camera, rs);
     const Image truth = target_image(v.image);  // every pixel: masks only shape training
-    r.views.push_back({v.name, psnr(img, truth), ssim(img, truth)});
+    r.views.push_back(
+        {v.name, psnr(img, truth), ssim(img, truth), color_corrected_psnr(img, truth)});
     r.mean_psnr += r.views.back().psnr;
     r.mean_ssim += r.views.back().ssim;
+    r.mean_cc_psnr += r.views.back().cc_psnr;
     if (!render_dir.empty())
       write_png((std::filesystem::path(render_dir) / (v.name + ".png")).string(), img);
   }
   if (!views.empty()) {
     r.mean_psnr /= double(views.size());
     r.mean_ssim /= double(views.size());
+    r.mean_cc_psnr /= double(views.size());
   }
   return r;
 }

@@ -18,14 +18,15 @@
 
 namespace splat {
 
+// cc_psnr: the PSNR after the best affine colour map (train/metrics.h color_corrected_psnr).
 struct ViewMetrics {
   std::string name;
-  double psnr = 0, ssim = 0;
+  double psnr = 0, ssim = 0, cc_psnr = 0;
 };
 
 struct EvalResult {
   std::vector<ViewMetrics> views;
-  double mean_psnr = 0, mean_ssim = 0;
+  double mean_psnr = 0, mean_ssim = 0, mean_cc_psnr = 0;
 };
 
 class Trainer {
