@@ -255,6 +255,7 @@ TEST(Config, LegoProtocol) {
   EXPECT_EQ(c.data.background, (std::array<double, 3>{1.0, 1.0, 1.0}));
   EXPECT_EQ(c.densify.strategy, DensifyStrategy::Mcmc);
   EXPECT_EQ(c.densify.cap_max, 400000);
+  EXPECT_EQ(c.densify.opacity_reg, 0.002);
 }
 
 TEST(ConfigErrors, UnknownSection) {
