@@ -5,6 +5,8 @@
 #                                             # training views + every 4th test view)
 #   scripts/device_build.sh --no-lego         # binaries + golden only
 #   scripts/device_build.sh --scenes "fox figurine"   # binaries + golden + these ../shared/data scenes
+#   scripts/device_build.sh --lego-rest       # binaries + golden + the 150 Lego test views the
+#                                             # subset leaves out (scripts/device_lego_full.sh)
 # SPLAT_CUDA_ARCHS (default 90, the H200) is CMAKE_CUDA_ARCHITECTURES; another value builds into
 # build-cuda-<value> and carries its binaries in .carry/bin-<value>/ beside the default ones, e.g.
 # SPLAT_CUDA_ARCHS=75-virtual: Turing's code path, which the H200 runs through the driver's JIT.
@@ -12,12 +14,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${SPLAT_SHARED:-../shared}
 archs=${SPLAT_CUDA_ARCHS:-90}
-lego=1 scenes=""
+lego=1 scenes="" rest=0
 while [ $# -gt 0 ]; do
   case $1 in
     --no-lego) lego=0 ;;
     --scenes) scenes=$2; lego=0; shift ;;
-    *) echo "usage: $0 [--no-lego | --scenes \"NAME ...\"]" >&2; exit 2 ;;
+    --lego-rest) rest=1; lego=0 ;;
+    *) echo "usage: $0 [--no-lego | --scenes \"NAME ...\" | --lego-rest]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -48,6 +51,27 @@ if [ "$lego" = 1 ]; then
   cp -r "$shared/data/lego/train" "$lego/"
   cp "$shared/data/lego/transforms_train.json" "$shared/data/lego/transforms_test.json" "$lego/"
   for i in $(seq 0 4 196); do cp "$shared/data/lego/test/r_$i.webp" "$lego/test/"; done
+fi
+if [ "$rest" = 1 ]; then
+  # The test views that data.test_every=4 skips, as a dataset of their own: its training split is
+  # one view (the loader wants one; evaluation never reads it, and NeRF-synthetic has no
+  # normalization from the training cameras).
+  rest=.carry/shared/data/lego_rest
+  mkdir -p "$rest/train" "$rest/test"
+  cp "$shared/data/lego/train/r_0.webp" "$rest/train/"
+  python3 - "$shared/data/lego" "$rest" <<'PY'
+import json, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+train = json.load(open(f"{src}/transforms_train.json"))
+train["frames"] = train["frames"][:1]
+json.dump(train, open(f"{dst}/transforms_train.json", "w"))
+test = json.load(open(f"{src}/transforms_test.json"))
+test["frames"] = [f for i, f in enumerate(test["frames"]) if i % 4 != 0]
+for f in test["frames"]:
+    shutil.copy(f"{src}/{f['file_path']}.webp", f"{dst}/test/")
+json.dump(test, open(f"{dst}/transforms_test.json", "w"))
+print(f"lego_rest: {len(test['frames'])} test views")
+PY
 fi
 for scene in $scenes; do cp -r "$shared/data/$scene" .carry/shared/data/; done
 du -sh .carry
