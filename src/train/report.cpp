@@ -113,6 +113,8 @@ std::string summary_html(const nlohmann::json& m) {
               quality ? shown(m, "psnr", [](double v) { return fixed(v, 2) + " dB"; }) : kDash);
   out +=
       card("Test SSIM", quality ? shown(m, "ssim", [](double v) { return fixed(v, 4); }) : kDash);
+  out += card("Colour-corrected PSNR",
+              quality ? shown(m, "cc_psnr", [](double v) { return fixed(v, 2) + " dB"; }) : kDash);
   out += card("Splats", shown(m, "num_splats", with_commas));
   out += card("Iterations", shown(m, "iterations", with_commas));
   out += card("Train time", shown(m, "train_seconds", duration));
