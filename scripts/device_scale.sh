@@ -2,7 +2,7 @@
 # Runs on a GPU machine: `splat train DATA --config CONFIG --gpus G` with a global batch of B views
 # per step, for each G:B in RUNS, in that order. Every run trains on the same number of views:
 # iterations, refine start/interval/stop and the SH interval (the defaults' 500/100/25000/1000
-# steps, which configs/lego.toml and configs/capture.toml keep) are divided by B. One row per run.
+# steps, which configs/lego.toml keeps) are divided by B. One row per run.
 #   RUNS="1:2 2:2 2:2 1:2" scripts/device_scale.sh DATA CONFIG VIEWS [--set section.key=value ...]
 #   scripts/device_scale.sh .carry/shared/data/lego configs/lego.toml 12500 --set data.test_every=4
 # SPLAT_BIN picks the binary (default .carry/bin/splat). Logs and metrics go to $OUT/scale/.
