@@ -15,7 +15,7 @@ double ssim(const Image& render, const Image& target);
 // scores it with the best one. A faint ridge toward the identity keeps a flat render well-posed.
 Image color_corrected(const Image& render, const Image& target);
 // PSNR of the colour-corrected render: never below psnr(render, target). gsplat reports such a
-// figure as cc_psnr (with a quadratic map, after ZipNeRF), so this reads a little lower.
+// figure as cc_psnr with a quadratic map (after ZipNeRF): not the same measure.
 double color_corrected_psnr(const Image& render, const Image& target);
 
 }  // namespace splat
