@@ -8,8 +8,8 @@
 #   2. with .carry/ from `scripts/device_build.sh --lego-rest` (the other 150 test views):
 #      `scripts/device_lego_full.sh eval` scores the kept checkpoint on them and prints the
 #      200-view mean (per-view PSNRs averaged, as the 50-view figure is).
-# `train` may run several times (RUNS=2: deterministic mode repeats the PSNR to the bit); eval
-# scores the last run's checkpoint.
+# `train` may run several times (RUNS=2: deterministic mode repeats the model to the bit, which the
+# printed hashes of the models' splats show); eval scores the last run's checkpoint.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_env.sh
@@ -25,6 +25,9 @@ case ${1:-} in
       cp "$keep/run/metrics.json" "$out/metrics_50_$run.json"
       python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(f\"run {sys.argv[2]}: {m['train_seconds']:.2f} s, {m['ms_per_iter']:.3f} ms/iter, 50 views {m['psnr']:.3f} dB, {m['num_splats']} splats, peak {m['peak_memory_bytes'] / 2**20:.0f} MiB\")" \
         "$keep/run/metrics.json" "$run"
+      # The splats' bytes (after the header, whose comment names the run): equal when the runs are.
+      python3 -c "import hashlib,sys; d=open(sys.argv[1],'rb').read(); print('    model.ply splats sha256', hashlib.sha256(d[d.index(b'end_header\\n'):]).hexdigest()[:16])" \
+        "$keep/run/model.ply"
     done ;;
   eval)
     [ -f "$keep/run/checkpoint.ckpt" ] || { echo "no $keep/run/checkpoint.ckpt: run 'train' first in this lease" >&2; exit 1; }
