@@ -130,15 +130,6 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_EQ(explicit_cfg.train.coarse_until, 41);
 }
 
-TEST(AutoConfig, CoarseUntilGrowsWithTheImageSide) {
-  EXPECT_EQ(auto_coarse_until(12500, 0.64), 4166);          // Lego: a third
-  EXPECT_EQ(auto_coarse_until(12500, 0.01), 4166);          // small images: a third
-  EXPECT_EQ(auto_coarse_until(30000, 2.56), 20000);         // twice Lego's side: two thirds
-  EXPECT_EQ(auto_coarse_until(30000, 12.0), 20000);         // larger: still two thirds
-  EXPECT_NEAR(auto_coarse_until(30000, 2.0736), 18000, 1);  // fox, 1920 x 1080: 1.8 x the side
-  EXPECT_EQ(auto_coarse_until(2, 0.64), 1);                 // at least one step
-}
-
 TEST(AutoConfig, CoarseFactorFromTheSmallestImage) {
   EXPECT_EQ(auto_coarse_factor(800), 4);  // Lego: 200 px at 1/4
   EXPECT_EQ(auto_coarse_factor(128), 4);  // the demo scene: 32 px at 1/4

@@ -24,14 +24,6 @@ int auto_coarse_factor(int smallest_side) {
   return f;
 }
 
-std::int64_t auto_coarse_until(std::int64_t iterations, double megapixels_per_view) {
-  constexpr double kThirdUpTo = 0.64;  // megapixels a view: Lego's 800 x 800
-  // The image side against Lego's, in [1, 2]: a third to two thirds (exactly a third at 1).
-  const double side =
-      std::clamp(std::sqrt(std::max(megapixels_per_view, 0.0) / kThirdUpTo), 1.0, 2.0);
-  return std::max<std::int64_t>(1, std::int64_t(double(iterations) * side) / 3);
-}
-
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   std::vector<AutoChoice> chosen;
   char why[160];
@@ -41,9 +33,9 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
                   data.train.size());
     chosen.push_back({"train.iterations", cfg.train.iterations, why});
   }
-  double pixels = 0;
-  for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
   if (cfg.densify.cap_max == 0) {
+    double pixels = 0;
+    for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
     const bool from_points = data.points && cfg.model.init != InitKind::Random;
     const std::size_t initial =
         from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
@@ -64,13 +56,8 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
     chosen.push_back({"train.coarse_factor", cfg.train.coarse_factor, why});
   }
   if (cfg.train.coarse_until == 0 && cfg.train.coarse_factor > 1) {
-    const double per_view = data.train.empty() ? 0.0 : pixels / 1e6 / double(data.train.size());
-    cfg.train.coarse_until = auto_coarse_until(cfg.train.iterations, per_view);
-    std::snprintf(why, sizeof why,
-                  "a third of the iterations up to 0.64 MP a view, later with the image side "
-                  "(%.2f MP), at most two thirds",
-                  per_view);
-    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, why});
+    cfg.train.coarse_until = std::max<std::int64_t>(1, cfg.train.iterations / 3);
+    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, "a third of the iterations"});
   }
   return chosen;
 }

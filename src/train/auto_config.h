@@ -26,15 +26,9 @@ std::int64_t auto_iterations(std::size_t train_views);
 std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats);
 
 // train.coarse_factor = 0: 4 (measured on the H200: fox -23% time, +0.05 dB; Lego -2.7%, the same
-// PSNR), halved while the smallest training image would be under 32 px.
+// PSNR), halved while the smallest training image would be under 32 px. train.coarse_until = 0: a
+// third of the iterations.
 int auto_coarse_factor(int smallest_side);
-// train.coarse_until = 0: the step from which training is at full resolution. A third of the
-// iterations up to Lego's 0.64 MP a view, later for larger images, in proportion to the image
-// side (the square root of the mean megapixels a training view), to at most two thirds. Measured
-// on the H200 (docs/benchmarks.md): Lego is best at a third (two thirds lost 0.18 dB); the fox
-// capture (2.07 MP) kept its PSNR within 0.02 dB with full resolution from a half or two thirds
-// of its steps, and trained 8% and 26% faster.
-std::int64_t auto_coarse_until(std::int64_t iterations, double megapixels_per_view);
 
 // Replaces the auto values of `cfg` with their choices for `data`; returns what it chose.
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data);
