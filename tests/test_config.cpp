@@ -50,6 +50,7 @@ Config changed_everywhere() {
   c.train.lr_opacity = 0.05 + 1e-17;
   c.train.lr_sh0 = 2.5e-3 * 1.1;
   c.train.lr_shN = 4e-320;  // subnormal
+  c.train.sparse_sh_adam = false;
   c.train.appearance = AppearanceKind::Affine;
   c.train.lr_appearance = 2e-3 / 3.0;
   c.train.appearance_reg = 0.125;

@@ -74,17 +74,7 @@ int run_bench_replay(const ReplayArgs& args) {
       v.image = order[pos++ % order.size()];
       v.camera = &data.train[std::size_t(v.image)].camera;
     }
-    StepSettings s;
-    s.raster = final_raster_settings(cfg);
-    s.raster.sh_degree =
-        active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
-    s.loss = cfg.train.loss;
-    s.ssim_lambda = cfg.train.ssim_lambda;
-    s.lr = learning_rates(cfg.train, extent, step);
-    s.appearance_reg = cfg.train.appearance_reg;
-    s.batch_size = int(batch.size());
-    densifier->step_settings(step, s);
-    backend->step(batch, s);
+    backend->step(batch, step_settings(cfg, extent, step, *densifier));
     losses.clear();
     backend->collect_losses(
         losses, i + 1 == args.warmup || i + 1 == total);  // drained: warm-up done, window done

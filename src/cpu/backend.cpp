@@ -20,7 +20,7 @@
 namespace splat {
 namespace cpu {
 
-void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr) {
+void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr, bool sparse_sh) {
   const std::int64_t t = ++st.adam_step;
   const int K = st.params.K();
   auto constant = [](double v) { return [v](std::size_t) { return v; }; };
@@ -34,7 +34,8 @@ void adam_step(TrainState& st, const Gaussians& grads, const LearningRates& lr) 
               st.adam_v.raw_opacity, t, constant(lr.opacity));
   // sh is [N, K, 3]: coefficient k = (i / 3) % K; k = 0 is the DC term.
   adam_update(st.params.sh, grads.sh, st.adam_m.sh, st.adam_v.sh, t,
-              [&](std::size_t i) { return (i / 3) % K == 0 ? lr.sh0 : lr.shN; });
+              [&](std::size_t i) { return (i / 3) % K == 0 ? lr.sh0 : lr.shN; },
+              {.sparse = sparse_sh});
 }
 
 namespace {
@@ -137,7 +138,7 @@ class CpuBackend final : public Backend {
       for (float& x : app_grads) x *= inv;
     }
     add_regularizer_grads(state_.params, grads, s.opacity_reg, s.scale_reg);
-    adam_step(state_, grads, s.lr);
+    adam_step(state_, grads, s.lr, s.sparse_sh_adam);
     // The transforms take the same Adam step as the model (its count and bias correction).
     if (appearance) {
       adam_update(app.params, app_grads, app.m, app.v, state_.adam_step,

@@ -87,20 +87,20 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(const __grid_constant__ 
     const float4 g = reinterpret_cast<const float4*>(G.grad)[unit];
     float4 m = reinterpret_cast<const float4*>(G.m)[unit];
     float4 v = reinterpret_cast<const float4*>(G.v)[unit];
-    detail::adam_element(p.x, regularized(G, g.x, p.x), m.x, v.x, lr.current(), S);
+    detail::adam_element(p.x, regularized(G, g.x, p.x), m.x, v.x, lr.current(), S, G.sparse);
     lr.next();
-    detail::adam_element(p.y, regularized(G, g.y, p.y), m.y, v.y, lr.current(), S);
+    detail::adam_element(p.y, regularized(G, g.y, p.y), m.y, v.y, lr.current(), S, G.sparse);
     lr.next();
-    detail::adam_element(p.z, regularized(G, g.z, p.z), m.z, v.z, lr.current(), S);
+    detail::adam_element(p.z, regularized(G, g.z, p.z), m.z, v.z, lr.current(), S, G.sparse);
     lr.next();
-    detail::adam_element(p.w, regularized(G, g.w, p.w), m.w, v.w, lr.current(), S);
+    detail::adam_element(p.w, regularized(G, g.w, p.w), m.w, v.w, lr.current(), S, G.sparse);
     reinterpret_cast<float4*>(G.param)[unit] = p;
     reinterpret_cast<float4*>(G.m)[unit] = m;
     reinterpret_cast<float4*>(G.v)[unit] = v;
   } else {
     for (std::size_t i = first; i < last; ++i, lr.next())
       detail::adam_element(G.param[i], regularized(G, G.grad[i], G.param[i]), G.m[i], G.v[i],
-                           lr.current(), S);
+                           lr.current(), S, G.sparse);
   }
 }
 

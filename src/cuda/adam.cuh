@@ -18,9 +18,11 @@ inline constexpr float kEps = float(kAdamEps);
 // Every operation is an explicit intrinsic: left to itself, the compiler fuses a different
 // multiply-add depending on the surrounding kernel (the float4 SH slices of project_bwd rounded
 // 13% of their elements differently from adam_kernel), and the kernels must give the same bits.
+// `sparse`: an element whose gradient is zero keeps p, m and v (AdamGroup::sparse).
 __device__ __forceinline__ void adam_element(
-    float& p, float g, float& m, float& v, float lr, const AdamScalars& S) {
+    float& p, float g, float& m, float& v, float lr, const AdamScalars& S, bool sparse) {
   const float gr = __fmul_rn(g, S.grad_scale);
+  if (sparse && gr == 0.0f) return;
   m = __fmaf_rn(kBeta1, m, __fmul_rn(kOneMinusBeta1, gr));
   v = __fmaf_rn(kBeta2, v, __fmul_rn(kOneMinusBeta2, __fmul_rn(gr, gr)));
   const float step = __fdiv_rn(__fmul_rn(lr, __fmul_rn(m, S.inv_bc1)),

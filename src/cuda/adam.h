@@ -27,6 +27,8 @@ struct AdamGroup {
   float lr_rest = 0;
   AdamReg reg = AdamReg::None;
   double reg_coef = 0;
+  // Sparse Adam (StepSettings::sparse_sh_adam): an element whose gradient is zero is left alone.
+  bool sparse = false;
 };
 
 // What changes from step to step: the learning rates and the bias corrections of step t,

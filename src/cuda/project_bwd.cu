@@ -260,7 +260,8 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
                        float* __restrict__ v_sh,               // [N, K, 3] (kAdamSh: unused)
                        const __grid_constant__ ShAdam adam) {  // kAdamSh only
   // [blockDim.x, stride]: an odd row stride keeps the per-thread rows on distinct banks. With
-  // kAdamSh, [blockDim.x, kBasisStride] after it: b[16] and vc[3] of each splat.
+  // kAdamSh, [blockDim.x, kBasisStride] after it: b[16] and vc[3] of each splat, then the splats'
+  // live flags.
   extern __shared__ float stage[];
   const int K3 = p.K * 3, stride = K3 | 1;
   const int first = blockIdx.x * blockDim.x;
@@ -268,14 +269,35 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   const int i = first + threadIdx.x;
   float* sh_splat = stage + threadIdx.x * stride;
   float* basis = stage + blockDim.x * stride;
+  int* live = reinterpret_cast<int*>(basis + blockDim.x * kBasisStride);
   if (kAdamSh && adam.abort && *adam.abort) return;  // an abandoned step changes nothing
+  const auto culled = [&](int s) {
+    return radii[std::size_t(s) * 2] <= 0 && radii[std::size_t(s) * 2 + 1] <= 0;
+  };
+
+  // Sparse Adam (AdamGroup::sparse): live[t] says whether splat first + t may have a nonzero SH
+  // gradient. A splat the forward culled, or one whose color got no gradient, has none, and its
+  // coefficients enter nothing else (the direction's gradient weighs them by that of the color):
+  // its slice is neither read nor written, the stage holds zeros for it.
+  const bool sparse = kAdamSh && adam.group.sparse;
+  if (sparse) {
+    if (i < p.n) {
+      const std::size_t i3 = std::size_t(i) * 3;
+      live[threadIdx.x] =
+          !culled(i) && (v_colors[i3] != 0.f || v_colors[i3 + 1] != 0.f || v_colors[i3 + 2] != 0.f);
+    }
+    __syncthreads();
+  }
 
   // kAdamSh reads the coefficients it updates through the group's pointer, never through the
   // read-only `sh`.
   const float* sh_block = (kAdamSh ? adam.group.param : sh) + std::size_t(first) * K3;
   constexpr int kW = kVec ? 4 : 1;  // floats per unit of the slice loops
   detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
-      K3, count, [&](int e) { return detail::load_floats<kW>(sh_block + e); },
+      K3, count,
+      [&](int e, int j, int) {
+        return sparse && !live[j] ? detail::Floats<kW>{} : detail::load_floats<kW>(sh_block + e);
+      },
       [&](int, int j, int off, const detail::Floats<kW>& f) {
 #pragma unroll
         for (int c = 0; c < kW; ++c) stage[j * stride + off + c] = f.v[c];
@@ -284,7 +306,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
 
   if (i < p.n) {
     float* basis_row = basis + threadIdx.x * kBasisStride;
-    if (radii[std::size_t(i) * 2] <= 0 && radii[std::size_t(i) * 2 + 1] <= 0) {
+    if (culled(i)) {
       // Culled: the forward passed nothing on.
       const std::size_t i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
 #pragma unroll
@@ -302,6 +324,12 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
           p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
           v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat, basis_row);
     }
+    if (sparse) {  // now exactly: whether any of the gradients the update below forms is nonzero
+      bool any = false;
+      for (int k = 0; k < sh_coeffs(p.sh_degree); ++k)
+        for (int c = 0; c < 3; ++c) any = any || basis_row[k] * basis_row[16 + c] != 0.f;
+      live[threadIdx.x] = any;
+    }
   }
   __syncthreads();
 
@@ -318,11 +346,13 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     };
     detail::for_each_slice_unit<kW, kVec ? 2 : 4>(
         K3, count,
-        [&](int e) {
+        [&](int e, int j, int) {
+          if (sparse && !live[j]) return Moments{};
           return Moments{detail::load_floats<kW>(G.m + base + e),
                          detail::load_floats<kW>(G.v + base + e)};
         },
         [&](int e, int j, int off, Moments mv) {
+          if (sparse && !live[j]) return;  // every gradient of the splat is zero: nothing changes
           const float* row = basis + j * kBasisStride;
           detail::Floats<kW> param;
 #pragma unroll
@@ -330,7 +360,8 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
             const int k = (off + u) / 3, c = off + u - 3 * k;
             const float g = k < active ? row[k] * row[16 + c] : 0.f;
             param.v[u] = stage[j * stride + off + u];
-            detail::adam_element(param.v[u], g, mv.m.v[u], mv.v.v[u], k == 0 ? lr : lr_rest, S);
+            detail::adam_element(param.v[u], g, mv.m.v[u], mv.v.v[u], k == 0 ? lr : lr_rest, S,
+                                 G.sparse);
           }
           detail::store_floats<kW>(G.param + base + e, param);
           detail::store_floats<kW>(G.m + base + e, mv.m);
@@ -339,7 +370,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   } else {
     float* v_sh_block = v_sh + std::size_t(first) * K3;
     detail::for_each_slice_unit<kW, 1>(
-        K3, count, [&](int) { return 0; },
+        K3, count, [&](int, int, int) { return 0; },
         [&](int e, int j, int off, int) {
           detail::Floats<kW> f;
 #pragma unroll
@@ -388,7 +419,8 @@ void project_bwd(GaussianPtrs in,
   const int block = config::project_bwd_block_size;
   const int blocks = (p.n + block - 1) / block;
   const std::size_t stage_bytes =
-      std::size_t(block) * (((p.K * 3) | 1) + (sh_adam ? kBasisStride : 0)) * sizeof(float);
+      std::size_t(block) * (((p.K * 3) | 1) + (sh_adam ? kBasisStride : 0)) * sizeof(float) +
+      (sh_adam ? std::size_t(block) * sizeof(int) : 0);
   const bool vec =
       sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
               : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});

@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(config::project_fwd_block_size)
   constexpr int kW = kVec ? 4 : 1;
   detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
       K3, min(int(blockDim.x), p.n - first),
-      [&](int e) { return detail::load_floats<kW>(sh_block + e); },
+      [&](int e, int, int) { return detail::load_floats<kW>(sh_block + e); },
       [&](int, int j, int off, const detail::Floats<kW>& f) {
 #pragma unroll
         for (int c = 0; c < kW; ++c) stage[j * stride + off + c] = f.v[c];

@@ -53,28 +53,35 @@ __device__ __forceinline__ void store_floats(float* p, const Floats<kW>& f) {
 }
 
 // Visits a block's contiguous [count, K3] slice in units of kW consecutive elements (K3 a multiple
-// of kW, so a unit never spans two rows): value = load(e) for kBatch of a thread's units, then
-// use(e, j, off, value) for each, with e the unit's first element, row j = e / K3 (the splat) and
-// column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
-// divided. Consecutive threads take consecutive units, so the global accesses coalesce; the batch
-// keeps kBatch loads in flight where a load followed by its use waited out the memory latency
-// once per element (48 per thread at degree 3).
+// of kW, so a unit never spans two rows): value = load(e, j, off) for kBatch of a thread's units,
+// then use(e, j, off, value) for each, with e the unit's first element, row j = e / K3 (the splat)
+// and column off = e % K3 (coefficient off / 3, channel off % 3), tracked incrementally instead of
+// divided (the loads' copy costs nothing where load ignores it). Consecutive threads take
+// consecutive units, so the global accesses coalesce; the batch keeps kBatch loads in flight where
+// a load followed by its use waited out the memory latency once per element (48 per thread at
+// degree 3).
 template <int kW, int kBatch, class Load, class Use>
 __device__ __forceinline__ void for_each_slice_unit(int K3, int count, Load&& load, Use&& use) {
   const int units = count * K3 / kW, step = int(blockDim.x);
   const int dj = step * kW / K3, doff = step * kW % K3;
+  const auto advance = [&](int& j, int& off) {
+    j += dj;
+    off += doff;
+    if (off >= K3) off -= K3, ++j;
+  };
   int j = int(threadIdx.x) * kW / K3, off = int(threadIdx.x) * kW % K3;
+  int load_j = j, load_off = off;
   for (int u0 = threadIdx.x; u0 < units; u0 += kBatch * step) {
-    decltype(load(0)) value[kBatch];
+    decltype(load(0, 0, 0)) value[kBatch];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-      if (u0 + b * step < units) value[b] = load((u0 + b * step) * kW);
+    for (int b = 0; b < kBatch; ++b) {
+      if (u0 + b * step < units) value[b] = load((u0 + b * step) * kW, load_j, load_off);
+      advance(load_j, load_off);
+    }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (u0 + b * step < units) use((u0 + b * step) * kW, j, off, value[b]);
-      j += dj;
-      off += doff;
-      if (off >= K3) off -= K3, ++j;
+      advance(j, off);
     }
   }
 }

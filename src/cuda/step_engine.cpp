@@ -373,6 +373,7 @@ std::array<AdamGroup, 6> StepEngine::adam_groups(const StepSettings& s) {
                  lrs[i],
                  i == 4 ? K : 0,
                  float(s.lr.shN)};
+  groups[4].sparse = s.sparse_sh_adam;
   DeviceAppearance& app = model_.appearance;
   groups[5] = {app.params.data(), app.grads.data(),  app.m.data(),
                app.v.data(),      app.params.size(), float(s.lr.appearance)};
@@ -426,6 +427,7 @@ void StepEngine::run_graph(Pending& p) {
   key.scale_reg = s.scale_reg;
   key.appearance = model_.appearance.on();
   key.appearance_reg = s.appearance_reg;
+  key.sparse_sh_adam = s.sparse_sh_adam;
   if (key.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
     key.generation = -2;  // stats not sized yet
 

@@ -45,6 +45,7 @@ struct GraphKey {
   double opacity_reg = 0, scale_reg = 0;
   bool appearance = false;
   double appearance_reg = 0;
+  bool sparse_sh_adam = false;
   bool operator==(const GraphKey&) const = default;
 };
 

@@ -89,6 +89,11 @@ struct StepSettings {
   // z ~ N(0, I) from mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
   double noise_scale = 0;
   std::uint64_t noise_seed = 0;
+  // Sparse Adam on the SH coefficients: an element whose gradient in this step is exactly zero
+  // (every coefficient of a splat the view culled or did not blend) keeps its value and both
+  // moments, as if the step had not happened for it; the others get the usual update at the
+  // step's bias corrections. Off: every element's update, zero gradient or not (torch's Adam).
+  bool sparse_sh_adam = false;
   // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
   // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
   bool accumulate_grad2d = false;

@@ -145,6 +145,7 @@ const std::vector<Field>& fields() {
       train("lr_opacity", &T::lr_opacity, {0}, "opacity (logit) learning rate"),
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
       train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
+      train("sparse_sh_adam", &T::sparse_sh_adam, "Adam leaves an SH coefficient and its moments as they are in a step that gives it no gradient (a splat the view does not see; Taming 3DGS's sparse Adam, for the SH coefficients only: the bulk of a splat's bytes)"),
       train("appearance", &T::appearance, "real captures with varying exposure: affine colour transform per training image, applied to the render before the loss (test views, renders and model files use none)"),
       train("lr_appearance", &T::lr_appearance, {0}, "learning rate of the per-image transforms"),
       train("appearance_reg", &T::appearance_reg, {0}, "pull of the per-image transforms toward the identity (weight of their squared distance in each view's loss)"),

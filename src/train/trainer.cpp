@@ -293,18 +293,26 @@ int Trainer::next_view() {
   return view_order_[view_pos_++];
 }
 
-StepSettings Trainer::settings_at(std::int64_t step) const {
+StepSettings step_settings(const Config& cfg,
+                           double scene_extent,
+                           std::int64_t step,
+                           const Densifier& densifier) {
   StepSettings s;
-  s.raster = final_raster_settings(cfg_);
+  s.raster = final_raster_settings(cfg);
   s.raster.sh_degree =
-      active_sh_degree(step, cfg_.train.sh_increase_every, int(cfg_.model.sh_degree));
-  s.loss = cfg_.train.loss;
-  s.ssim_lambda = cfg_.train.ssim_lambda;
-  s.lr = learning_rates(cfg_.train, scene_extent_, step);
-  s.appearance_reg = cfg_.train.appearance_reg;
-  s.batch_size = int(cfg_.train.batch_size);
-  densifier_->step_settings(step, s);
+      active_sh_degree(step, cfg.train.sh_increase_every, int(cfg.model.sh_degree));
+  s.loss = cfg.train.loss;
+  s.ssim_lambda = cfg.train.ssim_lambda;
+  s.lr = learning_rates(cfg.train, scene_extent, step);
+  s.sparse_sh_adam = cfg.train.sparse_sh_adam;
+  s.appearance_reg = cfg.train.appearance_reg;
+  s.batch_size = int(cfg.train.batch_size);
+  densifier.step_settings(step, s);
   return s;
+}
+
+StepSettings Trainer::settings_at(std::int64_t step) const {
+  return step_settings(cfg_, scene_extent_, step, *densifier_);
 }
 
 bool Trainer::stop_requested() {

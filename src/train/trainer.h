@@ -137,4 +137,11 @@ EvalResult evaluate(Backend& backend,
 // Raster settings for rendering a finished model of the given config.
 RasterSettings final_raster_settings(const Config& cfg);
 
+// The settings of step `step` (0-based) of a run of `cfg`: its learning rates and SH degree, and
+// what the densifier adds.
+StepSettings step_settings(const Config& cfg,
+                           double scene_extent,
+                           std::int64_t step,
+                           const Densifier& densifier);
+
 }  // namespace splat

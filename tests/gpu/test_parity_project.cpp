@@ -455,7 +455,15 @@ TEST(ProjectParityCulling, CulledSplatsGetZeroGradients) {
 // different rates, culled splats, moments from earlier steps, host and device scalars, and an
 // abandoned step (abort flag raised), which must leave all three arrays alone. Storage degree 3
 // (K = 16, 48 floats a splat) moves the slices as float4, degree 2 (27 floats) one float at a time.
-void expect_sh_adam_same_bits(int storage_degree) {
+// Sparse (AdamGroup::sparse): a third of the splats get no color gradient, and those, the culled
+// ones and the inactive coefficients keep their bits.
+std::vector<float> unseen_thirds(std::vector<float> v_colors, bool sparse) {
+  for (std::size_t i = 0; sparse && i < v_colors.size() / 3; i += 3)
+    v_colors[3 * i] = v_colors[3 * i + 1] = v_colors[3 * i + 2] = 0.0f;
+  return v_colors;
+}
+
+void expect_sh_adam_same_bits(int storage_degree, bool sparse) {
   const test::Scene s = make_scene(kScenes[3], storage_degree);
   const std::size_t n = s.gaussians.size();
   const int K = s.gaussians.K();
@@ -471,7 +479,8 @@ void expect_sh_adam_same_bits(int storage_degree) {
       << "some splats must be culled";
   cuda::DeviceBuffer<float> v_means2d = test::to_device(test::random_vector(n * 2, 31)),
                             v_conics = test::to_device(test::random_vector(n * 3, 32)),
-                            v_colors = test::to_device(test::random_vector(n * 3, 33)),
+                            v_colors = test::to_device(
+                                unseen_thirds(test::random_vector(n * 3, 33), sparse)),
                             v_opacities = test::to_device(test::random_vector(n, 34));
   const cuda::ProjectedGradPtrs v{v_means2d.data(), v_conics.data(), v_colors.data(),
                                   v_opacities.data()};
@@ -487,8 +496,9 @@ void expect_sh_adam_same_bits(int storage_degree) {
   cuda::GaussianPtrs in_a = model.ptrs();
   in_a.sh = sh_a.data();
   cuda::project_bwd(in_a, {params(s, rs), dev.ptrs()}, v, grads.ptrs(), nullptr);
-  const cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(),
-                                count,       1e-3f,           K,          5e-5f};
+  cuda::AdamGroup group_a{sh_a.data(), grads.sh.data(), m_a.data(), v_a.data(),
+                          count,       1e-3f,           K,          5e-5f};
+  group_a.sparse = sparse;
   cuda::adam_step(&group_a, 1, step, nullptr);
   SPLAT_CUDA_CHECK(cudaDeviceSynchronize());
   const Gaussians want = grads.download(rs.sh_degree);
@@ -496,8 +506,19 @@ void expect_sh_adam_same_bits(int storage_degree) {
                            want_v = v_a.download();
   std::size_t moved = 0;
   for (std::size_t e = 0; e < count; ++e) moved += want_sh[e] != s.gaussians.sh[e];
-  EXPECT_GT(moved, count / 2)
+  EXPECT_GT(moved, sparse ? count / 4 : count / 2)
       << "Adam must move most coefficients, or the comparison proves little";
+  if (sparse) {  // the splats that got no gradient, all their coefficients, were left alone
+    std::size_t unseen = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(fwd.radii[2 * i] <= 0 && fwd.radii[2 * i + 1] <= 0) && i % 3 != 0) continue;
+      ++unseen;
+      for (std::size_t e = i * K * 3; e < (i + 1) * K * 3; ++e)
+        ASSERT_TRUE(want_sh[e] == s.gaussians.sh[e] && want_m[e] == m0[e] && want_v[e] == v0[e])
+            << "splat " << i << " element " << e;
+    }
+    EXPECT_GT(unseen, n / 3);
+  }
 
   for (const bool device_scalars : {false, true})
     for (const bool abandoned : {false, true}) {
@@ -510,6 +531,7 @@ void expect_sh_adam_same_bits(int storage_degree) {
       in_b.sh = sh_b.data();
       cuda::ShAdam sh_adam;
       sh_adam.group = {sh_b.data(), nullptr, m_b.data(), v_b.data(), count, 1e-3f, K, 5e-5f};
+      sh_adam.group.sparse = sparse;
       sh_adam.index = 0;
       sh_adam.scalars = cuda::adam_scalars(&sh_adam.group, 1, step);
       cuda::DeviceBuffer<cuda::AdamScalars> scalars_on_device(1);
@@ -544,10 +566,16 @@ void expect_sh_adam_same_bits(int storage_degree) {
 }
 
 TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamFloat4) {
-  expect_sh_adam_same_bits(3);
+  expect_sh_adam_same_bits(3, false);
 }
 TEST(ProjectShAdam, SameBitsAsProjectBwdThenAdamScalar) {
-  expect_sh_adam_same_bits(2);
+  expect_sh_adam_same_bits(2, false);
+}
+TEST(ProjectShAdam, SparseSameBitsAsProjectBwdThenAdamFloat4) {
+  expect_sh_adam_same_bits(3, true);
+}
+TEST(ProjectShAdam, SparseSameBitsAsProjectBwdThenAdamScalar) {
+  expect_sh_adam_same_bits(2, true);
 }
 
 }  // namespace
