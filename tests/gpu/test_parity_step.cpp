@@ -237,23 +237,33 @@ TEST(ParityStep, AppearanceTransformsTrainAsOnTheCpu) {
   }
 }
 
+// 3000 random splats at 160x120, two noise targets (RGB, then masked) and the state at step 7,
+// with the views of a step on the first target and of a batch of both.
+struct TwoTargets {
+  static constexpr int kN = 3000, kW = 160, kH = 120;
+  Scene scene;
+  Image8 first = step_target(kW, kH, TargetKind::Rgb);
+  Image8 second = step_target(kW, kH, TargetKind::Masked);
+  TrainState st = state_of(scene.gaussians);
+  std::vector<BatchView> one{{&scene.camera, 0}}, two{{&scene.camera, 0}, {&scene.camera, 1}};
+  explicit TwoTargets(std::uint32_t seed) : scene(random_scene(kN, kW, kH, seed)) {}
+  TwoTargets(const TwoTargets&) = delete;  // the views point into the scene
+};
+
 // A run whose first steps show one view (the SH coefficients updated inside the backward, no SH
 // gradient array on the GPU) and whose later steps a batch (the array allocated then, summed,
 // and Adam's launch taking the SH group): the same model as the CPU's after every kind of step.
 TEST(ParityStep, ABatchAfterOneViewStepsTrainsAsOnTheCpu) {
-  const int n = 3000, w = 160, h = 120;
-  const Scene scene = random_scene(n, w, h, 2468u);
-  const Image8 first = step_target(w, h, TargetKind::Rgb);
-  const Image8 second = step_target(w, h, TargetKind::Masked);
-  const TrainState st = state_of(scene.gaussians);
-  const std::vector<BatchView> one{{&scene.camera, 0}}, two{{&scene.camera, 0}, {&scene.camera, 1}};
+  const TwoTargets t(2468u);
+  const TrainState& st = t.st;
   for (const Submission submission : {Submission::Chained, Submission::PerKernel}) {
     const std::string tag = std::string(to_string(submission)) + ": one, two, one view";
     SCOPED_TRACE(tag);
     BackendConfig cuda_cfg;
     cuda_cfg.submission = submission;
-    const auto [after, losses] = steps_on_both(cuda_cfg, {&first, &second}, st, {one, two, one},
-                                               step_settings(LossKind::L1Ssim));
+    const auto [after, losses] =
+        steps_on_both(cuda_cfg, {&t.first, &t.second}, st, {t.one, t.two, t.one},
+                      step_settings(LossKind::L1Ssim));
     ASSERT_EQ(losses.size(), 6u);
     for (std::size_t k = 0; k < 3; ++k)
       EXPECT_NEAR(losses[3 + k].loss, losses[k].loss, 1e-5 * std::abs(losses[k].loss)) << k;
@@ -266,20 +276,17 @@ TEST(ParityStep, ABatchAfterOneViewStepsTrainsAsOnTheCpu) {
 // they were, and update the rest as the dense step does. One view in graph mode (Adam inside the
 // projection backward), then a batch of two (Adam's own launch on summed gradients).
 TEST(ParityStep, SparseShAdamLeavesTheSameCoefficientsAsTheCpu) {
-  const int n = 3000, w = 160, h = 120;
-  const Scene scene = random_scene(n, w, h, 1357u);
-  const Image8 first = step_target(w, h, TargetKind::Rgb);
-  const Image8 second = step_target(w, h, TargetKind::Masked);
-  const TrainState st = state_of(scene.gaussians);
+  const TwoTargets t(1357u);
+  const TrainState& st = t.st;
   StepSettings s = step_settings(LossKind::L1Ssim);
   s.raster.sh_degree = 2;  // the degree-3 coefficients get no gradient
   s.sparse_sh_adam = true;
-  const std::vector<BatchView> one{{&scene.camera, 0}}, two{{&scene.camera, 0}, {&scene.camera, 1}};
   using Steps = std::vector<std::vector<BatchView>>;
-  for (const Steps& steps : {Steps{one}, Steps{two}}) {
+  for (const Steps& steps : {Steps{t.one}, Steps{t.two}}) {
     const std::string tag = steps[0].size() == 1 ? "one view" : "a batch of two";
     SCOPED_TRACE(tag);
-    const auto [after, losses] = steps_on_both(BackendConfig{}, {&first, &second}, st, steps, s);
+    const auto [after, losses] =
+        steps_on_both(BackendConfig{}, {&t.first, &t.second}, st, steps, s);
     expect_model_updates_agree(tag, after, st);
     // Unchanged: the coefficient and both moments keep their bits.
     const auto kept = [&](const TrainState& a, std::size_t e) {
