@@ -76,7 +76,8 @@ struct TrainConfig {
   double lr_sh0 = 2.5e-3;
   double lr_shN = 2.5e-3 / 20.0;
   // Sparse Adam on the SH coefficients (StepSettings::sparse_sh_adam): on Lego the same PSNR
-  // (+0.006 dB at 400k splats, +0.033 at 3M) in 1.2% / 2.6% less time (docs/benchmarks.md).
+  // (+0.006 dB at 400k splats, +0.033 at 3M) in 1.2% / 2.6% less time than with false
+  // (docs/benchmarks.md).
   bool sparse_sh_adam = true;
   // Real captures: an affine colour transform per training image, applied to the render before
   // the loss and trained with Adam at lr_appearance (render/appearance.h); off for synthetic data.
