@@ -6,11 +6,8 @@
 #include <random>
 
 #include "cpu/adam.h"
-#include "cpu/loss.h"
-#include "cpu/pipeline.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"
@@ -64,11 +61,7 @@ TEST(Adam, SparseShLeavesCoefficientsWithoutGradientAndUpdatesTheRestAsDense) {
   const TrainState dense = step(false), sparse = step(true);
 
   // The step's SH gradient, from the reference pipeline as the backend forms it.
-  const cpu::RenderState<float> fwd = cpu::render_fwd(st.params, view.camera, s.raster);
-  const cpu::LossResult<float> loss =
-      cpu::photometric_loss(fwd.raster.image, target_image(view.image).data, view.camera.width,
-                            view.camera.height, float(s.ssim_lambda), true);
-  const Gaussians grad = cpu::render_bwd(st.params, view.camera, s.raster, fwd, loss.v_image, {});
+  const Gaussians grad = test::view_grad(st.params, view, s.raster, s.ssim_lambda).grad;
   std::size_t kept = 0, updated = 0, dense_moved_zero = 0;
   for (std::size_t e = 0; e < st.params.sh.size(); ++e) {
     if (grad.sh[e] == 0.0f) {

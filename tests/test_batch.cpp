@@ -5,12 +5,9 @@
 #include <cmath>
 
 #include "cpu/adam.h"
-#include "cpu/loss.h"
-#include "cpu/pipeline.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "render/backend.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"
@@ -29,19 +26,6 @@ Config batch_config(std::int64_t iterations, std::int64_t batch) {
   cfg.train.log_every = 0;
   cfg.backend.type = BackendKind::Cpu;
   return cfg;
-}
-
-// The gradient and loss of one view, straight from the reference pipeline.
-struct ViewGrad {
-  Gaussians grad;
-  double loss = 0;
-};
-ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, double lambda) {
-  const cpu::RenderState<float> fwd = cpu::render_fwd(g, v.camera, rs);
-  const cpu::LossResult<float> loss =
-      cpu::photometric_loss(fwd.raster.image, target_image(v.image).data, v.camera.width,
-                            v.camera.height, float(lambda), true);
-  return {cpu::render_bwd(g, v.camera, rs, fwd, loss.v_image, {}), loss.loss};
 }
 
 // After one Adam step from zero moments, m = (1 - beta1) * gradient: the step's gradient, read
@@ -71,8 +55,8 @@ TEST(Batch, TwoViewStepUsesTheMeanOfTheTwoGradients) {
   backend->collect_losses(losses, true);
   const TrainState after = backend->state();
 
-  const ViewGrad a = view_grad(st.params, data.train[3], s.raster, s.ssim_lambda);
-  const ViewGrad b = view_grad(st.params, data.train[11], s.raster, s.ssim_lambda);
+  const test::ViewGrad a = test::view_grad(st.params, data.train[3], s.raster, s.ssim_lambda);
+  const test::ViewGrad b = test::view_grad(st.params, data.train[11], s.raster, s.ssim_lambda);
   ASSERT_EQ(losses.size(), 1u);  // one loss per step: the mean over the batch
   EXPECT_NEAR(losses[0].loss, 0.5 * (a.loss + b.loss), 1e-12);
 

@@ -13,13 +13,24 @@
 #include <random>
 
 #include "core/gaussians.h"
+#include "cpu/loss.h"
+#include "cpu/pipeline.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "io/quantize.h"
+#include "render/target.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"
 
 namespace splat::test {
+
+ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, double lambda) {
+  const cpu::RenderState<float> fwd = cpu::render_fwd(g, v.camera, rs);
+  const cpu::LossResult<float> loss =
+      cpu::photometric_loss(fwd.raster.image, target_image(v.image).data, v.camera.width,
+                            v.camera.height, float(lambda), true);
+  return {cpu::render_bwd(g, v.camera, rs, fwd, loss.v_image, {}), loss.loss};
+}
 
 RunResult run_splat(const std::string& args, int timeout_s) {
   // SPLAT_BIN overrides the build's binary (the GPU machine runs a copy carried elsewhere).

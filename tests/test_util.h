@@ -10,8 +10,19 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/gaussians.h"
+#include "io/dataset.h"
+#include "render/settings.h"
 
 namespace splat::test {
+
+// The gradient and loss of one view, straight from the reference pipeline (as the CPU backend
+// forms them in a step of that view).
+struct ViewGrad {
+  Gaussians grad;
+  double loss = 0;
+};
+ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, double lambda);
 
 // ../shared beside the repository (override with SPLAT_SHARED).
 inline std::filesystem::path shared_dir() {
