@@ -13,7 +13,12 @@ namespace splat::cuda {
 
 namespace {
 
-constexpr int kBasisStride = 19;  // floats per splat of kAdamSh's basis array: b[16], vc[3]
+constexpr int kBasisStride = 19;  // floats per splat of the SH Adam basis array: b[16], vc[3]
+
+// What project_bwd does with the SH gradients it forms: writes them (v_sh), or updates the
+// coefficients with Adam in place (ShAdam), densely or sparsely (AdamGroup::sparse). Compiled
+// apart, so that the dense paths carry none of the sparse one's checks.
+enum class ShMode { kGradients, kAdam, kSparseAdam };
 
 // Gradients of one splat the forward kept. `sh_splat` is this thread's row of the block's shared
 // stage: it holds the splat's SH coefficients [K, 3] on entry and, unless kAdamSh, their gradients
@@ -239,7 +244,7 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 // Six blocks per SM (80 registers, a few bytes spilled) rather than five at 96 registers: a Lego
 // step took 1.391 ms in replay against 1.403. kFilter3d: p.filter3d holds the 3D filter
 // (model.antialiased); the default path compiles without it, registers as before.
-template <bool kDeviceCam, bool kAdamSh, bool kVec, bool kFilter3d>
+template <bool kDeviceCam, ShMode kSh, bool kVec, bool kFilter3d>
 __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -262,6 +267,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   // [blockDim.x, stride]: an odd row stride keeps the per-thread rows on distinct banks. With
   // kAdamSh, [blockDim.x, kBasisStride] after it: b[16] and vc[3] of each splat, then the splats'
   // live flags.
+  constexpr bool kAdamSh = kSh != ShMode::kGradients, kSparse = kSh == ShMode::kSparseAdam;
   extern __shared__ float stage[];
   const int K3 = p.K * 3, stride = K3 | 1;
   const int first = blockIdx.x * blockDim.x;
@@ -275,12 +281,11 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     return radii[std::size_t(s) * 2] <= 0 && radii[std::size_t(s) * 2 + 1] <= 0;
   };
 
-  // Sparse Adam (AdamGroup::sparse): live[t] says whether splat first + t may have a nonzero SH
-  // gradient. A splat the forward culled, or one whose color got no gradient, has none, and its
-  // coefficients enter nothing else (the direction's gradient weighs them by that of the color):
-  // its slice is neither read nor written, the stage holds zeros for it.
-  const bool sparse = kAdamSh && adam.group.sparse;
-  if (sparse) {
+  // Sparse Adam: live[t] says whether splat first + t may have a nonzero SH gradient. A splat
+  // the forward culled, or one whose color got no gradient, has none, and its coefficients enter
+  // nothing else (the direction's gradient weighs them by that of the color): its slice is
+  // neither read nor written, the stage holds zeros for it.
+  if constexpr (kSparse) {
     if (i < p.n) {
       const std::size_t i3 = std::size_t(i) * 3;
       live[threadIdx.x] =
@@ -296,7 +301,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   detail::for_each_slice_unit<kW, kVec ? 4 : 8>(
       K3, count,
       [&](int e, int j, int) {
-        return sparse && !live[j] ? detail::Floats<kW>{} : detail::load_floats<kW>(sh_block + e);
+        return kSparse && !live[j] ? detail::Floats<kW>{} : detail::load_floats<kW>(sh_block + e);
       },
       [&](int, int j, int off, const detail::Floats<kW>& f) {
 #pragma unroll
@@ -324,11 +329,9 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
           p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
           v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat, basis_row);
     }
-    if (sparse) {  // now exactly: whether any of the gradients the update below forms is nonzero
-      bool any = false;
-      for (int k = 0; k < sh_coeffs(p.sh_degree); ++k)
-        for (int c = 0; c < 3; ++c) any = any || basis_row[k] * basis_row[16 + c] != 0.f;
-      live[threadIdx.x] = any;
+    if constexpr (kSparse) {  // now: whether a color gradient passed the clamp (b[0] is not 0)
+      const float* vc = basis_row + 16;
+      live[threadIdx.x] = vc[0] != 0.f || vc[1] != 0.f || vc[2] != 0.f;
     }
   }
   __syncthreads();
@@ -347,12 +350,12 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     detail::for_each_slice_unit<kW, kVec ? 2 : 4>(
         K3, count,
         [&](int e, int j, int) {
-          if (sparse && !live[j]) return Moments{};
+          if (kSparse && !live[j]) return Moments{};
           return Moments{detail::load_floats<kW>(G.m + base + e),
                          detail::load_floats<kW>(G.v + base + e)};
         },
         [&](int e, int j, int off, Moments mv) {
-          if (sparse && !live[j]) return;  // every gradient of the splat is zero: nothing changes
+          if (kSparse && !live[j]) return;  // every gradient of the splat is zero: nothing changes
           const float* row = basis + j * kBasisStride;
           detail::Floats<kW> param;
 #pragma unroll
@@ -361,7 +364,7 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
             const float g = k < active ? row[k] * row[16 + c] : 0.f;
             param.v[u] = stage[j * stride + off + u];
             detail::adam_element(param.v[u], g, mv.m.v[u], mv.v.v[u], k == 0 ? lr : lr_rest, S,
-                                 G.sparse);
+                                 kSparse);
           }
           detail::store_floats<kW>(G.param + base + e, param);
           detail::store_floats<kW>(G.m + base + e, mv.m);
@@ -380,20 +383,31 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   }
 }
 
-using Kernel = decltype(&project_bwd_kernel<false, false, false, false>);
+using Kernel = decltype(&project_bwd_kernel<false, ShMode::kGradients, false, false>);
 
-template <bool kFilter3d>
-Kernel select_bwd_kernel(bool device_cam, bool sh_adam, bool vec) {
-  // [device camera][SH Adam][float4 slices]
-  constexpr Kernel kernels[2][2][2] = {{{project_bwd_kernel<false, false, false, kFilter3d>,
-                                         project_bwd_kernel<false, false, true, kFilter3d>},
-                                        {project_bwd_kernel<false, true, false, kFilter3d>,
-                                         project_bwd_kernel<false, true, true, kFilter3d>}},
-                                       {{project_bwd_kernel<true, false, false, kFilter3d>,
-                                         project_bwd_kernel<true, false, true, kFilter3d>},
-                                        {project_bwd_kernel<true, true, false, kFilter3d>,
-                                         project_bwd_kernel<true, true, true, kFilter3d>}}};
-  return kernels[device_cam][sh_adam][vec];
+template <bool kDeviceCam, ShMode kSh, bool kFilter3d>
+Kernel select_vec(bool vec) {
+  return vec ? project_bwd_kernel<kDeviceCam, kSh, true, kFilter3d>
+             : project_bwd_kernel<kDeviceCam, kSh, false, kFilter3d>;
+}
+
+template <bool kDeviceCam, bool kFilter3d>
+Kernel select_sh(ShMode sh, bool vec) {
+  switch (sh) {
+    case ShMode::kGradients:
+      return select_vec<kDeviceCam, ShMode::kGradients, kFilter3d>(vec);
+    case ShMode::kAdam:
+      return select_vec<kDeviceCam, ShMode::kAdam, kFilter3d>(vec);
+    case ShMode::kSparseAdam:
+      return select_vec<kDeviceCam, ShMode::kSparseAdam, kFilter3d>(vec);
+  }
+  return nullptr;
+}
+
+Kernel select_bwd_kernel(bool device_cam, ShMode sh, bool vec, bool filter3d) {
+  if (device_cam)
+    return filter3d ? select_sh<true, true>(sh, vec) : select_sh<true, false>(sh, vec);
+  return filter3d ? select_sh<false, true>(sh, vec) : select_sh<false, false>(sh, vec);
 }
 
 }  // namespace
@@ -424,8 +438,10 @@ void project_bwd(GaussianPtrs in,
   const bool vec =
       sh_adam ? detail::slices_vectorize(p.K * 3, {in.sh, sh_adam->group.m, sh_adam->group.v})
               : detail::slices_vectorize(p.K * 3, {in.sh, grads.sh});
-  const Kernel kernel = p.filter3d ? select_bwd_kernel<true>(p.device_cam, sh_adam, vec)
-                                   : select_bwd_kernel<false>(p.device_cam, sh_adam, vec);
+  const ShMode sh = !sh_adam                ? ShMode::kGradients
+                    : sh_adam->group.sparse ? ShMode::kSparseAdam
+                                            : ShMode::kAdam;
+  const Kernel kernel = select_bwd_kernel(p.device_cam, sh, vec, p.filter3d != nullptr);
   kernel<<<blocks, block, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh,
       fwd.out.conics, fwd.out.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means,
