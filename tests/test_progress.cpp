@@ -61,6 +61,22 @@ TEST(Progress, StepCostPredictsResolutionsNotMeasuredYet) {
               5 * truth(2) + 5 * 2 * truth(2) + 20 * 2 * truth(1), 1e-12);
 }
 
+// Fits of two resolutions at different counts, extrapolated far, can cross: here the factor-4
+// fit (steep, 3 ms per million splats) predicts more at 3M than the factor-2 fit (flat). The full
+// resolution must not come out cheaper than either measured one, let alone free.
+TEST(Progress, StepCostNeverPredictsMorePixelsCheaper) {
+  StepCost c;
+  c.add(100000, 0.3e-3, 4);
+  c.add(200000, 0.6e-3, 4);
+  c.add(250000, 0.75e-3, 2);
+  c.add(320000, 0.80e-3, 2);
+  const std::size_t n = 3000000;
+  ASSERT_GT(c.seconds_per_step(n, 4), c.seconds_per_step(n, 2));  // the crossing
+  EXPECT_GE(c.seconds_per_step(n, 1), c.seconds_per_step(n, 2));
+  EXPECT_GE(c.remaining(2500, 12500, n, {}, 2, {{4166, 1}}),
+            0.99 * 10000 * c.seconds_per_step(n, 2));
+}
+
 TEST(Progress, McmcProjectionMatchesTraining) {
   Config cfg;
   cfg.model.init_points = 500;

@@ -75,7 +75,10 @@ double StepCost::seconds_per_step(std::size_t splats, int factor) const {
   // geometric mean, that is in proportion to the image side.
   if (seen.size() == 1) return t0 * std::sqrt(x(factor) / x(seen[0]));
   const double t1 = fitted(levels_.at(seen[1]), n);
-  const double slope = (t1 - t0) / (x(seen[1]) - x(seen[0]));
+  // More pixels never cost less: two fits taken at other counts can cross where they are
+  // extrapolated (an H200 run at 3M splats: the factor-4 fit, steep from the growth phase, put the
+  // full resolution at 0 s a step, and the ETA at 0.1 s with 34 s to go).
+  const double slope = std::max(0.0, (t1 - t0) / (x(seen[1]) - x(seen[0])));
   return std::max(0.0, t0 + slope * (x(factor) - x(seen[0])));
 }
 

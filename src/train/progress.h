@@ -34,8 +34,8 @@ using StepChanges = std::vector<std::pair<std::int64_t, std::size_t>>;
 // step) samples, for each training resolution (train.coarse_factor) apart. Until the samples span
 // a range of counts (before MCMC starts growing, say) it assumes the time is proportional to the
 // count; a resolution not measured yet is predicted from the two nearest measured ones, linear
-// in the pixels per step (a part per splat, a part per pixel), or from one alone as proportional
-// to the image side (between all time per splat and all per pixel).
+// in the pixels per step (a part per splat, a part per pixel; never falling with the pixels), or
+// from one alone as proportional to the image side (between all time per splat and all per pixel).
 class StepCost {
  public:
   void add(std::size_t splats, double seconds_per_step, int factor = 1);
