@@ -5,14 +5,16 @@
 # the per-stage tables.
 #   [GATE_B=CANDIDATE_BINARY] scripts/device_gate.sh BASELINE_BINARY PAIRS [CONFIG_A [CONFIG_B]]
 # The candidate defaults to .carry/bin/splat.
-# Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views).
+# Configs default to configs/lego.toml; both get data.test_every = 4 (the subset's test views), or
+# TEST_EVERY (8: the subset without its odd quarters, when a call must carry less).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_env.sh
 base=$1 pairs=$2 cand=${GATE_B:-.carry/bin/splat} cfg_a=${3:-configs/lego.toml} cfg_b=${4:-${3:-configs/lego.toml}}
 mkdir -p "$out" /tmp/gate
 data=.carry/shared/data/lego
-subset() { sed 's/^\[data\]$/[data]\ntest_every = 4/' "$1" > "$2"; grep -q '^test_every = 4' "$2"; }
+te=${TEST_EVERY:-4}
+subset() { sed "s/^\[data\]\$/[data]\ntest_every = $te/" "$1" > "$2"; grep -q "^test_every = $te" "$2"; }
 subset "$cfg_a" /tmp/gate/a.toml
 subset "$cfg_b" /tmp/gate/b.toml
 "$cand" bench ab --a /tmp/gate/a.toml --b /tmp/gate/b.toml --binary-a "$base" --binary-b "$cand" \
