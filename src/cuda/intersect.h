@@ -34,10 +34,20 @@ struct SortBuffers {
   TempStorage temp;         // sort_temp_bytes(m)
 };
 
+// What the tile test of one splat reads (tiles::for_each_tile): its conic, mean, q_max and
+// radii, copied by intersect_count into one 32-byte sector, which intersect_emit gathers in depth
+// order (from the projection's four arrays it gathered four or five sectors a splat, and took a
+// double-precision log for q_max).
+struct alignas(32) TileTest {
+  float a, b, c, mean_x, mean_y, q_max;
+  std::int32_t radius_x, radius_y;
+};
+
 // The stage's per-splat arrays, [N] each, in the order its calls fill them.
 struct SplatTiles {
   std::int32_t* tiles_per_splat;  // intersect_count
   SplatRecord* records;           // intersect_count: the rasterizer's record of each splat
+  TileTest* tests;                // intersect_count: the inputs of each splat's tile test
   // Keys: depth keys, ids: splat indices (intersect_count); depth_order sorts them, and ids_out
   // holds the splats in depth order.
   SortBuffers depth;
@@ -54,7 +64,8 @@ struct IsectBuffers {
 };
 
 // s.tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
-// means2d, radii, conics, colors and opacities. Also s.records[i], the rasterizer's record of
+// means2d, radii, conics, colors and opacities. Also s.tests[i], the inputs of that test, and
+// s.records[i], the rasterizer's record of
 // splat i (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test,
 // which the warp test reads instead of taking a double-precision log per warp), and depth_order's
 // inputs: s.depth.keys_in[i] = tiles::depth_key of its depth and s.depth.ids_in[i] = i.
@@ -74,13 +85,9 @@ void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream);
 
 // Writes keys (tile ids) / gaussian ids for every intersection into out.sort's inputs, splat
 // s.order()[j] at [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU
-// order). Entries at or past out.capacity are dropped (bounded sizing, below).
-void intersect_emit(int n,
-                    const ProjectedPtrs& p,
-                    TileGridParams grid,
-                    const SplatTiles& s,
-                    const IsectBuffers& out,
-                    cudaStream_t stream);
+// order), from s.tests. Entries at or past out.capacity are dropped (bounded sizing, below).
+void intersect_emit(
+    int n, TileGridParams grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream);
 
 // The bits the tile sort looks at: enough for every tile id and one more value (padding's).
 inline int tile_key_bits(int tile_count) {

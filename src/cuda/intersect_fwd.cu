@@ -51,36 +51,27 @@ struct Candidates {
 // near the camera while its neighbours had one). Calls f(owner, tile, rank) on the lane that found
 // that the splat of lane `owner` reaches `tile`, its rank-th tile in for_each_tile's order, so the
 // decisions and the order are the CPU's, bit for bit. Returns the number of tiles this lane's
-// splat (i, or none if i < 0) reaches. Every lane of the warp must call it; s and done are the
+// splat (t, or none if null) reaches. Every lane of the warp must call it; s and done are the
 // warp's own [32] of shared memory.
 template <class F>
-__device__ __forceinline__ int warp_for_each_tile(int i,
-                                                  const float* means2d,
-                                                  const int* radii,
-                                                  const float* conics,
-                                                  const float* opacities,
-                                                  int tiles_x,
-                                                  int tiles_y,
-                                                  Candidates* s,
-                                                  int* done,
-                                                  F&& f) {
+__device__ __forceinline__ int warp_for_each_tile(
+    const TileTest* t, int tiles_x, int tiles_y, Candidates* s, int* done, F&& f) {
   const int lane = int(threadIdx.x % 32);
   Candidates mine{};
-  if (i >= 0 && (radii[i * 2] > 0 || radii[i * 2 + 1] > 0)) {
-    const float mx = means2d[i * 2], my = means2d[i * 2 + 1];
-    const tiles::Box box = tiles::box(mx, my, radii[i * 2], radii[i * 2 + 1], tiles_x, tiles_y);
+  if (t && (t->radius_x > 0 || t->radius_y > 0)) {
+    const tiles::Box box =
+        tiles::box(t->mean_x, t->mean_y, t->radius_x, t->radius_y, tiles_x, tiles_y);
     const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
-    const float q_max = tiles::max_quad(opacities[i]);  // negative: the splat reaches no tile
-    mine = {conics[i * 3],
-            conics[i * 3 + 1],
-            conics[i * 3 + 2],
-            mx,
-            my,
-            q_max,
+    mine = {t->a,
+            t->b,
+            t->c,
+            t->mean_x,
+            t->mean_y,
+            t->q_max,
             box.x0,
             box.y0,
             w,
-            q_max < 0.0f ? 0 : w * h,
+            t->q_max < 0.0f ? 0 : w * h,  // negative: the splat reaches no tile
             0};
   }
   int end = mine.n;  // inclusive scan of the lanes' candidate counts
@@ -134,30 +125,31 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                  std::int32_t* __restrict__ tiles_per_splat,  // [N]
                  const float* __restrict__ depths,            // [N]
                  SplatRecord* __restrict__ records,           // [N]
+                 TileTest* __restrict__ tests,                // [N]
                  std::uint32_t* __restrict__ depth_keys,      // [N]
                  std::uint32_t* __restrict__ iota) {          // [N]
   __shared__ Candidates s_candidates[kWarps][32];
   __shared__ int s_done[kWarps][32];
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32);
+  TileTest t{};
   if (i < n) {
-    records[i] =
-        splat_record(conics + std::size_t(i) * 3, opacities[i], means2d + std::size_t(i) * 2,
-                     tiles::max_quad(opacities[i]), colors + std::size_t(i) * 3);
+    const float q_max = tiles::max_quad(opacities[i]);
+    t = {conics[i * 3], conics[i * 3 + 1], conics[i * 3 + 2], means2d[i * 2], means2d[i * 2 + 1],
+         q_max,         radii[i * 2],      radii[i * 2 + 1]};
+    tests[i] = t;
+    records[i] = splat_record(conics + std::size_t(i) * 3, opacities[i],
+                              means2d + std::size_t(i) * 2, q_max, colors + std::size_t(i) * 3);
     depth_keys[i] = tiles::depth_key(depths[i]);
     iota[i] = std::uint32_t(i);
   }
-  const int count =
-      warp_for_each_tile(i < n ? i : -1, means2d, radii, conics, opacities, tiles_x, tiles_y,
-                         s_candidates[warp], s_done[warp], [](int, int, int) {});
+  const int count = warp_for_each_tile(i < n ? &t : nullptr, tiles_x, tiles_y, s_candidates[warp],
+                                       s_done[warp], [](int, int, int) {});
   if (i < n) tiles_per_splat[i] = count;
 }
 
 __global__ void __launch_bounds__(config::intersect_block_size)
     emit_kernel(int n,
-                const float* __restrict__ means2d,         // [N, 2]
-                const int* __restrict__ radii,             // [N, 2]
-                const float* __restrict__ conics,          // [N, 3]
-                const float* __restrict__ opacities,       // [N]
+                const TileTest* __restrict__ tests,        // [N]
                 const std::uint32_t* __restrict__ order,   // [N] depth order
                 const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
                 int tiles_x,
@@ -174,9 +166,12 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   const int i = j < n ? int(order[j]) : -1;
   s_first[warp][lane] = j < n && j > 0 ? offsets[j - 1] : 0;
   s_id[warp][lane] = std::uint32_t(i);
-  // The same decisions as count_kernel, so exactly tiles_per_splat[i] entries.
-  warp_for_each_tile(i, means2d, radii, conics, opacities, tiles_x, tiles_y, s_candidates[warp],
-                     s_done[warp], [&](int owner, int tile, int rank) {
+  // The same decisions as count_kernel, from the inputs it stored, so exactly tiles_per_splat[i]
+  // entries; one 32-byte gather per splat.
+  TileTest t{};
+  if (i >= 0) t = tests[i];
+  warp_for_each_tile(i >= 0 ? &t : nullptr, tiles_x, tiles_y, s_candidates[warp], s_done[warp],
+                     [&](int owner, int tile, int rank) {
                        const std::int32_t k = s_first[warp][owner] + rank;
                        if (k < capacity) {
                          keys[k] = std::uint32_t(tile);
@@ -251,7 +246,7 @@ void intersect_count(
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
       n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y,
-      s.tiles_per_splat, p.depths, s.records, s.depth.keys_in, s.depth.ids_in);
+      s.tiles_per_splat, p.depths, s.records, s.tests, s.depth.keys_in, s.depth.ids_in);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
@@ -281,16 +276,12 @@ void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream) {
       n, stream));
 }
 
-void intersect_emit(int n,
-                    const ProjectedPtrs& p,
-                    TileGridParams grid,
-                    const SplatTiles& s,
-                    const IsectBuffers& out,
-                    cudaStream_t stream) {
+void intersect_emit(
+    int n, TileGridParams grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.opacities, s.order(), s.offsets, grid.tiles_x,
-      grid.tiles_y, out.capacity, out.sort.keys_in, out.sort.ids_in);
+      n, s.tests, s.order(), s.offsets, grid.tiles_x, grid.tiles_y, out.capacity, out.sort.keys_in,
+      out.sort.ids_in);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
 }
 

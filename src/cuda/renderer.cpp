@@ -14,6 +14,7 @@ void PerSplat::carve(Carver& c, int n) {
   t.tiles_per_splat = c.take<std::int32_t>(n);
   t.offsets = c.take<std::int32_t>(n);
   t.records = c.take<SplatRecord>(n);
+  t.tests = c.take<TileTest>(n);
   t.depth.ids_in = c.take<std::uint32_t>(n);  // iota
   t.depth.keys_in = c.take<std::uint32_t>(n);
   t.depth.keys_out = c.take<std::uint32_t>(n);
@@ -99,7 +100,7 @@ ForwardState Renderer::forward(GaussianPtrs params,
   }
   fwd.intersections = m;
   const IsectBuffers& is = isects_.ensure(m).lists;  // capacity m
-  intersect_emit(n, sp.proj, tg, sp.tiles, is, stream_);
+  intersect_emit(n, tg, sp.tiles, is, stream_);
   if (sizing == Sizing::Bounded) intersect_pad(n, sp.tiles, is, end_bit, status_.data(), stream_);
   timer_.end(stream_);
 

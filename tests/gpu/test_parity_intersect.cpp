@@ -109,6 +109,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto offsets = test::poisoned<std::int32_t>(n1);
 
   auto records = test::poisoned<cuda::SplatRecord>(n1);
+  auto tests = test::poisoned<cuda::TileTest>(n1);
   auto iota = test::poisoned<std::uint32_t>(n1);
   auto depth_keys = test::poisoned<std::uint32_t>(n1);
   auto depth_keys_sorted = test::poisoned<std::uint32_t>(n1);
@@ -117,6 +118,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
   const cuda::SplatTiles st{counts.data(),
                             records.data(),
+                            tests.data(),
                             {depth_keys.data(),
                              depth_keys_sorted.data(),
                              iota.data(),
@@ -146,7 +148,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                                sorted_ids.data(),
                                {sort_temp.data(), sort_temp.size()}},
                               r.m};
-  cuda::intersect_emit(n, proj, g, st, is, nullptr);
+  cuda::intersect_emit(n, g, st, is, nullptr);
   cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()), is.sort,
                            nullptr);
   cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
