@@ -64,11 +64,11 @@ struct IsectBuffers {
 };
 
 // s.tiles_per_splat[i] = number of tiles splat i reaches (render/tiles.h; 0 when culled). Reads
-// means2d, radii, conics, colors and opacities. Also s.tests[i], the inputs of that test, and
-// s.records[i], the rasterizer's record of
-// splat i (rasterize.h; with q_max = tiles::max_quad of the opacity, the bound of the tile test,
-// which the warp test reads instead of taking a double-precision log per warp), and depth_order's
-// inputs: s.depth.keys_in[i] = tiles::depth_key of its depth and s.depth.ids_in[i] = i.
+// means2d, radii, conics, colors and opacities. Also s.tests[i], the inputs of that test;
+// s.records[i], the rasterizer's record of splat i (rasterize.h; with q_max = tiles::max_quad of
+// the opacity, the bound of the tile test, which the warp test reads instead of taking a
+// double-precision log per warp); and depth_order's inputs: s.depth.keys_in[i] = tiles::depth_key
+// of its depth and s.depth.ids_in[i] = i.
 void intersect_count(
     int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream);
 
