@@ -53,6 +53,10 @@ struct SplatTiles {
   SortBuffers depth;
   std::int32_t* offsets;  // intersect_scan
   TempStorage scan_temp;  // scan_temp_bytes(n)
+  // intersect_emit's scratch: the depth ranks of the splats with many candidate tiles, which a
+  // second kernel emits one warp each, and their count ([1]; emptied by intersect_count).
+  std::uint32_t* large;
+  std::int32_t* large_count;
   const std::uint32_t* order() const { return depth.ids_out; }
 };
 
@@ -67,8 +71,8 @@ struct IsectBuffers {
 // means2d, radii, conics, colors and opacities. Also s.tests[i], the inputs of that test;
 // s.records[i], the rasterizer's record of splat i (rasterize.h; with q_max = tiles::max_quad of
 // the opacity, the bound of the tile test, which the warp test reads instead of taking a
-// double-precision log per warp); and depth_order's inputs: s.depth.keys_in[i] = tiles::depth_key
-// of its depth and s.depth.ids_in[i] = i.
+// double-precision log per warp); depth_order's inputs: s.depth.keys_in[i] = tiles::depth_key
+// of its depth and s.depth.ids_in[i] = i; and *s.large_count = 0.
 void intersect_count(
     int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream);
 
@@ -86,6 +90,7 @@ void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream);
 // Writes keys (tile ids) / gaussian ids for every intersection into out.sort's inputs, splat
 // s.order()[j] at [offsets[j-1], offsets[j]), tiles in row-major order of its box (the CPU
 // order), from s.tests. Entries at or past out.capacity are dropped (bounded sizing, below).
+// Splats with many candidate tiles go through s.large to a second kernel that gives each one warp.
 void intersect_emit(
     int n, TileGridParams grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream);
 

@@ -45,35 +45,36 @@ struct Candidates {
   int x0, y0, w, n, start;
 };
 
+// The candidate tiles of splat t: its box's (none when culled) with its tile-test inputs.
+__device__ __forceinline__ Candidates candidates(const TileTest& t, int tiles_x, int tiles_y) {
+  if (t.radius_x <= 0 && t.radius_y <= 0) return {};
+  const tiles::Box box = tiles::box(t.mean_x, t.mean_y, t.radius_x, t.radius_y, tiles_x, tiles_y);
+  const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
+  return {t.a,
+          t.b,
+          t.c,
+          t.mean_x,
+          t.mean_y,
+          t.q_max,
+          box.x0,
+          box.y0,
+          w,
+          t.q_max < 0.0f ? 0 : w * h,  // negative: the splat reaches no tile
+          0};
+}
+
 // tiles::for_each_tile (with culling) for the 32 lanes' splats, the whole warp testing 32
 // candidate tiles at a time: the lanes' candidates in a row, lane l taking candidate base + l.
 // One splat per thread left a warp waiting for its largest box (thousands of tests for a splat
 // near the camera while its neighbours had one). Calls f(owner, tile, rank) on the lane that found
 // that the splat of lane `owner` reaches `tile`, its rank-th tile in for_each_tile's order, so the
 // decisions and the order are the CPU's, bit for bit. Returns the number of tiles this lane's
-// splat (t, or none if null) reaches. Every lane of the warp must call it; s and done are the
+// splat (`mine`, empty for none) reaches. Every lane of the warp must call it; s and done are the
 // warp's own [32] of shared memory.
 template <class F>
 __device__ __forceinline__ int warp_for_each_tile(
-    const TileTest* t, int tiles_x, int tiles_y, Candidates* s, int* done, F&& f) {
+    Candidates mine, int tiles_x, Candidates* s, int* done, F&& f) {
   const int lane = int(threadIdx.x % 32);
-  Candidates mine{};
-  if (t && (t->radius_x > 0 || t->radius_y > 0)) {
-    const tiles::Box box =
-        tiles::box(t->mean_x, t->mean_y, t->radius_x, t->radius_y, tiles_x, tiles_y);
-    const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
-    mine = {t->a,
-            t->b,
-            t->c,
-            t->mean_x,
-            t->mean_y,
-            t->q_max,
-            box.x0,
-            box.y0,
-            w,
-            t->q_max < 0.0f ? 0 : w * h,  // negative: the splat reaches no tile
-            0};
-  }
   int end = mine.n;  // inclusive scan of the lanes' candidate counts
   for (int offset = 1; offset < 32; offset *= 2) {
     const int v = __shfl_up_sync(kFullWarp, end, offset);
@@ -127,10 +128,12 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                  SplatRecord* __restrict__ records,           // [N]
                  TileTest* __restrict__ tests,                // [N]
                  std::uint32_t* __restrict__ depth_keys,      // [N]
-                 std::uint32_t* __restrict__ iota) {          // [N]
+                 std::uint32_t* __restrict__ iota,            // [N]
+                 std::int32_t* __restrict__ large_count) {    // emit's list, emptied here
   __shared__ Candidates s_candidates[kWarps][32];
   __shared__ int s_done[kWarps][32];
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x), warp = int(threadIdx.x / 32);
+  if (i == 0) *large_count = 0;
   TileTest t{};
   if (i < n) {
     const float q_max = tiles::max_quad(opacities[i]);
@@ -142,10 +145,29 @@ __global__ void __launch_bounds__(config::intersect_block_size)
     depth_keys[i] = tiles::depth_key(depths[i]);
     iota[i] = std::uint32_t(i);
   }
-  const int count = warp_for_each_tile(i < n ? &t : nullptr, tiles_x, tiles_y, s_candidates[warp],
-                                       s_done[warp], [](int, int, int) {});
+  const int count =
+      warp_for_each_tile(i < n ? candidates(t, tiles_x, tiles_y) : Candidates{}, tiles_x,
+                         s_candidates[warp], s_done[warp], [](int, int, int) {});
   if (i < n) tiles_per_splat[i] = count;
 }
+
+// Entry k of the lists, if it fits (bounded sizing: entries past the capacity are dropped).
+__device__ __forceinline__ void put(std::int32_t k,
+                                    int tile,
+                                    std::uint32_t id,
+                                    std::int32_t capacity,
+                                    std::uint32_t* keys,
+                                    std::uint32_t* gaussian_ids) {
+  if (k < capacity) {
+    keys[k] = std::uint32_t(tile);
+    gaussian_ids[k] = id;
+  }
+}
+
+// Splats with more candidate tiles than this are left by emit_kernel to emit_large_kernel, one
+// warp each. The splats come in depth order, and on a capture the nearest are the largest (a
+// thousand candidates and more each): a warp of 32 of them ran long after all the others.
+constexpr int kLargeCandidates = 256;
 
 __global__ void __launch_bounds__(config::intersect_block_size)
     emit_kernel(int n,
@@ -154,9 +176,11 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                 const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
                 int tiles_x,
                 int tiles_y,
-                std::int32_t capacity,             // entries past it are dropped (bounded sizing)
-                std::uint32_t* __restrict__ keys,  // [capacity] tile ids
-                std::uint32_t* __restrict__ gaussian_ids) {  // [capacity]
+                std::int32_t capacity,
+                std::uint32_t* __restrict__ keys,          // [capacity] tile ids
+                std::uint32_t* __restrict__ gaussian_ids,  // [capacity]
+                std::uint32_t* __restrict__ large,         // [N] depth ranks left to emit_large
+                std::int32_t* __restrict__ large_count) {
   __shared__ Candidates s_candidates[kWarps][32];
   __shared__ int s_done[kWarps][32];
   __shared__ std::int32_t s_first[kWarps][32];  // where each lane's splat's entries start
@@ -168,16 +192,51 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   s_id[warp][lane] = std::uint32_t(i);
   // The same decisions as count_kernel, from the inputs it stored, so exactly tiles_per_splat[i]
   // entries; one 32-byte gather per splat.
-  TileTest t{};
-  if (i >= 0) t = tests[i];
-  warp_for_each_tile(i >= 0 ? &t : nullptr, tiles_x, tiles_y, s_candidates[warp], s_done[warp],
-                     [&](int owner, int tile, int rank) {
-                       const std::int32_t k = s_first[warp][owner] + rank;
-                       if (k < capacity) {
-                         keys[k] = std::uint32_t(tile);
-                         gaussian_ids[k] = s_id[warp][owner];
-                       }
-                     });
+  Candidates mine{};
+  if (i >= 0) mine = candidates(tests[i], tiles_x, tiles_y);
+  const bool is_large = mine.n > kLargeCandidates;
+  if (is_large) mine = {};
+  const unsigned large_lanes = __ballot_sync(kFullWarp, is_large);
+  if (large_lanes != 0) {  // one atomic per warp appends its large splats' ranks
+    std::int32_t at = 0;
+    if (lane == __ffs(large_lanes) - 1) at = atomicAdd(large_count, __popc(large_lanes));
+    at = __shfl_sync(kFullWarp, at, __ffs(large_lanes) - 1);
+    if (is_large) large[at + __popc(large_lanes & ((1u << lane) - 1u))] = std::uint32_t(j);
+  }
+  warp_for_each_tile(
+      mine, tiles_x, s_candidates[warp], s_done[warp], [&](int owner, int tile, int rank) {
+        put(s_first[warp][owner] + rank, tile, s_id[warp][owner], capacity, keys, gaussian_ids);
+      });
+}
+
+// emit_kernel's large splats, one warp each (warp_for_each_tile with the splat on lane 0 alone:
+// the same tests, ranks and entries). The grid strides over the list, whose length only the
+// device knows. The atomics fill the list in a different order each run; every entry's place in
+// the lists (its splat's offset plus its rank) stays the same, so the lists are deterministic.
+constexpr int kLargeBlocks = 128;
+__global__ void __launch_bounds__(config::intersect_block_size)
+    emit_large_kernel(const TileTest* __restrict__ tests,        // [N]
+                      const std::uint32_t* __restrict__ order,   // [N] depth order
+                      const std::int32_t* __restrict__ offsets,  // [N]
+                      int tiles_x,
+                      int tiles_y,
+                      std::int32_t capacity,
+                      std::uint32_t* __restrict__ keys,
+                      std::uint32_t* __restrict__ gaussian_ids,
+                      const std::uint32_t* __restrict__ large,  // [*large_count] depth ranks
+                      const std::int32_t* __restrict__ large_count) {
+  __shared__ Candidates s_candidates[kWarps][32];
+  __shared__ int s_done[kWarps][32];
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  const int count = *large_count;
+  for (int w = int(blockIdx.x) * kWarps + warp; w < count; w += int(gridDim.x) * kWarps) {
+    const std::uint32_t j = large[w], i = order[j];
+    const std::int32_t first = j > 0 ? offsets[j - 1] : 0;
+    warp_for_each_tile(lane == 0 ? candidates(tests[i], tiles_x, tiles_y) : Candidates{}, tiles_x,
+                       s_candidates[warp], s_done[warp], [&](int, int tile, int rank) {
+                         put(first + rank, tile, i, capacity, keys, gaussian_ids);
+                       });
+  }
 }
 
 // Bounded sizing: entries [count, capacity) become padding whose key has every sorted bit set,
@@ -246,7 +305,8 @@ void intersect_count(
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
       n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y,
-      s.tiles_per_splat, p.depths, s.records, s.tests, s.depth.keys_in, s.depth.ids_in);
+      s.tiles_per_splat, p.depths, s.records, s.tests, s.depth.keys_in, s.depth.ids_in,
+      s.large_count);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
@@ -281,8 +341,12 @@ void intersect_emit(
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
       n, s.tests, s.order(), s.offsets, grid.tiles_x, grid.tiles_y, out.capacity, out.sort.keys_in,
-      out.sort.ids_in);
+      out.sort.ids_in, s.large, s.large_count);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
+  emit_large_kernel<<<kLargeBlocks, config::intersect_block_size, 0, stream>>>(
+      s.tests, s.order(), s.offsets, grid.tiles_x, grid.tiles_y, out.capacity, out.sort.keys_in,
+      out.sort.ids_in, s.large, s.large_count);
+  SPLAT_CUDA_CHECK_LAUNCH("intersect_emit: large splats");
 }
 
 void intersect_pad(int n,

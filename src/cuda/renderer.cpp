@@ -23,6 +23,8 @@ void PerSplat::carve(Carver& c, int n) {
   t.scan_temp.ptr = c.take<char>(t.scan_temp.bytes);
   t.depth.temp.bytes = sort_temp_bytes(n);
   t.depth.temp.ptr = c.take<char>(t.depth.temp.bytes);
+  t.large = c.take<std::uint32_t>(n);
+  t.large_count = c.take<std::int32_t>(1);
 }
 
 void PerIsect::carve(Carver& c, int m) {

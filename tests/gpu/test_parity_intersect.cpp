@@ -116,6 +116,8 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
   auto depth_order = test::poisoned<std::uint32_t>(n1);
   cuda::DeviceBuffer<std::byte> depth_temp(std::max<std::size_t>(cuda::sort_temp_bytes(n), 1));
   cuda::DeviceBuffer<std::byte> scan_temp(std::max<std::size_t>(cuda::scan_temp_bytes(n), 1));
+  auto large = test::poisoned<std::uint32_t>(n1);
+  auto large_count = test::poisoned<std::int32_t>(1);
   const cuda::SplatTiles st{counts.data(),
                             records.data(),
                             tests.data(),
@@ -125,7 +127,9 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                              depth_order.data(),
                              {depth_temp.data(), depth_temp.size()}},
                             offsets.data(),
-                            {scan_temp.data(), scan_temp.size()}};
+                            {scan_temp.data(), scan_temp.size()},
+                            large.data(),
+                            large_count.data()};
   cuda::intersect_count(n, proj, g, st, nullptr);
   cuda::depth_order(n, st.depth, nullptr);
   cuda::intersect_scan(n, st, nullptr);
@@ -300,6 +304,27 @@ TEST(IntersectParity, EqualKeysKeepGaussianOrder) {
             s.depths[r.sorted_ids[k]] == s.depths[r.sorted_ids[k - 1]];
   EXPECT_GT(ties, 100u) << "the scene should produce many equal (tile, depth) pairs";
   expect_matches_cpu(s, grid, r);
+}
+
+// Splats with more than 256 candidate tiles are emitted by a kernel of their own, one warp each,
+// into the same lists as the others: every 7th splat grown tenfold, so both kernels write.
+TEST(IntersectParity, LargeSplatsMatchCpu) {
+  const int width = 800, height = 600;
+  SplatInputs s = projected(3000, width, height, 41);
+  for (int i = 0; i < s.n(); i += 7) {
+    for (int k = 0; k < 2; ++k) s.radii[i * 2 + k] *= 10;
+    for (int k = 0; k < 3; ++k) s.conics[i * 3 + k] /= 100.0f;
+  }
+  const cpu::TileGrid grid = cpu::TileGrid::for_image(width, height);
+  int large = 0;
+  for (int i = 0; i < s.n(); ++i) {
+    const tiles::Box b = tiles::box(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2],
+                                    s.radii[i * 2 + 1], grid.width, grid.height);
+    large += std::max(b.x1 - b.x0, 0) * std::max(b.y1 - b.y0, 0) > 256;
+  }
+  EXPECT_GT(large, 100) << "too few splats with over 256 candidate tiles";
+  EXPECT_LT(large, s.n() / 2) << "too few small splats";
+  expect_matches_cpu(s, grid, run_gpu(s, grid));
 }
 
 // Boxes at the grid's edges and corners, on tile boundaries, larger than the image, off screen,
