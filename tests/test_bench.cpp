@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
@@ -151,6 +152,64 @@ TEST(Bench, AbEndToEnd) {
   EXPECT_FALSE(j["rule"]["text"].get<std::string>().empty());
   const std::string v = j["verdict"];
   EXPECT_TRUE(v == "adopt B" || v == "keep A" || v == "inconclusive") << v;
+}
+
+// A gate longer than one sitting: --stop-after leaves a partial report after the first pair,
+// --resume keeps those runs and adds the rest, and refuses other arms, another pair count, a
+// finished gate or a missing report.
+TEST(Bench, AbStopsAndResumes) {
+  const auto dir = test::temp_dir("bench_ab_resume");
+  const auto a = write_config(dir, "a.toml", "");
+  const auto b = write_config(dir, "b.toml", "ssim_lambda = 0.0\n");
+  const auto other = write_config(dir, "other.toml", "ssim_lambda = 0.5\n");
+  const auto out = dir / "ab";
+  const auto ab = [&](const fs::path& config_b, const std::string& extra) {
+    return test::run_splat("bench ab --a " + a.string() + " --b " + config_b.string() + " " +
+                           test::small_demo_scene() + " --load-factor 1000 --out " + out.string() +
+                           " " + extra);
+  };
+  const auto report = [&] { return nlohmann::json::parse(std::ifstream(out / "report.json")); };
+
+  const auto missing = ab(b, "--pairs 2 --resume");
+  EXPECT_NE(missing.exit_code, 0);
+  test::expect_contains(missing.output, {"report.json", "no report to resume"});
+
+  const auto first = ab(b, "--pairs 2 --stop-after 0.001");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  test::expect_contains(first.output, {"stopped after 1 of 2 pairs", "--resume"});
+  const auto partial = report();
+  EXPECT_EQ(partial["status"], "partial");
+  ASSERT_EQ(partial["runs"].size(), 2u);
+  EXPECT_FALSE(partial.contains("verdict"));
+  std::ifstream md(out / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("partial: continue with --resume"), std::string::npos) << text;
+
+  const auto wrong_b = ab(other, "--pairs 2 --resume");
+  EXPECT_NE(wrong_b.exit_code, 0);
+  test::expect_contains(wrong_b.output, {"report.json", "provenance/b/config_sha256"});
+  const auto wrong_pairs = ab(b, "--pairs 3 --resume");
+  EXPECT_NE(wrong_pairs.exit_code, 0);
+  test::expect_contains(wrong_pairs.output, {"provenance/pairs is 2", "is 3"});
+  EXPECT_EQ(report(), partial) << "a refused resume changed the report";
+
+  const auto rest = ab(b, "--pairs 2 --resume");
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  const auto done = report();
+  EXPECT_EQ(done["status"], "done");
+  ASSERT_EQ(done["runs"].size(), 4u);
+  std::string order;
+  for (const auto& run : done["runs"]) order += run["arm"].get<std::string>();
+  EXPECT_EQ(order, "ABBA");
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(done["runs"][i], partial["runs"][i]) << "run " << i;
+  EXPECT_EQ(done["rule"]["written_at"], partial["rule"]["written_at"]);
+  EXPECT_EQ(done["resumed_at"].size(), 1u);
+  const std::string v = done["verdict"];
+  EXPECT_TRUE(v == "adopt B" || v == "keep A" || v == "inconclusive") << v;
+
+  const auto again = ab(b, "--pairs 2 --resume");
+  EXPECT_NE(again.exit_code, 0);
+  test::expect_contains(again.output, {"status is \"done\""});
 }
 
 TEST(Bench, ReplayEndToEnd) {

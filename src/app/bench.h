@@ -28,6 +28,10 @@ struct AbArgs {
   int pairs = 3;
   double load_factor =
       1.5;  // a run whose sampled load max exceeds load_factor x cores is retried once
+  // Stop before a pair that would end past this many seconds of this invocation (by its longest
+  // pair so far), leaving a partial report; 0: run every pair.
+  double stop_after = 0;
+  bool resume = false;  // continue the partial report in `out` (same arms, data and pairs)
 };
 int run_bench_ab(const AbArgs& args);
 

@@ -164,11 +164,17 @@ void write_markdown(const fs::path& p, const json& rep) {
 
 void write_markdown_to(std::ofstream& f, const json& rep) {
   f << "# splat bench ab\n\n";
-  f << "**Verdict: " << rep.value("verdict", std::string("(not run)")) << "**";
+  const std::string status = rep.value("status", std::string());
+  const std::string pending =
+      status == "partial" ? "(partial: continue with --resume)" : "(not run yet)";
+  f << "**Verdict: " << rep.value("verdict", pending) << "**";
   if (rep.contains("decision")) f << " -- " << rep["decision"]["reason"].get<std::string>();
   f << "\n\n## Rule (written " << rep["rule"]["written_at"].get<std::string>()
     << ", before the runs)\n\n"
-    << rep["rule"]["text"].get<std::string>() << "\n\n## Provenance\n\n";
+    << rep["rule"]["text"].get<std::string>() << "\n\n";
+  for (const json& t : rep.value("resumed_at", json::array()))
+    f << "Resumed " << t.get<std::string>() << " (the pairs before it kept).\n\n";
+  f << "## Provenance\n\n";
   const json& pv = rep["provenance"];
   f << "- working directory's git commit: `" << pv["git_commit"].get<std::string>() << "`\n"
     << "- host: " << pv["host"].get<std::string>() << ", " << pv["cores"].get<int>() << " cores\n"
@@ -207,6 +213,33 @@ void write_markdown_to(std::ofstream& f, const json& rep) {
   }
 }
 
+// The report of an earlier, unfinished invocation with the same arms, data and pair count, to
+// continue from; throws naming the file and the first field that differs.
+json resumed_report(const fs::path& path, const json& prov) {
+  if (!fs::exists(path))
+    throw Error(path.string() + ": no report to resume (run without --resume first)");
+  json rep;
+  try {
+    rep = json::parse(read_text(path));
+  } catch (const json::exception& e) {
+    throw Error(path.string() + ": not a bench ab report (" + e.what() + ")");
+  }
+  if (rep.value("status", std::string()) == "done")
+    throw Error(path.string() + ": status is \"done\": this gate has its verdict");
+  const json old = rep.value("provenance", json::object());
+  for (const char* key : {"/data", "/pairs", "/a/binary_sha256", "/a/config_sha256",
+                          "/b/binary_sha256", "/b/config_sha256"}) {
+    const json::json_pointer ptr(key);
+    const json was = old.contains(ptr) ? old.at(ptr) : json();
+    if (was != prov.at(ptr))
+      throw Error(path.string() + ": provenance" + std::string(key) + " is " + was.dump() +
+                  ", this invocation's is " + prov.at(ptr).dump() +
+                  ": --resume needs the same binaries, configs, data and --pairs");
+  }
+  rep["resumed_at"].push_back(now_utc());
+  return rep;
+}
+
 }  // namespace
 
 int run_bench_ab(const AbArgs& args) {
@@ -225,14 +258,6 @@ int run_bench_ab(const AbArgs& args) {
   gethostname(host, sizeof host - 1);
 
   const bench::AbRule rule;
-  json rep;
-  rep["command"] = "bench ab";
-  rep["rule"] = {{"text", rule.text()},
-                 {"sigma_factor", rule.sigma_factor},
-                 {"min_relative", rule.min_relative},
-                 {"psnr_drop_db", rule.psnr_drop_db},
-                 {"load_retry_threshold", load_limit},
-                 {"written_at", now_utc()}};
   const std::string commit = command_output("git rev-parse HEAD 2>/dev/null");
   json prov;
   prov["git_commit"] = commit.empty() ? "unknown" : commit;
@@ -248,15 +273,44 @@ int run_bench_ab(const AbArgs& args) {
                  {"config", arms.config[a]},
                  {"config_sha256", sha256_file(arms.config[a])}};
   }
-  rep["provenance"] = prov;
+  json rep;
+  if (args.resume) {
+    rep = resumed_report(out / "report.json", prov);
+  } else {
+    rep["command"] = "bench ab";
+    rep["rule"] = {{"text", rule.text()},
+                   {"sigma_factor", rule.sigma_factor},
+                   {"min_relative", rule.min_relative},
+                   {"psnr_drop_db", rule.psnr_drop_db},
+                   {"load_retry_threshold", load_limit},
+                   {"written_at", now_utc()}};
+    rep["provenance"] = prov;
+    rep["runs"] = json::array();
+    rep["retries"] = json::array();
+  }
   rep["status"] = "running";
   write_json(out / "report.json", rep);  // the rule is on disk before the first run
   write_markdown(out / "report.md", rep);
 
   const std::vector<bench::Arm> order = bench::abba_order(args.pairs);
-  json runs = json::array(), retries = json::array();
-  std::vector<bench::PairResult> pairs;
-  for (int p = 0; p < args.pairs; ++p) {
+  json& runs = rep["runs"];
+  json& retries = rep["retries"];
+  const auto started = std::chrono::steady_clock::now();
+  double longest_pair = 0;  // wall seconds, this invocation
+  for (int p = int(runs.size()) / 2; p < args.pairs; ++p) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (args.stop_after > 0 && longest_pair > 0 && elapsed + longest_pair > args.stop_after) {
+      rep["status"] = "partial";
+      write_json(out / "report.json", rep);
+      write_markdown(out / "report.md", rep);
+      std::printf(
+          "stopped after %d of %d pairs (%.0f s, a pair takes up to %.0f s, --stop-after %.0f): "
+          "continue with the same command and --resume\nwrote %s/{report.json, report.md}\n",
+          p, args.pairs, elapsed, longest_pair, args.stop_after, out.string().c_str());
+      return 0;
+    }
+    const auto pair_start = std::chrono::steady_clock::now();
     json pair_runs;
     for (int attempt = 0; attempt < 2; ++attempt) {
       pair_runs = json::array();
@@ -277,19 +331,22 @@ int run_bench_ab(const AbArgs& args) {
       std::fprintf(stderr, "%s\n", ev);
       retries.push_back({{"pair", p}, {"evidence", ev}, {"discarded_runs", pair_runs}});
     }
-    bench::PairResult pr;
-    for (const json& r : pair_runs) {
-      const bool is_a = r["arm"] == "A";
-      (is_a ? pr.seconds_a : pr.seconds_b) = r["train_seconds"].get<double>();
-      (is_a ? pr.psnr_a : pr.psnr_b) = r["psnr"].get<double>();
-      runs.push_back(r);
-    }
-    pairs.push_back(pr);
+    for (const json& r : pair_runs) runs.push_back(r);
+    longest_pair = std::max(
+        longest_pair,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - pair_start).count());
+    write_json(out / "report.json", rep);  // a killed gate resumes from the pairs done
+    write_markdown(out / "report.md", rep);
   }
 
+  std::vector<bench::PairResult> pairs(std::size_t(args.pairs));
+  for (const json& r : runs) {
+    bench::PairResult& pr = pairs[r["pair"].get<std::size_t>()];
+    const bool is_a = r["arm"] == "A";
+    (is_a ? pr.seconds_a : pr.seconds_b) = r["train_seconds"].get<double>();
+    (is_a ? pr.psnr_a : pr.psnr_b) = r["psnr"].get<double>();
+  }
   const bench::AbDecision d = bench::decide(rule, pairs);
-  rep["runs"] = runs;
-  rep["retries"] = retries;
   json resolved;
   for (const json& r : runs) {
     const std::string arm = r["arm"];

@@ -320,6 +320,13 @@ void add_bench(CLI::App& app, Action& action) {
                  "output directory: run_k/, report.json, report.md (default bench_ab)");
   ab->add_option("--load-factor", a->load_factor,
                  "retry a run whose load max exceeds this x cores (default 1.5)");
+  ab->add_option("--stop-after", a->stop_after,
+                 "seconds: stop before a pair that would end past them (by the longest pair so "
+                 "far), leaving a partial report to --resume")
+      ->check(CLI::NonNegativeNumber);
+  ab->add_flag("--resume", a->resume,
+               "continue the partial report in --out: the pairs it holds are kept (same binaries, "
+               "configs, data and --pairs)");
   ab->callback([a, &action] { action = [a] { return run_bench_ab(*a); }; });
 
   auto v = std::make_shared<ViewsArgs>();
