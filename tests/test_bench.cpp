@@ -232,6 +232,23 @@ TEST(Bench, ReplayEndToEnd) {
   for (const char* k : {"median_ms", "p5_ms", "p95_ms"}) EXPECT_GT(j[k].get<double>(), 0) << k;
   EXPECT_LE(j["p5_ms"].get<double>(), j["median_ms"].get<double>());
   EXPECT_LE(j["median_ms"].get<double>(), j["p95_ms"].get<double>());
+  EXPECT_EQ(j["factor"], 1);
+  EXPECT_EQ(j["view_size"], nlohmann::json::array({64, 64}));
+
+  // --factor: the steps of a coarse-to-fine phase, on the views at 1/F size.
+  const auto coarse = dir / "replay_coarse.json";
+  const std::string common = "bench replay --checkpoint " +
+                             (dir / "run" / "checkpoint.ckpt").string() + " " +
+                             test::small_demo_scene() + " --iters 3 --warmup 1";
+  const auto c = test::run_splat(common + " --factor 4 --out " + coarse.string());
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  test::expect_contains(c.output, {"at 1/4 size"});
+  const auto jc = nlohmann::json::parse(std::ifstream(coarse));
+  EXPECT_EQ(jc["factor"], 4);
+  EXPECT_EQ(jc["view_size"], nlohmann::json::array({16, 16}));
+  const auto big = test::run_splat(common + " --factor 256");
+  EXPECT_NE(big.exit_code, 0);
+  test::expect_contains(big.output, {"--factor = 256 is larger than", "64x64"});
 }
 
 // Without a GPU the parity bench cannot run: a clear error, nonzero exit. A bad view index is named

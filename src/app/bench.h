@@ -11,6 +11,7 @@ namespace splat::app {
 struct ReplayArgs {
   std::string checkpoint, data, out;
   int iters = 200, warmup = 20;
+  int factor = 1;  // the training images and cameras downscaled by it (a coarse-to-fine step)
   ConfigArgs config;
 };
 int run_bench_replay(const ReplayArgs& args);

@@ -18,6 +18,7 @@
 #include "train/backend_factory.h"
 #include "train/bench_stats.h"
 #include "train/densify.h"
+#include "train/resolution.h"
 #include "train/schedule.h"
 
 namespace splat::app {
@@ -32,9 +33,14 @@ int run_bench_replay(const ReplayArgs& args) {
   const Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
   if (data.train.empty()) throw Error(args.data + ": no training views");
+  if (args.factor < 1) throw Error("bench replay: --factor must be >= 1");
   auto backend = make_backend(cfg.backend);
+  const TrainingLevel level =
+      args.factor > 1 ? training_level(data.train, args.factor, "bench replay: --factor")
+                      : TrainingLevel{};
   std::vector<const Image8*> images;
-  for (const View& v : data.train) images.push_back(&v.image);
+  for (std::size_t i = 0; i < data.train.size(); ++i)
+    images.push_back(args.factor > 1 ? &level.images[i] : &data.train[i].image);
   backend->set_images(images);
   if (ckpt.params.sh_degree != cfg.model.sh_degree)
     throw Error(args.checkpoint + ": SH degree " + std::to_string(ckpt.params.sh_degree) +
@@ -66,13 +72,16 @@ int run_bench_replay(const ReplayArgs& args) {
   const int total = args.warmup + args.iters;
   auto last = std::chrono::steady_clock::now();
   std::fprintf(
-      stderr, "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps\n",
-      backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters);
+      stderr,
+      "replay on %s: %zu splats from iteration %lld, %d warm-up + %d timed steps at 1/%d size\n",
+      backend->name().c_str(), backend->num_splats(), (long long)step, args.warmup, args.iters,
+      args.factor);
   std::vector<BatchView> batch(std::size_t(cfg.train.batch_size));  // train.batch_size views a step
   for (int i = 0; i < total; ++i, ++step) {
     for (BatchView& v : batch) {
       v.image = order[pos++ % order.size()];
-      v.camera = &data.train[std::size_t(v.image)].camera;
+      v.camera = args.factor > 1 ? &level.cameras[std::size_t(v.image)]
+                                 : &data.train[std::size_t(v.image)].camera;
     }
     backend->step(batch, step_settings(cfg, extent, step, *densifier));
     losses.clear();
@@ -112,6 +121,9 @@ int run_bench_replay(const ReplayArgs& args) {
     j["start_iteration"] = ckpt.iteration;
     j["warmup"] = args.warmup;
     j["iters"] = args.iters;
+    j["factor"] = args.factor;
+    const Camera& stepped = *batch.front().camera;  // the last step's first view, as rendered
+    j["view_size"] = {stepped.width, stepped.height};
     j["view_order"] = "checkpoint epoch permutation from its position, then round-robin";
     j["median_ms"] = s.median;
     j["p5_ms"] = s.p5;
@@ -286,6 +298,9 @@ void add_bench(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   replay->add_option("--iters", r->iters, "timed steps (default 200)");
   replay->add_option("--warmup", r->warmup, "untimed warm-up steps (default 20)");
+  replay->add_option("--factor", r->factor,
+                     "steps on the training views downscaled by this factor, as a coarse-to-fine "
+                     "step (default 1: full size)");
   replay->add_option("--out", r->out, "write the result as JSON to this file");
   replay->add_flag("--timing", r->config.timing, "per-stage timing (backend.timing)");
   add_config_options(*replay, r->config);

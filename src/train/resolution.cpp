@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "core/error.h"
 #include "io/image_io.h"
 #include "render/target.h"
 
@@ -47,6 +48,24 @@ Image8 downscaled_training_image(const Image8& img, int factor) {
       out.data[4 * i + 3] = out.data[4 * i + 3] >= threshold ? 255 : 0;
   }
   return out;
+}
+
+TrainingLevel training_level(const std::vector<View>& views, int factor, const std::string& who) {
+  for (const View& v : views)  // checked here: nothing may throw in the parallel loop
+    if (v.image.width / factor == 0 || v.image.height / factor == 0)
+      throw Error(who + " = " + std::to_string(factor) + " is larger than " + v.path + " (" +
+                  std::to_string(v.image.width) + "x" + std::to_string(v.image.height) +
+                  " as loaded)");
+  TrainingLevel level;
+  level.factor = factor;
+  level.images.resize(views.size());
+  level.cameras.resize(views.size());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    level.images[i] = downscaled_training_image(views[i].image, factor);
+    level.cameras[i] = views[i].camera.downscaled(factor);
+  }
+  return level;
 }
 
 }  // namespace splat

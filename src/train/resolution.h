@@ -5,10 +5,12 @@
 // spaced steps and reaches full resolution at coarse_until. Early steps, which fit coarse
 // structure, then cost a fraction of the pixels. Held-out evaluation is always at full resolution.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/camera.h"
 #include "core/image.h"
+#include "io/dataset.h"
 #include "train/config.h"
 #include "train/progress.h"
 
@@ -32,5 +34,9 @@ struct TrainingLevel {
   std::vector<Image8> images;
   std::vector<Camera> cameras;
 };
+
+// The views' images and cameras downscaled by `factor` (> 1); throws naming `who` (the setting
+// that asked) and the first view that factor would leave without a pixel.
+TrainingLevel training_level(const std::vector<View>& views, int factor, const std::string& who);
 
 }  // namespace splat

@@ -91,22 +91,8 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   std::vector<const Image8*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
-  for (int f = int(cfg_.train.coarse_factor); f > 1; f /= 2) {
-    for (const View& v : data_.train)  // checked here: nothing may throw in the parallel loop
-      if (v.image.width / f == 0 || v.image.height / f == 0)
-        throw Error("train.coarse_factor = " + std::to_string(f) + " is larger than " + v.path +
-                    " (" + std::to_string(v.image.width) + "x" + std::to_string(v.image.height) +
-                    " as loaded)");
-    TrainingLevel& level = levels_.emplace_back();
-    level.factor = f;
-    level.images.resize(data_.train.size());
-    level.cameras.resize(data_.train.size());
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t i = 0; i < data_.train.size(); ++i) {
-      level.images[i] = downscaled_training_image(data_.train[i].image, f);
-      level.cameras[i] = data_.train[i].camera.downscaled(f);
-    }
-  }
+  for (int f = int(cfg_.train.coarse_factor); f > 1; f /= 2)
+    levels_.push_back(training_level(data_.train, f, "train.coarse_factor"));
 }
 
 const TrainingLevel* Trainer::level(int factor) const {
