@@ -5,6 +5,7 @@
 # Chained submission (a graph hides its kernels from ncu); clocks left alone (--clock-control none,
 # docs/benchmarks.md, "Method").
 #   scripts/device_kernels.sh NAME... [CKPT=/tmp/screen_train/checkpoint.ckpt]
+# FACTOR=F profiles a coarse-to-fine step instead (the views at 1/F size, bench replay --factor).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_env.sh
@@ -14,7 +15,7 @@ ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 for name in "$@"; do
   "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
     --print-kernel-base function "/tmp/bins/$name/splat" bench replay --checkpoint "$ckpt" "$data" \
-    --iters $((steps - 1)) --warmup 1 --set backend.submission=chained --set backend.pipelining=off \
+    --iters $((steps - 1)) --warmup 1 --factor "${FACTOR:-1}" --set backend.submission=chained --set backend.pipelining=off \
     > "$out/kernels_$name.csv" 2> "$out/kernels_$name.err" || { tail -5 "$out/kernels_$name.err"; continue; }
   python3 - "$out/kernels_$name.csv" "$name" "$steps" <<'PY'
 import csv, collections, sys
