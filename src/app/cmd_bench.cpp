@@ -38,9 +38,13 @@ int run_bench_replay(const ReplayArgs& args) {
   const TrainingLevel level =
       args.factor > 1 ? training_level(data.train, args.factor, "bench replay: --factor")
                       : TrainingLevel{};
-  std::vector<const Image8*> images;
-  for (std::size_t i = 0; i < data.train.size(); ++i)
-    images.push_back(args.factor > 1 ? &level.images[i] : &data.train[i].image);
+  std::vector<const Image8*> images;  // per training view, at the size it is stepped on
+  std::vector<const Camera*> cameras;
+  for (std::size_t i = 0; i < data.train.size(); ++i) {
+    const bool coarse = args.factor > 1;
+    images.push_back(coarse ? &level.images[i] : &data.train[i].image);
+    cameras.push_back(coarse ? &level.cameras[i] : &data.train[i].camera);
+  }
   backend->set_images(images);
   if (ckpt.params.sh_degree != cfg.model.sh_degree)
     throw Error(args.checkpoint + ": SH degree " + std::to_string(ckpt.params.sh_degree) +
@@ -80,8 +84,7 @@ int run_bench_replay(const ReplayArgs& args) {
   for (int i = 0; i < total; ++i, ++step) {
     for (BatchView& v : batch) {
       v.image = order[pos++ % order.size()];
-      v.camera = args.factor > 1 ? &level.cameras[std::size_t(v.image)]
-                                 : &data.train[std::size_t(v.image)].camera;
+      v.camera = cameras[std::size_t(v.image)];
     }
     backend->step(batch, step_settings(cfg, extent, step, *densifier));
     losses.clear();
