@@ -83,18 +83,29 @@ TEST(Intersect, SortEndBit) {
 }
 
 TEST(Intersect, TileGridRoundsUp) {
-  const TileGrid g = TileGrid::for_image(40, 28);
+  const TileGrid g = TileGrid::with_side(40, 28, 16);
   EXPECT_EQ(g.width, 3);
   EXPECT_EQ(g.height, 2);
   EXPECT_EQ(g.count(), 6);
-  EXPECT_EQ(TileGrid::for_image(16, 16).count(), 1);
-  EXPECT_EQ(TileGrid::for_image(17, 1).width, 2);
+  EXPECT_EQ(TileGrid::with_side(16, 16, 16).count(), 1);
+  EXPECT_EQ(TileGrid::with_side(17, 1, 16).width, 2);
+  EXPECT_EQ(TileGrid::with_side(40, 28, 8), (TileGrid{5, 4, 8}));
+}
+
+// 16 px tiles from 512 x 512 pixels on, 8 px below.
+TEST(Intersect, TileSideFollowsImageSize) {
+  EXPECT_EQ(TileGrid::for_image(800, 800), (TileGrid{50, 50, 16}));
+  EXPECT_EQ(TileGrid::for_image(512, 512).side, 16);
+  EXPECT_EQ(TileGrid::for_image(1024, 256).side, 16);
+  EXPECT_EQ(TileGrid::for_image(511, 512).side, 8);
+  EXPECT_EQ(TileGrid::for_image(200, 200), (TileGrid{25, 25, 8}));
+  EXPECT_EQ(TileGrid::for_image(0, 0).count(), 0);
 }
 
 // Tile boxes on the 3x2 grid of a 40x28 image. In tile units a splat covers
 // [floor((m - r) / 16), ceil((m + r) / 16)) per axis, clamped to the grid.
 TEST(Intersect, TileBox) {
-  const TileGrid g = TileGrid::for_image(40, 28);
+  const TileGrid g = TileGrid::with_side(40, 28, 16);
   // (20 +- 5) / 16 = [0.94, 1.56] -> [0, 2); (14 +- 5) / 16 = [0.56, 1.19] -> [0, 2).
   EXPECT_EQ(corners(tile_box(20, 14, 5, 5, g)), (std::array{0, 0, 2, 2}));
   // Inside one tile: (8 +- 3) / 16 = [0.31, 0.69], (8 +- 2) / 16 = [0.38, 0.63].
@@ -125,7 +136,7 @@ TEST(Intersect, IntersectTilesHandMade) {
   const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
   const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
   const Intersections is =
-      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(40, 28));
+      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(40, 28, 16));
   const std::vector<std::uint64_t> want_keys = {
       isect_key(0, 1.0f), isect_key(0, 2.0f),  // tile 0: splat 0 in front of splat 2
       isect_key(1, 0.5f), isect_key(1, 1.0f),  // tile 1: splat 3 in front of splat 0
@@ -137,6 +148,27 @@ TEST(Intersect, IntersectTilesHandMade) {
   EXPECT_EQ(is.keys, want_keys);
   EXPECT_EQ(is.gaussian_from_isect, (std::vector<std::uint32_t>{0, 2, 3, 0, 3, 0, 3, 0, 3}));
   EXPECT_EQ(is.tile_ranges, (std::vector<std::uint32_t>{0, 2, 2, 4, 4, 5, 5, 6, 6, 8, 8, 9}));
+  EXPECT_EQ(is.grid, TileGrid::with_side(40, 28, 16));
+}
+
+// The same splats on 8 px tiles (a 5x4 grid): splat 0 spans x [15, 25] -> tiles [1, 4), y [9, 19]
+// -> [1, 3); splat 2 x [5, 11] -> [0, 2), y [6, 10] -> [0, 2); splat 3 x [29, 35] -> [3, 5),
+// y [10, 18] -> [1, 3).
+TEST(Intersect, IntersectTilesOnSmallTiles) {
+  const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
+  const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
+  const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
+  const Intersections is =
+      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(40, 28, 8));
+  std::vector<std::vector<std::uint32_t>> per_tile(20);
+  for (std::size_t k = 0; k < is.keys.size(); ++k)
+    per_tile[key_tile(is.keys[k])].push_back(is.gaussian_from_isect[k]);
+  const std::vector<std::vector<std::uint32_t>> want = {
+      {2}, {2},    {},  {},     {},   // row 0
+      {2}, {0, 2}, {0}, {3, 0}, {3},  // row 1: by depth (3: 0.5, 0: 1.0, 2: 2.0)
+      {},  {0},    {0}, {3, 0}, {3},  // row 2
+      {},  {},     {},  {},     {}};  // row 3
+  EXPECT_EQ(per_tile, want);
 }
 
 TEST(Intersect, SameTileAndDepthKeepGaussianOrder) {
@@ -144,7 +176,7 @@ TEST(Intersect, SameTileAndDepthKeepGaussianOrder) {
   const std::vector<int> radii = {2, 2, 2, 2, 2, 2};
   const std::vector<float> depths = {3.0f, 1.0f, 3.0f};
   const Intersections is =
-      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::for_image(16, 16));
+      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(16, 16, 16));
   EXPECT_EQ(is.gaussian_from_isect, (std::vector<std::uint32_t>{1, 0, 2}));
 }
 

@@ -22,18 +22,20 @@ TEST(Tiles, MaxQuadFollowsTheAlphaThreshold) {
 TEST(Tiles, ReachesHandMade) {
   // Isotropic, sigma = 2 px (conic 1/4), opacity 1: blends out to sqrt(11.09) * 2 = 6.66 px.
   const float a = 0.25f, b = 0.0f, c = 0.25f, q = tiles::max_quad(1.0f);
-  EXPECT_TRUE(tiles::reaches(a, b, c, 8, 8, q, 0, 0));      // mean inside the tile
-  EXPECT_TRUE(tiles::reaches(a, b, c, 10.5f, 8, q, 1, 0));  // nearest center of tile 1: 6 px away
-  EXPECT_FALSE(tiles::reaches(a, b, c, 9.5f, 8, q, 1, 0));  // 7 px away
-  EXPECT_FALSE(tiles::reaches(a, b, c, 8, 8, tiles::max_quad(0.001f), 0, 0));  // too transparent
+  EXPECT_TRUE(tiles::reaches(a, b, c, 8, 8, q, 0, 0, 16));  // mean inside the tile
+  EXPECT_TRUE(
+      tiles::reaches(a, b, c, 10.5f, 8, q, 1, 0, 16));  // nearest center of tile 1: 6 px away
+  EXPECT_FALSE(tiles::reaches(a, b, c, 9.5f, 8, q, 1, 0, 16));  // 7 px away
+  EXPECT_FALSE(
+      tiles::reaches(a, b, c, 8, 8, tiles::max_quad(0.001f), 0, 0, 16));  // too transparent
   // Long and thin along the diagonal x = y (variances 100 and 1, covariance 99.5 / 2): the
   // off-diagonal corner tiles of its box are out of reach, the diagonal ones are not.
   const double sxx = 50.5, sxy = 49.5, syy = 50.5, det = sxx * syy - sxy * sxy;
   const float ca = float(syy / det), cb = float(-sxy / det), cc = float(sxx / det);
-  EXPECT_TRUE(tiles::reaches(ca, cb, cc, 16, 16, q, 0, 0));
-  EXPECT_TRUE(tiles::reaches(ca, cb, cc, 16, 16, q, 1, 1));
-  EXPECT_FALSE(tiles::reaches(ca, cb, cc, 16, 16, q, 2, 0));
-  EXPECT_FALSE(tiles::reaches(ca, cb, cc, 16, 16, q, 0, 2));
+  EXPECT_TRUE(tiles::reaches(ca, cb, cc, 16, 16, q, 0, 0, 16));
+  EXPECT_TRUE(tiles::reaches(ca, cb, cc, 16, 16, q, 1, 1, 16));
+  EXPECT_FALSE(tiles::reaches(ca, cb, cc, 16, 16, q, 2, 0, 16));
+  EXPECT_FALSE(tiles::reaches(ca, cb, cc, 16, 16, q, 0, 2, 16));
 }
 
 // Random anisotropic splats over a 70x45 image (partial edge tiles), opacities down to below

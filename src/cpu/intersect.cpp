@@ -14,7 +14,7 @@ std::uint64_t isect_key(std::uint32_t tile, float depth) {
 }
 
 TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid) {
-  return tiles::box(mean_x, mean_y, radius_x, radius_y, grid.width, grid.height);
+  return tiles::box(mean_x, mean_y, radius_x, radius_y, grid);
 }
 
 template <class T>
@@ -28,11 +28,10 @@ Intersections intersect_tiles(const std::vector<T>& means2d,
   const bool cull = !opacities.empty();
   // Count, exclusive prefix sum, emit: the same three passes the GPU does.
   auto for_each_tile = [&](std::size_t i, auto&& f) {
-    tiles::for_each_tile(float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2],
-                         radii[i * 2 + 1], cull ? float(conics[i * 3]) : 0.0f,
-                         cull ? float(conics[i * 3 + 1]) : 0.0f,
-                         cull ? float(conics[i * 3 + 2]) : 0.0f, cull ? float(opacities[i]) : 0.0f,
-                         cull, grid.width, grid.height, f);
+    tiles::for_each_tile(
+        float(means2d[i * 2]), float(means2d[i * 2 + 1]), radii[i * 2], radii[i * 2 + 1],
+        cull ? float(conics[i * 3]) : 0.0f, cull ? float(conics[i * 3 + 1]) : 0.0f,
+        cull ? float(conics[i * 3 + 2]) : 0.0f, cull ? float(opacities[i]) : 0.0f, cull, grid, f);
   };
   std::vector<std::size_t> offsets(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) for_each_tile(i, [&](int) { ++offsets[i + 1]; });
@@ -47,6 +46,7 @@ Intersections intersect_tiles(const std::vector<T>& means2d,
   }
   std::sort(pairs.begin(), pairs.end());  // by key, then gaussian index
   Intersections out;
+  out.grid = grid;
   out.keys.resize(pairs.size());
   out.gaussian_from_isect.resize(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) {

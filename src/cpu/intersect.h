@@ -1,5 +1,5 @@
 #pragma once
-// Tile intersection: which 16x16 tiles each projected splat touches, as sort keys
+// Tile intersection: which tiles (render/tiles.h) each projected splat touches, as sort keys
 // (tile id << 32 | depth key), sorted, and the [start, end) range of every tile.
 #include <bit>
 #include <cstdint>
@@ -27,6 +27,7 @@ using TileBox = tiles::Box;
 TileBox tile_box(float mean_x, float mean_y, int radius_x, int radius_y, const TileGrid& grid);
 
 struct Intersections {
+  TileGrid grid;                                   // the tiles the keys name
   std::vector<std::uint64_t> keys;                 // [M] sorted
   std::vector<std::uint32_t> gaussian_from_isect;  // [M]
   std::vector<std::uint32_t> tile_ranges;          // [tiles, 2] start, end into the sorted arrays

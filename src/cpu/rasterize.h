@@ -1,10 +1,12 @@
 #pragma once
-// Rasterization: front-to-back alpha blending of depth-sorted splats per 16x16 tile
+// Rasterization: front-to-back alpha blending of depth-sorted splats per tile
 // (3DGS, Kerbl et al. 2023, eq. 3), with the conventions of ../shared/golden/README.md.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "cpu/intersect.h"
 #include "cpu/project.h"
 #include "render/settings.h"
@@ -60,14 +62,23 @@ T blend_pixel(const Projected<T>& p,
   return trans;
 }
 
+// Calls f(tile, x, y) for every pixel of the image, tile by tile of isect's grid, which must be
+// the image's grid of its side.
 template <class T, class F>
-void for_each_pixel(int width, int height, const TileGrid& grid, F&& f) {
+void for_each_pixel(int width, int height, const Intersections& isect, F&& f) {
+  const TileGrid grid = isect.grid;
+  if (!(grid == TileGrid::with_side(width, height, grid.side)) ||
+      isect.tile_ranges.size() != std::size_t(grid.count()) * 2)
+    throw Error("rasterize: the intersections' tile grid (" + std::to_string(grid.width) + "x" +
+                std::to_string(grid.height) + " of " + std::to_string(grid.side) +
+                " px) does not cover a " + std::to_string(width) + "x" + std::to_string(height) +
+                " image");
+  const int s = grid.side;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int tile = 0; tile < grid.count(); ++tile) {
     const int tx = tile % grid.width, ty = tile / grid.width;
-    for (int y = ty * config::tile_size; y < std::min(height, (ty + 1) * config::tile_size); ++y)
-      for (int x = tx * config::tile_size; x < std::min(width, (tx + 1) * config::tile_size); ++x)
-        f(std::uint32_t(tile), x, y);
+    for (int y = ty * s; y < std::min(height, (ty + 1) * s); ++y)
+      for (int x = tx * s; x < std::min(width, (tx + 1) * s); ++x) f(std::uint32_t(tile), x, y);
   }
 }
 
@@ -82,8 +93,7 @@ RasterOut<T> rasterize_fwd(const Projected<T>& p,
   out.height = height;
   out.image.assign(std::size_t(width) * height * 3, T(0));
   out.alpha.assign(std::size_t(width) * height, T(0));
-  const TileGrid grid = TileGrid::for_image(width, height);
-  for_each_pixel<T>(width, height, grid, [&](std::uint32_t tile, int x, int y) {
+  for_each_pixel<T>(width, height, isect, [&](std::uint32_t tile, int x, int y) {
     T c[3] = {0, 0, 0};
     const T trans =
         blend_pixel(p, isect, tile, T(x) + T(0.5), T(y) + T(0.5), rs,
@@ -111,8 +121,7 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
                                const std::vector<T>& v_alpha) {
   constexpr int kSlots = 9;  // means2d 2, conic 3, color 3, opacity 1
   std::vector<T> per_isect(isect.keys.size() * kSlots, T(0));
-  const TileGrid grid = TileGrid::for_image(width, height);
-  for_each_pixel<T>(width, height, grid, [&](std::uint32_t tile, int x, int y) {
+  for_each_pixel<T>(width, height, isect, [&](std::uint32_t tile, int x, int y) {
     const std::size_t pix = std::size_t(y) * width + x;
     const T px = T(x) + T(0.5), py = T(y) + T(0.5);
     thread_local std::vector<std::pair<Contribution<T>, std::uint32_t>> list;

@@ -10,13 +10,9 @@
 
 #include "cuda/rasterize.h"
 #include "cuda/types.h"
+#include "render/tiles.h"
 
 namespace splat::cuda {
-
-struct TileGridParams {
-  int tiles_x = 0, tiles_y = 0;
-  int count() const { return tiles_x * tiles_y; }
-};
 
 // CUB's scratch for one call: `bytes` of device memory, as the matching *_temp_bytes gives them.
 struct TempStorage {
@@ -74,7 +70,7 @@ struct IsectBuffers {
 // double-precision log per warp); depth_order's inputs: s.depth.keys_in[i] = tiles::depth_key
 // of its depth and s.depth.ids_in[i] = i; and *s.large_count = 0.
 void intersect_count(
-    int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream);
+    int n, const ProjectedPtrs& p, tiles::Grid grid, const SplatTiles& s, cudaStream_t stream);
 
 // depth.ids_out[j] = the splat with the j-th smallest depth key, equal keys in index order (a
 // stable radix sort of the tiles::kDepthKeyBits key bits): sort_intersections over the n (depth
@@ -92,7 +88,7 @@ void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream);
 // order), from s.tests. Entries at or past out.capacity are dropped (bounded sizing, below).
 // Splats with many candidate tiles go through s.large to a second kernel that gives each one warp.
 void intersect_emit(
-    int n, TileGridParams grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream);
+    int n, tiles::Grid grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream);
 
 // The bits the tile sort looks at: enough for every tile id and one more value (padding's).
 inline int tile_key_bits(int tile_count) {

@@ -46,9 +46,9 @@ struct Candidates {
 };
 
 // The candidate tiles of splat t: its box's (none when culled) with its tile-test inputs.
-__device__ __forceinline__ Candidates candidates(const TileTest& t, int tiles_x, int tiles_y) {
+__device__ __forceinline__ Candidates candidates(const TileTest& t, tiles::Grid grid) {
   if (t.radius_x <= 0 && t.radius_y <= 0) return {};
-  const tiles::Box box = tiles::box(t.mean_x, t.mean_y, t.radius_x, t.radius_y, tiles_x, tiles_y);
+  const tiles::Box box = tiles::box(t.mean_x, t.mean_y, t.radius_x, t.radius_y, grid);
   const int w = max(box.x1 - box.x0, 0), h = max(box.y1 - box.y0, 0);
   return {t.a,
           t.b,
@@ -73,7 +73,7 @@ __device__ __forceinline__ Candidates candidates(const TileTest& t, int tiles_x,
 // warp's own [32] of shared memory.
 template <class F>
 __device__ __forceinline__ int warp_for_each_tile(
-    Candidates mine, int tiles_x, Candidates* s, int* done, F&& f) {
+    Candidates mine, tiles::Grid grid, Candidates* s, int* done, F&& f) {
   const int lane = int(threadIdx.x % 32);
   int end = mine.n;  // inclusive scan of the lanes' candidate counts
   for (int offset = 1; offset < 32; offset *= 2) {
@@ -98,8 +98,8 @@ __device__ __forceinline__ int warp_for_each_tile(
     bool hit = false;
     if (k < total) {
       const int ty = o.y0 + local / o.w, tx = o.x0 + local % o.w;
-      tile = ty * tiles_x + tx;
-      hit = tiles::reaches(o.a, o.b, o.c, o.mean_x, o.mean_y, o.q_max, tx, ty);
+      tile = ty * grid.width + tx;
+      hit = tiles::reaches(o.a, o.b, o.c, o.mean_x, o.mean_y, o.q_max, tx, ty, grid.side);
     }
     // The owner's hits in this window before this lane, after those of earlier windows.
     const unsigned hits = __ballot_sync(kFullWarp, hit);
@@ -121,8 +121,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                  const float* __restrict__ conics,     // [N, 3]
                  const float* __restrict__ colors,     // [N, 3]
                  const float* __restrict__ opacities,  // [N]
-                 int tiles_x,
-                 int tiles_y,
+                 tiles::Grid grid,
                  std::int32_t* __restrict__ tiles_per_splat,  // [N]
                  const float* __restrict__ depths,            // [N]
                  SplatRecord* __restrict__ records,           // [N]
@@ -145,9 +144,8 @@ __global__ void __launch_bounds__(config::intersect_block_size)
     depth_keys[i] = tiles::depth_key(depths[i]);
     iota[i] = std::uint32_t(i);
   }
-  const int count =
-      warp_for_each_tile(i < n ? candidates(t, tiles_x, tiles_y) : Candidates{}, tiles_x,
-                         s_candidates[warp], s_done[warp], [](int, int, int) {});
+  const int count = warp_for_each_tile(i < n ? candidates(t, grid) : Candidates{}, grid,
+                                       s_candidates[warp], s_done[warp], [](int, int, int) {});
   if (i < n) tiles_per_splat[i] = count;
 }
 
@@ -174,8 +172,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
                 const TileTest* __restrict__ tests,        // [N]
                 const std::uint32_t* __restrict__ order,   // [N] depth order
                 const std::int32_t* __restrict__ offsets,  // [N] inclusive prefix sum, depth order
-                int tiles_x,
-                int tiles_y,
+                tiles::Grid grid,
                 std::int32_t capacity,
                 std::uint32_t* __restrict__ keys,          // [capacity] tile ids
                 std::uint32_t* __restrict__ gaussian_ids,  // [capacity]
@@ -193,7 +190,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   // The same decisions as count_kernel, from the inputs it stored, so exactly tiles_per_splat[i]
   // entries; one 32-byte gather per splat.
   Candidates mine{};
-  if (i >= 0) mine = candidates(tests[i], tiles_x, tiles_y);
+  if (i >= 0) mine = candidates(tests[i], grid);
   const bool is_large = mine.n > kLargeCandidates;
   if (is_large) mine = {};
   const unsigned large_lanes = __ballot_sync(kFullWarp, is_large);
@@ -204,7 +201,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
     if (is_large) large[at + __popc(large_lanes & ((1u << lane) - 1u))] = std::uint32_t(j);
   }
   warp_for_each_tile(
-      mine, tiles_x, s_candidates[warp], s_done[warp], [&](int owner, int tile, int rank) {
+      mine, grid, s_candidates[warp], s_done[warp], [&](int owner, int tile, int rank) {
         put(s_first[warp][owner] + rank, tile, s_id[warp][owner], capacity, keys, gaussian_ids);
       });
 }
@@ -218,8 +215,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
     emit_large_kernel(const TileTest* __restrict__ tests,        // [N]
                       const std::uint32_t* __restrict__ order,   // [N] depth order
                       const std::int32_t* __restrict__ offsets,  // [N]
-                      int tiles_x,
-                      int tiles_y,
+                      tiles::Grid grid,
                       std::int32_t capacity,
                       std::uint32_t* __restrict__ keys,
                       std::uint32_t* __restrict__ gaussian_ids,
@@ -232,7 +228,7 @@ __global__ void __launch_bounds__(config::intersect_block_size)
   for (int w = int(blockIdx.x) * kWarps + warp; w < count; w += int(gridDim.x) * kWarps) {
     const std::uint32_t j = large[w], i = order[j];
     const std::int32_t first = j > 0 ? offsets[j - 1] : 0;
-    warp_for_each_tile(lane == 0 ? candidates(tests[i], tiles_x, tiles_y) : Candidates{}, tiles_x,
+    warp_for_each_tile(lane == 0 ? candidates(tests[i], grid) : Candidates{}, grid,
                        s_candidates[warp], s_done[warp], [&](int, int tile, int rank) {
                          put(first + rank, tile, i, capacity, keys, gaussian_ids);
                        });
@@ -301,12 +297,11 @@ __global__ void tile_counts_kernel(int tile_count,
 }  // namespace
 
 void intersect_count(
-    int n, const ProjectedPtrs& p, TileGridParams grid, const SplatTiles& s, cudaStream_t stream) {
+    int n, const ProjectedPtrs& p, tiles::Grid grid, const SplatTiles& s, cudaStream_t stream) {
   if (n <= 0) return;
   count_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid.tiles_x, grid.tiles_y,
-      s.tiles_per_splat, p.depths, s.records, s.tests, s.depth.keys_in, s.depth.ids_in,
-      s.large_count);
+      n, p.means2d, p.radii, p.conics, p.colors, p.opacities, grid, s.tiles_per_splat, p.depths,
+      s.records, s.tests, s.depth.keys_in, s.depth.ids_in, s.large_count);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_count");
 }
 
@@ -337,15 +332,15 @@ void intersect_scan(int n, const SplatTiles& s, cudaStream_t stream) {
 }
 
 void intersect_emit(
-    int n, TileGridParams grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream) {
+    int n, tiles::Grid grid, const SplatTiles& s, const IsectBuffers& out, cudaStream_t stream) {
   if (n <= 0) return;
   emit_kernel<<<blocks_for(n), config::intersect_block_size, 0, stream>>>(
-      n, s.tests, s.order(), s.offsets, grid.tiles_x, grid.tiles_y, out.capacity, out.sort.keys_in,
-      out.sort.ids_in, s.large, s.large_count);
+      n, s.tests, s.order(), s.offsets, grid, out.capacity, out.sort.keys_in, out.sort.ids_in,
+      s.large, s.large_count);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit");
   emit_large_kernel<<<kLargeBlocks, config::intersect_block_size, 0, stream>>>(
-      s.tests, s.order(), s.offsets, grid.tiles_x, grid.tiles_y, out.capacity, out.sort.keys_in,
-      out.sort.ids_in, s.large, s.large_count);
+      s.tests, s.order(), s.offsets, grid, out.capacity, out.sort.keys_in, out.sort.ids_in, s.large,
+      s.large_count);
   SPLAT_CUDA_CHECK_LAUNCH("intersect_emit: large splats");
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Rasterization on the GPU: mirrors cpu/rasterize.h. One 16x16 thread block per tile, each warp
+// Rasterization on the GPU: mirrors cpu/rasterize.h. One thread block per tile (16x16 or 8x8
+// pixels, render/tiles.h), one thread per pixel, each warp
 // fetching the tile's splats in chunks of 32 through shared memory on its own; backward walks
 // back to front from each pixel's last contribution and reduces gradients per warp before the
 // atomics.
@@ -11,12 +12,13 @@
 
 #include "cuda/types.h"
 #include "render/hd.h"
+#include "render/tiles.h"
 
 namespace splat::cuda {
 
 struct RasterParams {
   int width = 0, height = 0;
-  int tiles_x = 0, tiles_y = 0;
+  tiles::Grid grid;  // the tiles of the lists; tiles::Grid::with_side of the image
   float background[3] = {1, 1, 1};
   // The hardware's approximate exp2 and reciprocal (backend.fast_math), or expf and IEEE division:
   // two compiled variants of each pass (rasterize_common.cuh). A backward must be given the value

@@ -21,8 +21,6 @@
 namespace splat::cuda {
 namespace {
 
-constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
-
 // One level of a reduce-scatter: lanes l and l ^ offset each keep one half of their kHalf * 2
 // partial sums (the lane with `upper` the upper half) and send the other half to the partner.
 template <int kHalf>
@@ -75,8 +73,8 @@ __device__ __forceinline__ void add_splat_grad(std::uint32_t g,
   }
 }
 
-template <bool kFixed, bool kFast>  // kFast: RasterParams::fast_math
-__global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
+template <int kSide, bool kFixed, bool kFast>  // the tile side; kFast: RasterParams::fast_math
+__global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
     RasterParams p,
     const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
     const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
@@ -90,9 +88,10 @@ __global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
     const float* __restrict__ v_alpha,               // [H, W] or null
     ProjectedGradPtrs v,                             // [N, ...] (float sums)
     unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
-  __shared__ Chunk s_chunk[2][kWarps];               // the warp's two slots (rasterize_common.cuh)
+  constexpr int kWarps = kSide * kSide / 32;
+  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
 
-  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x);
+  const int rank = int(threadIdx.y) * kSide + int(threadIdx.x);
   const int lane = rank % 32, warp = rank / 32;
   // Block b: segment b % kSegments of tile order[b / kSegments], list entries [lo, hi).
   const std::uint32_t tile = order[blockIdx.x / kSegments], k = blockIdx.x % kSegments;
@@ -100,7 +99,7 @@ __global__ void __launch_bounds__(kBlock) rasterize_bwd_kernel(
   const std::uint32_t segment = segment_length(count);
   if (k * segment >= count) return;  // the whole block: no segment here
   const std::uint32_t lo = start + k * segment, hi = start + min(count, (k + 1) * segment);
-  const int2 xy = tile_pixel(rank, tile, p.tiles_x);
+  const int2 xy = tile_pixel<kSide>(rank, tile, p.grid.width);
   const int x = xy.x, y = xy.y;
   // Lanes outside the image keep staging and shuffling, with no entry valid for them.
   const bool inside = x < p.width && y < p.height;
@@ -266,15 +265,18 @@ bool launch(const char* who,
   dim3 grid;
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
-  const dim3 block(config::tile_size, config::tile_size);
-  const auto kernel =
-      p.fast_math ? rasterize_bwd_kernel<kFixed, true> : rasterize_bwd_kernel<kFixed, false>;
-  static const bool carved = limit_shared_memory(rasterize_bwd_kernel<kFixed, true>, 132) &&
-                             limit_shared_memory(rasterize_bwd_kernel<kFixed, false>, 132);
-  (void)carved;  // four blocks
-  kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                     lists.records, fwd.out.image, fwd.out.alpha, fwd.out.last,
-                                     fwd.out.boundaries, v_out.v_image, v_out.v_alpha, v, fixed);
+  with_tile_side(p.grid, [&](auto side) {
+    constexpr int kSide = decltype(side)::value;
+    const auto kernel = p.fast_math ? rasterize_bwd_kernel<kSide, kFixed, true>
+                                    : rasterize_bwd_kernel<kSide, kFixed, false>;
+    static const bool carved =
+        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, true>, 132) &&
+        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, false>, 132);
+    (void)carved;  // four blocks of 16x16
+    kernel<<<grid, dim3(kSide, kSide), 0, stream>>>(
+        p, lists.gaussian_ids, lists.ranges, lists.order, lists.records, fwd.out.image,
+        fwd.out.alpha, fwd.out.last, fwd.out.boundaries, v_out.v_image, v_out.v_alpha, v, fixed);
+  });
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
 }

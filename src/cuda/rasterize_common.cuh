@@ -4,6 +4,7 @@
 #include <cuda_pipeline.h>
 
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "cuda/check.h"
@@ -14,16 +15,27 @@
 namespace splat::cuda {
 
 // The launch grid of both passes: one block per tile, block b taking tile lists.order[b]. Throws
-// if p's tile grid does not fit its image; returns false for an empty image (nothing to launch).
+// if p's tile grid does not fit its image or has a side the kernels are not built for; returns
+// false for an empty image (nothing to launch).
 inline bool tile_launch_grid(const char* who, const RasterParams& p, dim3& grid) {
-  const int tiles_x = (p.width + config::tile_size - 1) / config::tile_size;
-  const int tiles_y = (p.height + config::tile_size - 1) / config::tile_size;
-  if (p.width < 0 || p.height < 0 || p.tiles_x != tiles_x || p.tiles_y != tiles_y)
-    throw Error(std::string(who) + ": tile grid " + std::to_string(p.tiles_x) + "x" +
-                std::to_string(p.tiles_y) + " does not fit a " + std::to_string(p.width) + "x" +
-                std::to_string(p.height) + " image");
-  grid = dim3(unsigned(tiles_x * tiles_y));
-  return tiles_x > 0 && tiles_y > 0;
+  const tiles::Grid& g = p.grid;
+  if (p.width < 0 || p.height < 0 || (g.side != tiles::kLargeTile && g.side != tiles::kSmallTile) ||
+      !(g == tiles::Grid::with_side(p.width, p.height, g.side)))
+    throw Error(std::string(who) + ": tile grid " + std::to_string(g.width) + "x" +
+                std::to_string(g.height) + " of " + std::to_string(g.side) + " px does not fit a " +
+                std::to_string(p.width) + "x" + std::to_string(p.height) + " image");
+  grid = dim3(unsigned(g.count()));
+  return g.count() > 0;
+}
+
+// Calls f(std::integral_constant<int, side>{}) with the tile side of the grid, a template
+// argument of the kernels (their block is side x side threads).
+template <class F>
+void with_tile_side(const tiles::Grid& g, F&& f) {
+  if (g.side == tiles::kSmallTile)
+    f(std::integral_constant<int, tiles::kSmallTile>{});
+  else
+    f(std::integral_constant<int, tiles::kLargeTile>{});
 }
 
 // Asks for `kb` of shared memory per SM for a rasterizer pass (of the 228 KB an H200 SM can give;
@@ -40,8 +52,6 @@ bool limit_shared_memory(Kernel* kernel, int kb) {
   return true;
 }
 
-// One thread per pixel of a tile.
-inline constexpr int kRasterBlock = config::tile_size * config::tile_size;
 inline constexpr unsigned kFullWarp = 0xffffffffu;
 
 // The box of the pixels of a warp's active lanes, as tiles::reaches_pixels takes it:
@@ -159,16 +169,19 @@ __device__ __forceinline__ void wait_staged() {
   __pipeline_wait_prior(1);
 }
 
-// The pixel of thread `rank` of tile (tx, ty)'s block: warp w covers the 8x4 patch (w % 2, w / 2)
-// of the 16x16 tile and lane l its pixel (l % 8, l / 8). A compact patch meets fewer splats than a
-// 16x2 pair of rows: fewer warps reduce each splat's gradients in the backward, and a warp's
-// pixels finish their lists closer together in the forward.
+// The pixel of thread `rank` (threadIdx.y * kSide + threadIdx.x) of tile (tx, ty)'s block: warp w
+// covers the 8x4 patch (w % (kSide / 8), w / (kSide / 8)) of the tile and lane l its pixel
+// (l % 8, l / 8). A compact patch meets fewer splats than a 16x2 pair of rows: fewer warps reduce
+// each splat's gradients in the backward, and a warp's pixels finish their lists closer together
+// in the forward.
+template <int kSide>
 __device__ __forceinline__ int2 tile_pixel(int rank, std::uint32_t tile, int tiles_x) {
-  static_assert(config::tile_size == 16, "tile_pixel maps 16x16 tiles");
+  static_assert(kSide % 8 == 0 && kSide * kSide % 32 == 0, "tiles of whole 8x4 patches");
+  constexpr int kPatchesX = kSide / 8;
   const int warp = rank / 32, lane = rank % 32;
   const int tx = int(tile % unsigned(tiles_x)), ty = int(tile / unsigned(tiles_x));
-  return make_int2(tx * config::tile_size + (warp % 2) * 8 + lane % 8,
-                   ty * config::tile_size + (warp / 2) * 4 + lane / 8);
+  return make_int2(tx * kSide + (warp % kPatchesX) * 8 + lane % 8,
+                   ty * kSide + (warp / kPatchesX) * 4 + lane / 8);
 }
 
 // cpu::kMinPower = log(alpha_min) as the float the CPU compares with in float.

@@ -1,10 +1,10 @@
-// Rasterization forward on the GPU: front-to-back alpha blending of depth-sorted splats per 16x16
+// Rasterization forward on the GPU: front-to-back alpha blending of depth-sorted splats per
 // tile (3DGS, Kerbl et al. 2023, eq. 3), the blending rule of cpu::blend_pixel. One thread block
-// per tile, one thread per pixel, and each warp (an 8x4 patch) walks the tile's list on its own:
-// chunks of 32 splats, one staged by each lane into the warp's shared memory one chunk ahead
-// (rasterize_common.cuh), so a splat is read once per warp, not once per pixel, and no warp
-// waits at a block barrier for the others (warps skip different splats and finish at different
-// depths).
+// per tile (kSide x kSide pixels, render/tiles.h), one thread per pixel, and each warp (an 8x4
+// patch) walks the tile's list on its own: chunks of 32 splats, one staged by each lane into the
+// warp's shared memory one chunk ahead (rasterize_common.cuh), so a splat is read once per warp,
+// not once per pixel, and no warp waits at a block barrier for the others (warps skip different
+// splats and finish at different depths).
 #include <cstdint>
 #include <string>
 
@@ -18,14 +18,13 @@
 namespace splat::cuda {
 namespace {
 
-constexpr int kBlock = kRasterBlock, kWarps = kBlock / 32;
 // Visited entries whose alphas one step of the loop computes together. On Lego's final state the
 // pass took 0.322 ms with one, 0.289 with two, 0.270 with four; eight were slower (0.282: more
 // registers, and more exponents computed past the last set bit).
 constexpr int kVisits = 4;
 
-template <bool kFast>  // RasterParams::fast_math
-__global__ void __launch_bounds__(kBlock) rasterize_fwd_kernel(
+template <int kSide, bool kFast>  // the tile side; RasterParams::fast_math
+__global__ void __launch_bounds__(kSide* kSide) rasterize_fwd_kernel(
     RasterParams p,
     const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
     const std::uint32_t* __restrict__ ranges,        // [tiles, 2]
@@ -35,12 +34,12 @@ __global__ void __launch_bounds__(kBlock) rasterize_fwd_kernel(
     float* __restrict__ alpha,                       // [H, W]
     std::uint32_t* __restrict__ last,                // [H, W]
     float4* __restrict__ boundaries) {               // [kSegments - 1, H, W]
-  __shared__ Chunk s_chunk[2][kWarps];               // the warp's two slots (rasterize_common.cuh)
+  constexpr int kWarps = kSide * kSide / 32;
+  __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
 
-  const int rank = int(threadIdx.y) * config::tile_size + int(threadIdx.x), lane = rank % 32,
-            warp = rank / 32;
+  const int rank = int(threadIdx.y) * kSide + int(threadIdx.x), lane = rank % 32, warp = rank / 32;
   const std::uint32_t tile = order[blockIdx.x];
-  const int2 xy = tile_pixel(rank, tile, p.tiles_x);
+  const int2 xy = tile_pixel<kSide>(rank, tile, p.grid.width);
   const int x = xy.x, y = xy.y;
   // Lanes of a partial edge tile outside the image still stage their share of each chunk.
   const bool inside = x < p.width && y < p.height;
@@ -190,13 +189,17 @@ void rasterize_fwd(const RasterParams& p,
                    cudaStream_t stream) {
   dim3 grid;
   if (!tile_launch_grid("rasterize_fwd", p, grid)) return;
-  const dim3 block(config::tile_size, config::tile_size);
-  const auto kernel = p.fast_math ? rasterize_fwd_kernel<true> : rasterize_fwd_kernel<false>;
-  static const bool carved = limit_shared_memory(rasterize_fwd_kernel<true>, 64) &&
-                             limit_shared_memory(rasterize_fwd_kernel<false>, 64);
-  (void)carved;  // two blocks
-  kernel<<<grid, block, 0, stream>>>(p, lists.gaussian_ids, lists.ranges, lists.order,
-                                     lists.records, out.image, out.alpha, out.last, out.boundaries);
+  with_tile_side(p.grid, [&](auto side) {
+    constexpr int kSide = decltype(side)::value;
+    const auto kernel =
+        p.fast_math ? rasterize_fwd_kernel<kSide, true> : rasterize_fwd_kernel<kSide, false>;
+    static const bool carved = limit_shared_memory(rasterize_fwd_kernel<kSide, true>, 64) &&
+                               limit_shared_memory(rasterize_fwd_kernel<kSide, false>, 64);
+    (void)carved;  // two blocks of 16x16
+    kernel<<<grid, dim3(kSide, kSide), 0, stream>>>(p, lists.gaussian_ids, lists.ranges,
+                                                    lists.order, lists.records, out.image,
+                                                    out.alpha, out.last, out.boundaries);
+  });
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_fwd");
 }
 

@@ -73,7 +73,6 @@ ForwardState Renderer::forward(GaussianPtrs params,
   ForwardState fwd;
   PerSplat& sp = splats_.ensure(n);
   const tiles::Grid grid = tiles::Grid::for_image(cam.width, cam.height);
-  const TileGridParams tg{grid.width, grid.height};
   ProjectParams& pp = fwd.project.params;
   pp = {n, K, rs.sh_degree, rs.antialiased};
   pp.filter3d = filter3d;
@@ -86,7 +85,7 @@ ForwardState Renderer::forward(GaussianPtrs params,
   timer_.end(stream_);
 
   timer_.begin("intersect", stream_);
-  intersect_count(n, sp.proj, tg, sp.tiles, stream_);
+  intersect_count(n, sp.proj, grid, sp.tiles, stream_);
   depth_order(n, sp.tiles.depth, stream_);
   intersect_scan(n, sp.tiles, stream_);
   const int end_bit = tile_key_bits(grid.count());
@@ -102,7 +101,7 @@ ForwardState Renderer::forward(GaussianPtrs params,
   }
   fwd.intersections = m;
   const IsectBuffers& is = isects_.ensure(m).lists;  // capacity m
-  intersect_emit(n, tg, sp.tiles, is, stream_);
+  intersect_emit(n, grid, sp.tiles, is, stream_);
   if (sizing == Sizing::Bounded) intersect_pad(n, sp.tiles, is, end_bit, status_.data(), stream_);
   timer_.end(stream_);
 
@@ -118,8 +117,7 @@ ForwardState Renderer::forward(GaussianPtrs params,
   RasterState& rast = fwd.raster;
   rast.params = {cam.width,
                  cam.height,
-                 grid.width,
-                 grid.height,
+                 grid,
                  {rs.background[0], rs.background[1], rs.background[2]},
                  fast_math_};
   rast.lists = {is.sort.ids_out, tl.ranges, tl.order, sp.tiles.records};

@@ -5,7 +5,6 @@
 namespace splat {
 
 namespace config {
-inline constexpr int tile_size = 16;
 inline constexpr float eps2d = 0.3f;               // low-pass added to the 2D covariance, px^2
 inline constexpr float near_plane = 0.01f;         // camera z below this is culled
 inline constexpr float alpha_min = 1.0f / 255.0f;  // contributions below are skipped

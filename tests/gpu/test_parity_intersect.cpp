@@ -57,7 +57,7 @@ Emitted cpu_emit(const SplatInputs& s, const cpu::TileGrid& grid) {
   for (const std::uint32_t i : e.order) {
     tiles::for_each_tile(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2], s.radii[i * 2 + 1],
                          s.conics[i * 3], s.conics[i * 3 + 1], s.conics[i * 3 + 2], s.opacities[i],
-                         true, grid.width, grid.height, [&](int tile) {
+                         true, grid, [&](int tile) {
                            e.keys.push_back(std::uint32_t(tile));
                            e.ids.push_back(i);
                            ++e.counts[i];
@@ -89,7 +89,6 @@ std::vector<T> download(const cuda::DeviceBuffer<T>& b, std::size_t size) {
 GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit = 0) {
   const int n = s.n();
   const std::size_t n1 = std::size_t(n > 0 ? n : 1);  // never allocate zero elements
-  const cuda::TileGridParams g{grid.width, grid.height};
   const auto means2d = test::to_device(s.means2d);
   const auto radii = test::to_device(s.radii);
   const auto depths = test::to_device(s.depths);
@@ -130,7 +129,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                             {scan_temp.data(), scan_temp.size()},
                             large.data(),
                             large_count.data()};
-  cuda::intersect_count(n, proj, g, st, nullptr);
+  cuda::intersect_count(n, proj, grid, st, nullptr);
   cuda::depth_order(n, st.depth, nullptr);
   cuda::intersect_scan(n, st, nullptr);
   r.counts = download(counts, std::size_t(n));
@@ -152,7 +151,7 @@ GpuResult run_gpu(const SplatInputs& s, const cpu::TileGrid& grid, int end_bit =
                                sorted_ids.data(),
                                {sort_temp.data(), sort_temp.size()}},
                               r.m};
-  cuda::intersect_emit(n, g, st, is, nullptr);
+  cuda::intersect_emit(n, grid, st, is, nullptr);
   cuda::sort_intersections(r.m, end_bit > 0 ? end_bit : cuda::tile_key_bits(grid.count()), is.sort,
                            nullptr);
   cuda::tile_ranges(r.m, sorted_keys.data(), grid.count(), ranges.data(), nullptr);
@@ -265,20 +264,23 @@ TEST(IntersectParity, MatchesCpuOnProjectedScenes) {
     SCOPED_TRACE(std::to_string(c.n) + " splats, " + std::to_string(c.width) + "x" +
                  std::to_string(c.height));
     const SplatInputs s = projected(c.n, c.width, c.height, c.seed);
-    const cpu::TileGrid grid = cpu::TileGrid::for_image(c.width, c.height);
-    const GpuResult r = run_gpu(s, grid);
-    // Coverage: culled splats, multi-tile boxes, and several intersections per tile all occur,
-    // so the test exercises every path it claims to.
-    const Emitted e = cpu_emit(s, grid);
-    EXPECT_GT(std::count(e.counts.begin(), e.counts.end(), 0), 0) << "no culled splat";
-    EXPECT_GT(*std::max_element(e.counts.begin(), e.counts.end()), 1) << "no multi-tile splat";
-    EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
-    const cpu::Intersections boxes =
-        cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
-    EXPECT_LT(std::size_t(r.m), boxes.keys.size()) << "no tile of any box was culled";
-    EXPECT_FALSE(std::is_sorted(r.order.begin(), r.order.end()))
-        << "tile order is the identity: nothing reordered";
-    expect_matches_cpu(s, grid, r);
+    for (const int side : {tiles::kLargeTile, tiles::kSmallTile}) {
+      SCOPED_TRACE("tiles of " + std::to_string(side) + " px");
+      const cpu::TileGrid grid = cpu::TileGrid::with_side(c.width, c.height, side);
+      const GpuResult r = run_gpu(s, grid);
+      // Coverage: culled splats, multi-tile boxes, and several intersections per tile all occur,
+      // so the test exercises every path it claims to.
+      const Emitted e = cpu_emit(s, grid);
+      EXPECT_GT(std::count(e.counts.begin(), e.counts.end(), 0), 0) << "no culled splat";
+      EXPECT_GT(*std::max_element(e.counts.begin(), e.counts.end()), 1) << "no multi-tile splat";
+      EXPECT_GT(r.m, c.n / 2) << "too few intersections to mean anything";
+      const cpu::Intersections boxes =
+          cpu::intersect_tiles(s.means2d, s.radii, s.depths, {}, {}, grid);
+      EXPECT_LT(std::size_t(r.m), boxes.keys.size()) << "no tile of any box was culled";
+      EXPECT_FALSE(std::is_sorted(r.order.begin(), r.order.end()))
+          << "tile order is the identity: nothing reordered";
+      expect_matches_cpu(s, grid, r);
+    }
   }
 }
 
@@ -319,7 +321,7 @@ TEST(IntersectParity, LargeSplatsMatchCpu) {
   int large = 0;
   for (int i = 0; i < s.n(); ++i) {
     const tiles::Box b = tiles::box(s.means2d[i * 2], s.means2d[i * 2 + 1], s.radii[i * 2],
-                                    s.radii[i * 2 + 1], grid.width, grid.height);
+                                    s.radii[i * 2 + 1], grid);
     large += std::max(b.x1 - b.x0, 0) * std::max(b.y1 - b.y0, 0) > 256;
   }
   EXPECT_GT(large, 100) << "too few splats with over 256 candidate tiles";
@@ -340,7 +342,7 @@ TEST(IntersectParity, HandMadeBoxes) {
       std::vector<float>(14, 1.0f)};  // opaque ...
   for (int i = 0; i < 14; ++i)
     s.conics.insert(s.conics.end(), {1e-6f, 0.0f, 1e-6f});  // ... and wide: whole boxes
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(40, 28);
+  const cpu::TileGrid grid = cpu::TileGrid::with_side(40, 28, tiles::kLargeTile);
   const GpuResult r = run_gpu(s, grid);
   // Pinned by hand (tests/test_intersect.cpp has the box arithmetic): radius-8 boxes on tile
   // boundaries touch one tile, radius 100 all six, off screen none. One zero radius still bins:
@@ -356,7 +358,7 @@ TEST(IntersectParity, HandMadeBoxes) {
 TEST(IntersectParity, EndBitTruncationKeepsOrder) {
   const int width = 250, height = 170;  // 16 x 11 = 176 tiles: 8 key bits, tile ids up to 175
   const SplatInputs s = projected(3000, width, height, 21);
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(width, height);
+  const cpu::TileGrid grid = cpu::TileGrid::with_side(width, height, tiles::kLargeTile);
   const int end_bit = cuda::tile_key_bits(grid.count());
   ASSERT_EQ(end_bit, 8);
   const GpuResult tight = run_gpu(s, grid, end_bit);

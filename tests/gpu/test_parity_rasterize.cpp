@@ -38,7 +38,8 @@ struct Case {
   std::uint32_t seed;
   bool opaque;  // opacities 0.95 .. 0.999: most pixels hit the T <= 1e-4 stop
   std::array<float, 3> background;
-  bool faint = false;  // opacities 0.0025 .. 0.018: pixels blend hundreds of splats
+  bool faint = false;            // opacities 0.0025 .. 0.018: pixels blend hundreds of splats
+  int side = tiles::kLargeTile;  // of the tiles (both_sides)
 };
 
 const Case kCases[] = {
@@ -52,6 +53,17 @@ const Case kCases[] = {
     // (cuda::segment_length) and the forward's boundary records.
     {"faint_n6000_64x48", 6000, 64, 48, 17, false, {0.3f, 0.3f, 0.3f}, true},
 };
+
+// Every case at both tile sides (render/tiles.h): the kernels are built for each.
+std::vector<Case> both_sides() {
+  std::vector<Case> out;
+  for (const int side : {tiles::kLargeTile, tiles::kSmallTile})
+    for (Case c : kCases) {
+      c.side = side;
+      out.push_back(c);
+    }
+  return out;
+}
 
 // CPU-side inputs of the rasterizer: projected splats (float, as the GPU gets them) and the
 // sorted intersections.
@@ -75,9 +87,9 @@ Inputs make_inputs(const Case& c) {
   in.height = c.height;
   in.rs.background = c.background;
   in.proj = cpu::project_fwd<float>(s.gaussians, s.camera, in.rs);
-  in.isect =
-      cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths, in.proj.conics,
-                                  in.proj.opacities, cpu::TileGrid::for_image(c.width, c.height));
+  in.isect = cpu::intersect_tiles<float>(in.proj.means2d, in.proj.radii, in.proj.depths,
+                                         in.proj.conics, in.proj.opacities,
+                                         cpu::TileGrid::with_side(c.width, c.height, c.side));
   return in;
 }
 
@@ -101,7 +113,7 @@ struct DeviceInputs {
   explicit DeviceInputs(const Inputs& in)
       : ids(test::to_device(in.isect.gaussian_from_isect)),
         ranges(test::to_device(in.isect.tile_ranges)) {
-    const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+    const cpu::TileGrid grid = in.isect.grid;
     // The training step's block order (longest list first), as the renderer computes it.
     const std::size_t tiles = std::size_t(std::max(grid.count(), 1));
     order = test::poisoned<std::uint32_t>(tiles);
@@ -120,8 +132,7 @@ struct DeviceInputs {
     records = test::to_device(rec);
     params.width = in.width;
     params.height = in.height;
-    params.tiles_x = grid.width;
-    params.tiles_y = grid.height;
+    params.grid = grid;
     for (int ch = 0; ch < 3; ++ch) params.background[ch] = in.rs.background[ch];
   }
   cuda::TileLists lists() const {
@@ -166,13 +177,12 @@ struct CpuLast {
 };
 
 CpuLast cpu_last(const Inputs& in) {
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+  const cpu::TileGrid grid = in.isect.grid;
   CpuLast out;
   out.last.assign(std::size_t(in.width) * in.height, 0);
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
-      const std::uint32_t tile =
-          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t tile = std::uint32_t((y / grid.side) * grid.width + x / grid.side);
       const float px = float(x) + 0.5f, py = float(y) + 0.5f;
       std::uint32_t last = in.isect.tile_ranges[tile * 2];
       cpu::blend_pixel(in.proj, in.isect, tile, px, py, in.rs,
@@ -211,7 +221,7 @@ TEST_P(RasterizeParity, ForwardMatchesCpu) {
   const cpu::RasterOut<float> ref32 =
       cpu::rasterize_fwd(in.proj, in.isect, in.width, in.height, in.rs);
   const CpuLast ref_last = cpu_last(in);
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+  const cpu::TileGrid grid = in.isect.grid;
 
   // Pixel by pixel against the float reference. A pixel either agrees to float rounding of its
   // blend sums (4e-6: ~100 blended terms of <= 1 at float epsilon, plus a 1-2 ulp exp) with the
@@ -222,8 +232,7 @@ TEST_P(RasterizeParity, ForwardMatchesCpu) {
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
       const std::size_t pix = std::size_t(y) * in.width + x;
-      const std::uint32_t tile =
-          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t tile = std::uint32_t((y / grid.side) * grid.width + x / grid.side);
       if (last[pix] < in.isect.tile_ranges[tile * 2] ||
           last[pix] > in.isect.tile_ranges[tile * 2 + 1])
         ++out_of_range;
@@ -293,13 +302,12 @@ void expect_backward_agrees(const Case& c, bool with_v_alpha) {
 
   // Pixels that blend past their tile's first segment boundary: the backward's later segments
   // start from the forward's record there.
-  const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+  const cpu::TileGrid grid = in.isect.grid;
   const std::vector<std::uint32_t> last = f.last.download();
   std::size_t segmented = 0;
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) {
-      const std::uint32_t tile =
-          std::uint32_t((y / config::tile_size) * grid.width + x / config::tile_size);
+      const std::uint32_t tile = std::uint32_t((y / grid.side) * grid.width + x / grid.side);
       const std::uint32_t start = in.isect.tile_ranges[tile * 2],
                           end = in.isect.tile_ranges[tile * 2 + 1];
       segmented += last[std::size_t(y) * in.width + x] > start + cuda::segment_length(end - start);
@@ -447,9 +455,10 @@ TEST_P(RasterizeParity, AccurateMathIsAtLeastAsClose) {
 
 INSTANTIATE_TEST_SUITE_P(Scenes,
                          RasterizeParity,
-                         ::testing::ValuesIn(kCases),
+                         ::testing::ValuesIn(both_sides()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::string(info.param.name);
+                           return std::string(info.param.name) + "_tile" +
+                                  std::to_string(info.param.side);
                          });
 
 TEST(RasterizeParityExtra, BackwardWithoutVAlpha) {
@@ -487,6 +496,7 @@ TEST(RasterizeParityExtra, EmptyListsGiveBackground) {
   in.height = 23;
   in.rs.background = {0.25f, 0.5f, 0.75f};
   const cpu::TileGrid grid = cpu::TileGrid::for_image(in.width, in.height);
+  in.isect.grid = grid;
   in.isect.tile_ranges.assign(std::size_t(grid.count()) * 2, 0);
   in.proj.means2d = {0.0f, 0.0f};
   in.proj.depths = {1.0f};
