@@ -125,18 +125,24 @@ TEST(Intersect, TileBox) {
   EXPECT_EQ(corners(tile_box(0, 0, 6, 4, g)), (std::array{0, 0, 1, 1}));
 }
 
-// Three splats and a culled one on the 3x2 grid (tiles numbered y * 3 + x):
+namespace {
+// Three splats and a culled one, binned on a 40x28 image with tiles of `side` px.
+Intersections hand_made(int side) {
+  const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
+  const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
+  const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
+  return intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(40, 28, side));
+}
+}  // namespace
+
+// On the 3x2 grid of 16 px tiles (numbered y * 3 + x):
 //   0: mean (20, 14), radii (5, 5), depth 1.0 -> tiles 0, 1, 3, 4
 //   1: radii (0, 0): culled, emits nothing
 //   2: mean (8, 8),   radii (3, 2), depth 2.0 -> tile 0
 //   3: mean (32, 14), radii (3, 4), depth 0.5 -> x [1.81, 2.19], y [0.63, 1.13] in tile units:
 //      tiles [1, 3) x [0, 2) = 1, 2, 4, 5
 TEST(Intersect, IntersectTilesHandMade) {
-  const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
-  const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
-  const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
-  const Intersections is =
-      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(40, 28, 16));
+  const Intersections is = hand_made(16);
   const std::vector<std::uint64_t> want_keys = {
       isect_key(0, 1.0f), isect_key(0, 2.0f),  // tile 0: splat 0 in front of splat 2
       isect_key(1, 0.5f), isect_key(1, 1.0f),  // tile 1: splat 3 in front of splat 0
@@ -155,11 +161,8 @@ TEST(Intersect, IntersectTilesHandMade) {
 // -> [1, 3); splat 2 x [5, 11] -> [0, 2), y [6, 10] -> [0, 2); splat 3 x [29, 35] -> [3, 5),
 // y [10, 18] -> [1, 3).
 TEST(Intersect, IntersectTilesOnSmallTiles) {
-  const std::vector<float> means2d = {20, 14, 8, 8, 8, 8, 32, 14};
-  const std::vector<int> radii = {5, 5, 0, 0, 3, 2, 3, 4};
-  const std::vector<float> depths = {1.0f, 0.1f, 2.0f, 0.5f};
-  const Intersections is =
-      intersect_tiles(means2d, radii, depths, {}, {}, TileGrid::with_side(40, 28, 8));
+  const Intersections is = hand_made(8);
+  EXPECT_EQ(is.grid, TileGrid::with_side(40, 28, 8));
   std::vector<std::vector<std::uint32_t>> per_tile(20);
   for (std::size_t k = 0; k < is.keys.size(); ++k)
     per_tile[key_tile(is.keys[k])].push_back(is.gaussian_from_isect[k]);
