@@ -130,7 +130,7 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_EQ(chosen[2].key, "train.coarse_factor");
   EXPECT_EQ(cfg.train.coarse_factor, 2);  // 64 px images: 1/2 keeps 32 px, 1/4 would not
   EXPECT_EQ(chosen[3].key, "train.coarse_until");
-  EXPECT_EQ(cfg.train.coarse_until, cfg.train.iterations / 3);
+  EXPECT_EQ(cfg.train.coarse_until, cfg.train.iterations / 2);
   // Explicit values are kept, and nothing is reported.
   Config explicit_cfg;
   explicit_cfg.train.iterations = 123;
@@ -139,11 +139,11 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_TRUE(resolve_auto(explicit_cfg, data).empty());
   EXPECT_EQ(explicit_cfg.train.iterations, 123);
   EXPECT_EQ(explicit_cfg.train.coarse_until, 0);  // off: no step to choose
-  // An explicit factor without a step gets a third of the iterations.
+  // An explicit factor without a step gets half of the iterations.
   explicit_cfg.train.coarse_factor = 8;
   const auto until = resolve_auto(explicit_cfg, data);
   ASSERT_EQ(until.size(), 1u);
-  EXPECT_EQ(explicit_cfg.train.coarse_until, 41);
+  EXPECT_EQ(explicit_cfg.train.coarse_until, 61);
 }
 
 TEST(AutoConfig, CoarseFactorFromTheSmallestImage) {

@@ -56,8 +56,8 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
     chosen.push_back({"train.coarse_factor", cfg.train.coarse_factor, why});
   }
   if (cfg.train.coarse_until == 0 && cfg.train.coarse_factor > 1) {
-    cfg.train.coarse_until = std::max<std::int64_t>(1, cfg.train.iterations / 3);
-    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, "a third of the iterations"});
+    cfg.train.coarse_until = std::max<std::int64_t>(1, cfg.train.iterations / 2);
+    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, "half of the iterations"});
   }
   return chosen;
 }

@@ -137,7 +137,7 @@ const std::vector<Field>& fields() {
       train("ssim_lambda", &T::ssim_lambda, {0, 1}, "l1_ssim: loss = (1 - l) L1 + l (1 - SSIM)"),
       train("sh_increase_every", &T::sh_increase_every, {1}, "SH degree grows every n steps"),
       train("coarse_factor", &T::coarse_factor, {0, 16}, "coarse-to-fine: the first steps train on images downscaled by this power of two, halved at even steps up to full resolution at coarse_until (1 = off; 0 = auto: 4, less where a coarse image would be under 32 pixels)"),
-      train("coarse_until", &T::coarse_until, {0}, "coarse-to-fine: the step from which training is at full resolution (0 = auto: a third of the iterations)"),
+      train("coarse_until", &T::coarse_until, {0}, "coarse-to-fine: the step from which training is at full resolution (0 = auto: half of the iterations)"),
       train("lr_means", &T::lr_means, {0}, "means learning rate, times the scene extent"),
       train("lr_means_final", &T::lr_means_final, {0}, "means learning rate at the last step"),
       train("lr_log_scales", &T::lr_log_scales, {0}, "log-scales learning rate"),
