@@ -1,9 +1,8 @@
 #pragma once
 // Rasterization on the GPU: mirrors cpu/rasterize.h. One thread block per tile (16x16 or 8x8
-// pixels, render/tiles.h), one thread per pixel, each warp
-// fetching the tile's splats in chunks of 32 through shared memory on its own; backward walks
-// back to front from each pixel's last contribution and reduces gradients per warp before the
-// atomics.
+// pixels, render/tiles.h), one thread per pixel, each warp fetching the tile's splats in chunks of
+// 32 through shared memory on its own; backward walks back to front from each pixel's last
+// contribution and reduces gradients per warp before the atomics.
 #include <vector_types.h>
 
 #include <cstddef>
