@@ -2,6 +2,8 @@
 // and ETA, MCMC's projected splat counts, and the choices of the auto config keys.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "io/demo_scene.h"
 #include "render/backend.h"
 #include "test_util.h"
@@ -42,13 +44,14 @@ TEST(Progress, StepCostWithoutSpreadIsProportional) {
 
 // Coarse-to-fine: each resolution has its own fit; one not measured yet comes from the two
 // nearest, linear in the pixels per step (here 1 ms per step + 8 ms at full resolution's pixels),
-// or from a single one as proportional to the image side.
+// or from a single one as proportional to the square root of the image side.
 TEST(Progress, StepCostPredictsResolutionsNotMeasuredYet) {
   auto truth = [](int factor) { return 1e-3 + 8e-3 / double(factor * factor); };
   StepCost c;
   c.add(1000, truth(4), 4);
   EXPECT_NEAR(c.seconds_per_step(1000, 4), truth(4), 1e-12);
-  EXPECT_NEAR(c.seconds_per_step(1000, 1), 4 * truth(4), 1e-12);  // side 4x: a guess
+  EXPECT_NEAR(c.seconds_per_step(1000, 1), 2 * truth(4), 1e-12);  // side 4x: a guess, 2x
+  EXPECT_NEAR(c.seconds_per_step(1000, 2), std::sqrt(2.0) * truth(4), 1e-12);
   c.add(1000, truth(2), 2);
   EXPECT_NEAR(c.seconds_per_step(1000, 2), truth(2), 1e-12);
   EXPECT_NEAR(c.seconds_per_step(1000, 1), truth(1), 1e-12);

@@ -35,7 +35,7 @@ using StepChanges = std::vector<std::pair<std::int64_t, std::size_t>>;
 // a range of counts (before MCMC starts growing, say) it assumes the time is proportional to the
 // count; a resolution not measured yet is predicted from the two nearest measured ones, linear
 // in the pixels per step (a part per splat, a part per pixel; never falling with the pixels), or
-// from one alone as proportional to the image side (between all time per splat and all per pixel).
+// from one alone as proportional to the square root of the image side (mostly time per splat).
 class StepCost {
  public:
   void add(std::size_t splats, double seconds_per_step, int factor = 1);
