@@ -256,7 +256,9 @@ TEST(Config, LegoProtocol) {
   EXPECT_EQ(c.data.background, (std::array<double, 3>{1.0, 1.0, 1.0}));
   EXPECT_EQ(c.densify.strategy, DensifyStrategy::Mcmc);
   EXPECT_EQ(c.densify.cap_max, 400000);
+  EXPECT_EQ(c.densify.growth, 0.025);
   EXPECT_EQ(c.densify.opacity_reg, 0.002);
+  EXPECT_EQ(c.train.coarse_factor, 2);
 }
 
 TEST(ConfigErrors, UnknownSection) {
