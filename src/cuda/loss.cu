@@ -45,6 +45,11 @@ constexpr int kPartialStride = 48;
 static_assert(kPartialStride >= kRegionW && kPartialStride % 32 == 16, "see kPartialStride");
 static_assert(kTileW == 16, "the bank layouts assume one region row per half-warp");
 static_assert(kThreads % 32 == 0, "block reductions work per warp");
+// Kernel 2 held to 64 registers, four blocks per SM: with 80 it ran three (37.5% occupancy), and
+// 800 x 800 took 111.1 us for both kernels against 106.5 (one H200; fetching the next channel's
+// partials a pass ahead, in registers, was what needed the 80, and it gained nothing). Five blocks
+// spill (118.0 us).
+constexpr int kGradBlocks = 4;
 
 // The normalized 1D window, computed once on the host in double by the same function the CPU
 // reference uses, passed by value so every tap is a constant-bank broadcast.
@@ -257,7 +262,7 @@ __global__ void __launch_bounds__(kThreads)
 // Kernel 2: v_image = (1 - lambda) sign(d) / n + blur(d_mx) + 2 x blur(d_sxx) + y blur(d_sxy).
 // Block (0, 0) also reduces kernel 1's per-block sums in double, in a fixed order.
 template <class TargetT>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGradBlocks)
     loss_grad_kernel(int width,
                      int height,
                      LossScalars scal,
@@ -285,8 +290,7 @@ __global__ void __launch_bounds__(kThreads)
   const float l1_scale = scal.l1_scale * nrm;
 
   // One channel's partials with halo, kLoads per thread (rows of kRegionW consecutive floats per
-  // partial plane), fetched into registers while the block works on the previous channel, so the
-  // L2 latency of the next channel's loads hides behind this one's blurs.
+  // partial plane): all of a thread's loads are issued before its stores to s_p.
   constexpr int kRegion = kPartials * kRegionH * kRegionW,
                 kLoads = (kRegion + kThreads - 1) / kThreads;
   float fetched[kLoads];
@@ -316,8 +320,6 @@ __global__ void __launch_bounds__(kThreads)
   stage();
   __syncthreads();
   for (int ch = 0; ch < 3; ++ch) {
-    if (ch + 1 < 3) fetch(ch + 1);
-
     for (int i = tid; i < kRegionH * kTileW; i += kThreads) {
       const int r = i / kTileW, c = i - r * kTileW;
       float a = 0, b = 0, d = 0;
@@ -333,7 +335,10 @@ __global__ void __launch_bounds__(kThreads)
       s_h[2][r][c] = d;
     }
     __syncthreads();
-    if (ch + 1 < 3) stage();  // s_p is free: every thread is past the horizontal pass
+    if (ch + 1 < 3) {  // s_p is free: every thread is past the horizontal pass
+      fetch(ch + 1);
+      stage();
+    }
 
     float bmx = 0, bsxx = 0, bsxy = 0;
 #pragma unroll
