@@ -46,9 +46,9 @@ static_assert(kPartialStride >= kRegionW && kPartialStride % 32 == 16, "see kPar
 static_assert(kTileW == 16, "the bank layouts assume one region row per half-warp");
 static_assert(kThreads % 32 == 0, "block reductions work per warp");
 // Kernel 2 held to 64 registers, four blocks per SM: with 80 it ran three (37.5% occupancy), and
-// 800 x 800 took 111.1 us for both kernels against 106.5 (one H200; fetching the next channel's
-// partials a pass ahead, in registers, was what needed the 80, and it gained nothing). Five blocks
-// spill (118.0 us).
+// 800 x 800 took 110.3-110.8 us for both kernels against 106.1 (one H200, docs/benchmarks.md; the
+// next channel's partials fetched a pass ahead, in registers, needed the 80 and gained nothing).
+// Five blocks spill (118.0 us).
 constexpr int kGradBlocks = 4;
 
 // The normalized 1D window, computed once on the host in double by the same function the CPU
