@@ -191,5 +191,33 @@ TEST(BadInputOutDir, TheManifestListsWhatTheRunWrote) {
           << e.path();
 }
 
+TEST(BadInputOutDir, EvalAndRenderReplaceOnlyTheirOwnResults) {
+  const auto dir = test::temp_dir("out_eval_render");
+  auto r = test::run_splat(train_args(dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string model = (dir / "run" / "model.ply").string();
+  const std::string metrics = contents(dir / "run" / "metrics.json");
+  // eval into the training run's folder would replace its metrics.json.
+  r = test::run_splat("eval " + model + " " + test::small_demo_scene() + " --out " +
+                      (dir / "run").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"--out", "splat train", "choose another --out"});
+  EXPECT_EQ(contents(dir / "run" / "metrics.json"), metrics);
+  // Its own earlier results it replaces.
+  for (int i = 0; i < 2; ++i) {
+    r = test::run_splat("eval " + model + " " + test::small_demo_scene() + " --out " +
+                        (dir / "eval").string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_TRUE(fs::exists(dir / "eval" / "renders" / "r_0.png"));
+  // render never replaces a picture of the user's.
+  test::write_text(dir / "pictures" / "r_0.png", "the user's picture");
+  r = test::run_splat("render " + model + " " + test::small_demo_scene() + " --out " +
+                      (dir / "pictures").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"r_0.png", "not one of the files splat wrote"});
+  EXPECT_EQ(contents(dir / "pictures" / "r_0.png"), "the user's picture");
+}
+
 }  // namespace
 }  // namespace splat

@@ -423,6 +423,17 @@ std::unique_ptr<RunDir> open_out_dir(const TrainRun& run) {
   return dir;
 }
 
+std::unique_ptr<RunDir> open_results_dir(const std::string& out, const std::string& kind) {
+  auto dir = std::make_unique<RunDir>(out, "--out " + out, kind);
+  const std::vector<std::string> previous = dir->owned_existing();
+  if (!previous.empty() && dir->previous_kind() != kind)
+    throw Error("--out " + out + " holds the outputs of splat " + dir->previous_kind() + " (" +
+                previous.front() + ", ...); splat " + kind +
+                " replaces only its own earlier results: choose another --out");
+  dir->remove_owned();
+  return dir;
+}
+
 std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, RunDir* dir) {
   // Every rank trains; rank 0 alone prints, evaluates and writes the outputs.
   dist::Communicator& comm = dist::world();

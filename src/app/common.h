@@ -75,6 +75,10 @@ const std::vector<std::string>& run_output_files();
 // are claimed, so that a file of the user's at one of those names stops the run now.
 std::unique_ptr<RunDir> open_out_dir(const TrainRun& run);
 
+// The --out folder of a command that writes results (eval, render) under the output-folder rules
+// (io/run_dir.h): its own earlier results are replaced, another command's refused.
+std::unique_ptr<RunDir> open_results_dir(const std::string& out, const std::string& kind);
+
 // Trains on run.data into run.out: model.ply, checkpoint.ckpt, config.toml, metrics.json,
 // metrics.jsonl, report.html, renders/test/*.png. Returns the evaluation and 0, or, when
 // SIGINT/SIGTERM stopped it, the exit status 128 + signal after saving checkpoint.ckpt and
