@@ -33,10 +33,8 @@ ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, 
 }
 
 RunResult run_splat(const std::string& args, int timeout_s) {
-  // SPLAT_BIN overrides the build's binary (the GPU machine runs a copy carried elsewhere).
-  const char* bin = std::getenv("SPLAT_BIN");
   const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
-  return run_command(limit + (bin ? bin : SPLAT_BINARY) + " " + args);
+  return run_command(limit + splat_binary() + " " + args);
 }
 
 RunResult run_command(const std::string& command) {

@@ -35,6 +35,13 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
+// The splat binary the tests run: the build's, or SPLAT_BIN's (the GPU machine runs a copy carried
+// elsewhere; a bad-input test is checked against an older binary this way).
+inline std::string splat_binary() {
+  const char* bin = std::getenv("SPLAT_BIN");
+  return bin ? bin : SPLAT_BINARY;
+}
+
 // Runs a shell command line, stdout and stderr together.
 RunResult run_command(const std::string& command);
 // Runs the splat binary with the given argument string through the shell; killed after
