@@ -65,6 +65,7 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
     c.appearance_v.push_back(std::uniform_real_distribution<float>(0.0f, 1e-6f)(rng));
   }
   c.appearance_v[5] = std::numeric_limits<float>::denorm_min();
+  c.train_images = {{"r_0", 800, 800, 612345}, {"caf\xc3\xa9", 1, 2, 0}, {"r_2", 7, 5, 1}};
   return c;
 }
 
@@ -84,6 +85,7 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.appearance, b.appearance);
   EXPECT_EQ(a.appearance_m, b.appearance_m);
   EXPECT_EQ(a.appearance_v, b.appearance_v);
+  EXPECT_EQ(a.train_images, b.train_images);
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -154,6 +156,7 @@ TEST_F(CheckpointFile, EveryTruncationIsAnErrorNamingTheFile) {
 // fresh, as version 1 did).
 TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   Checkpoint c = make_checkpoint(5, 1);
+  c.train_images.clear();
   c.adc_grad2d.clear();
   c.adc_count.clear();
   c.filter3d.clear();
@@ -171,6 +174,7 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
 // Version 3 ended at run_id: such a file reads with no 3D filter.
 TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   Checkpoint c = make_checkpoint(5, 1);
+  c.train_images.clear();
   c.filter3d.clear();
   c.appearance.clear();
   c.appearance_m.clear();
@@ -186,6 +190,7 @@ TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
 // Version 4 ended at filter3d: such a file reads with no appearance transforms.
 TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   Checkpoint c = make_checkpoint(5, 1);
+  c.train_images.clear();
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
@@ -193,6 +198,19 @@ TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   std::string bytes = file_bytes(path_);
   bytes.resize(bytes.rfind(std::string("\x0a\0\0\0appearance", 14)));
   poke(bytes, 8, std::uint32_t(4));
+  write_bytes(path_, bytes);
+  expect_identical(c, read_checkpoint(path_));
+}
+
+// Version 5 ended at appearance_v, with no checksum: such a file reads with no training images
+// (a resume does not compare them), and unchecked.
+TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.train_images.clear();
+  write_checkpoint(path_, c);
+  std::string bytes = file_bytes(path_);
+  bytes.resize(bytes.rfind(std::string("\x11\0\0\0train_image_names", 21)));
+  poke(bytes, 8, std::uint32_t(5));
   write_bytes(path_, bytes);
   expect_identical(c, read_checkpoint(path_));
 }
@@ -248,7 +266,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 6u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 7u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});
