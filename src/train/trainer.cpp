@@ -191,6 +191,13 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw Error("the checkpoint was trained on " + std::to_string(ckpt.view_order.size()) +
                 " training views, this dataset has " + std::to_string(views) +
                 " (another dataset, or other data.holdout_every / data.max_train_views)");
+  try {
+    check_same_images(ckpt.train_images, train_images_of(data_.train));
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                "; to train the checkpoint's model on these images, start a new run with "
+                "--init-from");
+  }
   TrainState st;
   st.params = ckpt.params;
   st.adam_m = ckpt.adam_m;
@@ -263,6 +270,7 @@ Checkpoint Trainer::checkpoint() const {
   c.appearance = st.appearance.params;
   c.appearance_m = st.appearance.m;
   c.appearance_v = st.appearance.v;
+  c.train_images = train_images_of(data_.train);
   return c;
 }
 
