@@ -334,6 +334,18 @@ TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// MCMC never removes splats: a cap below the checkpoint's count only stops growth, so the resume
+// goes on, with a warning naming the setting and both counts.
+TEST(BadInputResume, CapMaxBelowTheSplatCountWarns) {
+  const fs::path out = copy_of_run("bad_resume_cap_max");
+  const std::size_t splats = read_checkpoint((out / "checkpoint.ckpt").string()).params.size();
+  // model.init_points is lowered with it: the config refuses a cap below a random init's count.
+  const auto r = test::run_splat(resume_args(
+      out, "--set train.iterations=22 --set model.init_points=50 --set densify.cap_max=100"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"warning: densify.cap_max = 100", std::to_string(splats)});
+}
+
 TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {
   const fs::path out = copy_of_run("bad_resume_inf");
   Checkpoint c = read_checkpoint((out / "checkpoint.ckpt").string());

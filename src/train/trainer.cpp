@@ -198,6 +198,14 @@ void Trainer::resume(const Checkpoint& ckpt) {
                 "; to train the checkpoint's model on these images, start a new run with "
                 "--init-from");
   }
+  // MCMC never removes splats: above the cap the model trains on at its size and never grows.
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && comm_.rank() == 0 &&
+      ckpt.params.size() > std::size_t(cfg_.densify.cap_max))
+    std::fprintf(stderr,
+                 "warning: densify.cap_max = %lld is below the checkpoint's %zu splats: MCMC "
+                 "removes none, so the model stays at %zu splats and does not grow (raise "
+                 "densify.cap_max to let it grow)\n",
+                 (long long)cfg_.densify.cap_max, ckpt.params.size(), ckpt.params.size());
   TrainState st;
   st.params = ckpt.params;
   st.adam_m = ckpt.adam_m;
