@@ -10,7 +10,6 @@
 
 #include "bad_input_util.h"
 #include "io/checkpoint.h"
-#include "io/demo_scene.h"
 #include "io/ply.h"
 #include "test_util.h"
 
@@ -285,26 +284,15 @@ TEST(BadInputResume, AnotherDatasetIsRefusedNamingBoth) {
   EXPECT_EQ(r.output.find("_M_range_check"), std::string::npos) << r.output;
 }
 
-// The demo scene from other camera positions: the same 24 names at the same 64x64 size, other
-// pictures (as two NeRF-synthetic scenes are). Written once per process.
-const std::string& other_demo_scene() {
-  static const std::string dir = [] {
-    const auto d = test::temp_dir("other_demo_scene") / "scene";
-    DemoSceneOptions o;
-    o.width = o.height = 64;
-    o.train_views = 24;
-    o.test_views = 4;
-    o.seed = 8;
-    write_demo_scene(d.string(), o);
-    return d.string();
-  }();
-  return dir;
+// The demo scene from other camera positions: the same 24 names at the same 64x64 size.
+std::string other_scene() {
+  return test::small_demo_scene(8);
 }
 
 TEST(BadInputResume, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
   const fs::path out = copy_of_run("bad_resume_same_views");
   const auto before = fs::last_write_time(out / "checkpoint.ckpt");
-  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30", other_demo_scene()));
+  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30", other_scene()));
   EXPECT_NE(r.exit_code, 0) << r.output;
   test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "of 24", "r_",
                                    "file size differs", "--init-from"});
@@ -327,7 +315,7 @@ TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
   const fs::path& out = finished_run();
   const std::string replay =
       "bench replay --checkpoint " + (out / "checkpoint.ckpt").string() + " --iters 2 --warmup 0 ";
-  auto r = test::run_splat(replay + other_demo_scene());
+  auto r = test::run_splat(replay + other_scene());
   EXPECT_NE(r.exit_code, 0) << r.output;
   test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "file size differs"});
   r = test::run_splat(replay + scene());  // its own dataset replays

@@ -152,67 +152,62 @@ TEST_F(CheckpointFile, EveryTruncationIsAnErrorNamingTheFile) {
   }
 }
 
+// A file of an older version: c written now, cut where section `first_absent` begins and stamped
+// `version`. It reads back as c.
+void expect_older_version_reads(const std::string& path,
+                                const Checkpoint& c,
+                                std::uint32_t version,
+                                const std::string& first_absent) {
+  write_checkpoint(path, c);
+  std::string bytes = file_bytes(path);
+  bytes.resize(section_count_offset(bytes, first_absent) - sizeof(std::uint32_t) -
+               first_absent.size() - sizeof(std::uint32_t));
+  poke(bytes, 8, version);
+  write_bytes(path, bytes);
+  expect_identical(c, read_checkpoint(path));
+}
+
 // Version 1 ended at config_toml: such a file reads with no ADC statistics (a resume starts them
 // fresh, as version 1 did).
 TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   Checkpoint c = make_checkpoint(5, 1);
-  c.train_images.clear();
   c.adc_grad2d.clear();
   c.adc_count.clear();
   c.filter3d.clear();
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0adc_grad2d", 14)));
-  poke(bytes, 8, std::uint32_t(1));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 1, "adc_grad2d");
 }
 
 // Version 3 ended at run_id: such a file reads with no 3D filter.
 TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   Checkpoint c = make_checkpoint(5, 1);
-  c.train_images.clear();
   c.filter3d.clear();
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x08\0\0\0filter3d", 12)));
-  poke(bytes, 8, std::uint32_t(3));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 3, "filter3d");
 }
 
 // Version 4 ended at filter3d: such a file reads with no appearance transforms.
 TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   Checkpoint c = make_checkpoint(5, 1);
-  c.train_images.clear();
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0appearance", 14)));
-  poke(bytes, 8, std::uint32_t(4));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 4, "appearance");
 }
 
 // Version 5 ended at appearance_v, with no checksum: such a file reads with no training images
-// (a resume does not compare them), and unchecked.
+// (a resume does not compare them), unchecked.
 TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.train_images.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x11\0\0\0train_image_names", 21)));
-  poke(bytes, 8, std::uint32_t(5));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  expect_older_version_reads(path_, c, 5, "train_image_names");
 }
 
 // Transforms that are not whole 12-float matrices, moments of another size and a non-finite
