@@ -284,6 +284,56 @@ TEST(BadInputResume, AnotherDatasetIsRefusedNamingBoth) {
   EXPECT_EQ(r.output.find("_M_range_check"), std::string::npos) << r.output;
 }
 
+// The demo scene from other camera positions: the same 24 names at the same 64x64 size.
+std::string other_scene() {
+  return test::small_demo_scene(8);
+}
+
+TEST(BadInputResume, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
+  const fs::path out = copy_of_run("bad_resume_same_views");
+  const auto before = fs::last_write_time(out / "checkpoint.ckpt");
+  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30", other_scene()));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "of 24", "r_",
+                                   "file size differs", "--init-from"});
+  EXPECT_EQ(fs::last_write_time(out / "checkpoint.ckpt"), before);
+}
+
+TEST(BadInputResume, ADamagedCheckpointIsRefusedNamingTheChecksum) {
+  const fs::path out = copy_of_run("bad_resume_bit_flip");
+  std::ifstream in(out / "checkpoint.ckpt", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  bytes[bytes.size() / 2] ^= 0x10;  // a float's bit: every section stays well-formed
+  test::write_text(out / "checkpoint.ckpt", bytes);
+  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "checksum", "damaged"});
+}
+
+TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
+  const fs::path& out = finished_run();
+  const std::string replay =
+      "bench replay --checkpoint " + (out / "checkpoint.ckpt").string() + " --iters 2 --warmup 0 ";
+  auto r = test::run_splat(replay + other_scene());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "file size differs"});
+  r = test::run_splat(replay + scene());  // its own dataset replays
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// MCMC never removes splats: a cap below the checkpoint's count only stops growth, so the resume
+// goes on, with a warning naming the setting and both counts.
+TEST(BadInputResume, CapMaxBelowTheSplatCountWarns) {
+  const fs::path out = copy_of_run("bad_resume_cap_max");
+  const std::size_t splats = read_checkpoint((out / "checkpoint.ckpt").string()).params.size();
+  // model.init_points is lowered with it: the config refuses a cap below a random init's count.
+  const auto r = test::run_splat(resume_args(
+      out, "--set train.iterations=22 --set model.init_points=50 --set densify.cap_max=100"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"warning: densify.cap_max = 100", std::to_string(splats)});
+}
+
 TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {
   const fs::path out = copy_of_run("bad_resume_inf");
   Checkpoint c = read_checkpoint((out / "checkpoint.ckpt").string());

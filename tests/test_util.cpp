@@ -59,17 +59,20 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
-const std::string& small_demo_scene() {
-  static const std::string dir = [] {
-    const auto d = temp_dir("small_demo_scene") / "scene";
+const std::string& small_demo_scene(std::uint64_t seed) {
+  static std::map<std::uint64_t, std::string> dirs;
+  auto [at, fresh] = dirs.try_emplace(seed);
+  if (fresh) {
+    const auto d = temp_dir("small_demo_scene_" + std::to_string(seed)) / "scene";
     DemoSceneOptions o;
     o.width = o.height = 64;
     o.train_views = 24;
     o.test_views = 4;
+    o.seed = seed;
     write_demo_scene(d.string(), o);
-    return d.string();
-  }();
-  return dir;
+    at->second = d.string();
+  }
+  return at->second;
 }
 
 void expect_bit_identical(const Gaussians& a, const Gaussians& b) {

@@ -23,6 +23,18 @@
 
 namespace splat::app {
 
+namespace {
+// A checkpoint steps on the images it trained on, as a resume does: another scene's would time
+// and compare a state that does not belong to them.
+void check_checkpoint_images(const std::string& path, const Checkpoint& ckpt, const Dataset& data) {
+  try {
+    check_same_images(ckpt.train_images, train_images_of(data.train));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+}  // namespace
+
 // Replay: the checkpoint's state, a fixed window of steps, no refine ever (the stable regime).
 // Views cycle through the checkpoint's saved epoch permutation from its saved position (the
 // trainer's order until the epoch ends), then round-robin 0..n-1 if it has none.
@@ -33,6 +45,7 @@ int run_bench_replay(const ReplayArgs& args) {
   const Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
   if (data.train.empty()) throw Error(args.data + ": no training views");
+  check_checkpoint_images(args.checkpoint, ckpt, data);
   if (args.factor < 1) throw Error("bench replay: --factor must be >= 1");
   auto backend = make_backend(cfg.backend);
   const TrainingLevel level =
@@ -149,6 +162,7 @@ int run_bench_parity(const ParityArgs& args) {
   const Checkpoint ckpt = read_checkpoint(args.checkpoint);
   Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
+  check_checkpoint_images(args.checkpoint, ckpt, data);
   if (args.view < 0 || args.view >= int(data.train.size()))
     throw Error("bench parity: --view " + std::to_string(args.view) + " is not one of the " +
                 std::to_string(data.train.size()) + " training views");

@@ -191,6 +191,21 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw Error("the checkpoint was trained on " + std::to_string(ckpt.view_order.size()) +
                 " training views, this dataset has " + std::to_string(views) +
                 " (another dataset, or other data.holdout_every / data.max_train_views)");
+  try {
+    check_same_images(ckpt.train_images, train_images_of(data_.train));
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                "; to train the checkpoint's model on these images, start a new run with "
+                "--init-from");
+  }
+  // MCMC never removes splats: above the cap the model trains on at its size and never grows.
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && comm_.rank() == 0 &&
+      ckpt.params.size() > std::size_t(cfg_.densify.cap_max))
+    std::fprintf(stderr,
+                 "warning: densify.cap_max = %lld is below the checkpoint's %zu splats: MCMC "
+                 "removes none, so the model stays at %zu splats and does not grow (raise "
+                 "densify.cap_max to let it grow)\n",
+                 (long long)cfg_.densify.cap_max, ckpt.params.size(), ckpt.params.size());
   TrainState st;
   st.params = ckpt.params;
   st.adam_m = ckpt.adam_m;
@@ -263,6 +278,7 @@ Checkpoint Trainer::checkpoint() const {
   c.appearance = st.appearance.params;
   c.appearance_m = st.appearance.m;
   c.appearance_v = st.appearance.v;
+  c.train_images = train_images_of(data_.train);
   return c;
 }
 

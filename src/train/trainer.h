@@ -46,7 +46,8 @@ class Trainer {
   void initialize_from(Gaussians params);
   // Continue exactly where the checkpoint stopped. With train.appearance = affine and a checkpoint
   // without transforms they start at the identity; transforms in a checkpoint that
-  // train.appearance = none would drop are an error.
+  // train.appearance = none would drop are an error, and so is a checkpoint of other training
+  // images (check_same_images). An MCMC cap (densify.cap_max) below its splat count warns.
   void resume(const Checkpoint& ckpt);
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into `out`, if not null (rank 0 only; rank 0
