@@ -232,6 +232,25 @@ TEST(BadInputRun, DivergenceStopsAtOnceNamingStepAndGroup) {
   EXPECT_FALSE(fs::exists(dir / "o" / "model.ply"));
 }
 
+// A learning rate far too large throws values to 1e30 in a step, finite all the same.
+TEST(BadInputRun, FiniteButAbsurdMeansStopNamingGroupStepAndKey) {
+  const auto dir = test::temp_dir("bad_run_absurd_means");
+  const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_means=1e30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(
+      r.output, {"training diverged", "means holds", "at iteration 1", "Lower train.lr_means"});
+  EXPECT_FALSE(fs::exists(dir / "o" / "model.ply"));
+}
+
+TEST(BadInputRun, DivergedLogScalesAreBlamedOnTheirOwnRate) {
+  const auto dir = test::temp_dir("bad_run_absurd_scales");
+  const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_log_scales=1e30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output,
+                        {"training diverged", "log_scales holds", "Lower train.lr_log_scales"});
+  EXPECT_EQ(r.output.find("Lower train.lr_means"), std::string::npos) << r.output;
+}
+
 // ---- resumes that do not fit, and a run's outputs as one set -----------------------------------
 
 // One finished 20-iteration run in dir/o, shared by the resume cases of this process.
