@@ -39,6 +39,7 @@ std::string write_ply_rows(const fs::path& dir, const std::string& rows) {
 }
 
 const std::string kGoodRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 1 0 0 0\n";
+const std::string kScale20Row = "0 0 0 0.5 0.5 0.5 2 20 20 20 1 0 0 0\n";  // finite, undrawable
 const std::string kZeroQuatRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 0 0 0 0\n";
 const std::string kHugeScaleRow = "0 0 0 0.5 0.5 0.5 2 -2 60 -2 1 0 0 0\n";
 
@@ -173,6 +174,44 @@ const std::vector<CliCase> kCliCases = {
        return "eval " + (d / "m.ply").string() + " " + scene();
      },
      {"m.ply", "not a regular file"}},
+    // ---- results that look fine and are not (issue 45 item 7) ----
+    {"EvalDrawsNothing",
+     [](const fs::path& d) {
+       return "eval " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene();
+     },
+     {"m.ply", "draws nothing", "background alone"}},
+    {"RenderDrawsNothing",
+     [](const fs::path& d) {
+       return "render " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene() + " --out " +
+              (d / "r").string();
+     },
+     {"m.ply", "draws nothing"}},
+    {"RenderNoTestViews",
+     [](const fs::path& d) {
+       return "render " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene_without_tests(d) +
+              " --out " + (d / "r").string();
+     },
+     {"notest", "no test views"}},
+    {"ExportFormatDisagreesWithName",
+     [](const fs::path& d) {
+       return "export " + write_ply_rows(d, kGoodRow + kGoodRow) + " --format splat --out " +
+              (d / "x.spz").string();
+     },
+     {"--out", "x.spz", "--format splat", "disagree"}},
+    {"EvalOutIsAFile",
+     [](const fs::path& d) {
+       test::write_text(d / "file", "x");
+       return "eval " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene() + " --out " +
+              (d / "file").string();
+     },
+     {"--out", "file", "not a directory"}},
+    {"RenderOutIsAFile",
+     [](const fs::path& d) {
+       test::write_text(d / "file", "x");
+       return "render " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene() + " --out " +
+              (d / "file").string();
+     },
+     {"--out", "file", "not a directory"}},
 };
 
 void PrintTo(const CliCase& c, std::ostream* os) {

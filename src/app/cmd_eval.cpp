@@ -1,7 +1,6 @@
 // splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views (or,
 // with --split train, on the views it was trained on).
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -34,6 +33,7 @@ void add_eval(CLI::App& app, Action& action) {
       const Dataset data = load_dataset(args->data, cfg);
       const std::vector<View>& views = args->split == "train" ? data.train : data.test;
       if (views.empty()) throw Error(args->data + ": no " + args->split + " views to evaluate on");
+      if (!args->out.empty()) make_output_dir("--out", args->out);
       const EvalResult r =
           evaluate_model(args->model, views, cfg, args->out.empty() ? "" : args->out + "/renders");
       for (const ViewMetrics& v : r.views)
@@ -49,7 +49,6 @@ void add_eval(CLI::App& app, Action& action) {
                          {"ssim", r.mean_ssim},
                          {"cc_psnr", r.mean_cc_psnr}};
         for (const ViewMetrics& v : r.views) j[args->split + "_views"].push_back(view_json(v));
-        std::filesystem::create_directories(args->out);
         write_atomically(args->out + "/metrics.json",
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }

@@ -8,6 +8,7 @@
 #include "app/common.h"
 #include "core/error.h"
 #include "io/camera_path.h"
+#include "io/file_util.h"
 #include "io/image_io.h"
 #include "train/backend_factory.h"
 
@@ -96,12 +97,14 @@ void add_render(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
+      make_output_dir("--out", args->out);
       if (!args->path.empty()) {
         render_path(args->model, data, cfg, parse_camera_path(args->path), args->frames, args->fps,
                     args->out);
         return 0;
       }
       const auto& views = args->split == "train" ? data.train : data.test;
+      if (views.empty()) throw Error(args->data + ": no " + args->split + " views to render");
       const EvalResult r = evaluate_model(args->model, views, cfg, args->out);
       std::printf("rendered %zu views into %s (mean PSNR %.3f dB against the dataset images)\n",
                   r.views.size(), args->out.c_str(), r.mean_psnr);

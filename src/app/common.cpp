@@ -158,7 +158,14 @@ EvalResult evaluate_model(const std::string& model_path,
   backend->set_state(model);
   RasterSettings rs = final_raster_settings(cfg);
   rs.sh_degree = model.params.sh_degree;
-  return evaluate(*backend, views, rs, render_dir);
+  EvalResult r = evaluate(*backend, views, rs, render_dir);
+  // A score of the background alone reads like a result; it is a model that draws nothing here.
+  if (!views.empty() && r.blank_views == views.size())
+    throw Error(model_path + ": the model draws nothing: every one of the " +
+                std::to_string(views.size()) + " renders is the background alone (each of its " +
+                std::to_string(model.params.size()) +
+                " splats is outside the views, too large to draw or too transparent)");
+  return r;
 }
 
 std::string default_out_dir(const std::string& data_path) {

@@ -32,4 +32,15 @@ void write_atomically(const std::string& path, Body&& body) {
   }
 }
 
+// Creates the output directory `path` (with its parents) unless it exists; throws splat::Error
+// naming the option that gave it (`option`, e.g. "--out") when a file is in the way or it cannot.
+inline void make_output_dir(const std::string& option, const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    throw Error(option + " " + path + ": exists and is not a directory");
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw Error(option + " " + path + ": cannot create the directory: " + ec.message());
+}
+
 }  // namespace splat

@@ -538,6 +538,18 @@ void Trainer::train(const std::string& out_dir) {
   use_resolution(1);  // a run stopped early leaves the backend no images the trainer owns
 }
 
+namespace {
+// No splat reached the image: every pixel is the background colour, exactly (a render starts
+// from it and a drawn splat moves it).
+bool background_only(const Image& img, const RasterSettings& rs) {
+  for (std::size_t p = 0; p < img.pixels(); ++p)
+    for (int c = 0; c < 3; ++c)
+      if (img.data[p * std::size_t(img.channels) + std::size_t(c)] != rs.background[std::size_t(c)])
+        return false;
+  return true;
+}
+}  // namespace
+
 EvalResult evaluate(Backend& backend,
                     const std::vector<View>& views,
                     const RasterSettings& rs,
@@ -547,6 +559,7 @@ EvalResult evaluate(Backend& backend,
   for (const View& v : views) {
     const Image img = backend.render(v.camera, rs);
     const Image truth = target_image(v.image);  // every pixel: masks only shape training
+    r.blank_views += background_only(img, rs);
     r.views.push_back(
         {v.name, psnr(img, truth), ssim(img, truth), color_corrected_psnr(img, truth)});
     r.mean_psnr += r.views.back().psnr;

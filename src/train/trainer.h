@@ -27,6 +27,7 @@ struct ViewMetrics {
 struct EvalResult {
   std::vector<ViewMetrics> views;
   double mean_psnr = 0, mean_ssim = 0, mean_cc_psnr = 0;
+  std::size_t blank_views = 0;  // views whose render is the background alone: no splat drawn
 };
 
 class Trainer {
