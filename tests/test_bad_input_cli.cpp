@@ -198,6 +198,15 @@ const std::vector<CliCase> kCliCases = {
               (d / "x.spz").string();
      },
      {"--out", "x.spz", "--format splat", "disagree"}},
+    {"TimeBudgetTooShort",
+     [](const fs::path& d) { return train_args(scene(), d / "o", "--set train.time_budget=1e-9"); },
+     {"train.time_budget", "too short", "at least 1 s"}},
+    {"NoModelFormatAndNoCheckpoint",
+     [](const fs::path& d) {
+       return train_args(scene(), d / "o",
+                         "--set 'output.formats=[]' --set output.save_checkpoint=false");
+     },
+     {"output.formats", "output.save_checkpoint", "no model"}},
     {"EvalOutIsAFile",
      [](const fs::path& d) {
        test::write_text(d / "file", "x");
@@ -212,6 +221,11 @@ const std::vector<CliCase> kCliCases = {
               (d / "file").string();
      },
      {"--out", "file", "not a directory"}},
+    {"IterationsBeyondInt64",
+     [](const fs::path& d) {
+       return train_args(scene(), d / "o", "--set train.iterations=99999999999999999999");
+     },
+     {"train.iterations", "99999999999999999999", "out of range"}},
 };
 
 void PrintTo(const CliCase& c, std::ostream* os) {
