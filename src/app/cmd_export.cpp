@@ -22,7 +22,7 @@ void add_export(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model (.ply, .compressed.ply, .splat, .spz or checkpoint .ckpt)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("--out", args->out, "output file")->required();
   cmd->add_option("--format", args->format,
                   "ply, splat, spz or compressed-ply (default: from the --out name)")

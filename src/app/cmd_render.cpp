@@ -81,7 +81,7 @@ void add_render(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("DATA", args->data, "dataset directory (for the cameras)")->required();
   cmd->add_option("--out", args->out, "output directory for PNGs")->required();
   cmd->add_option("--split", args->split, "train or test")->check(CLI::IsMember({"train", "test"}));
