@@ -326,6 +326,14 @@ TEST(BadInputModel, SomeUndrawableSplatsAreCountedInAWarning) {
                         {"warning", "m.ply", "1 of 2 splats render as nothing", "splat 1"});
 }
 
+TEST(BadInputModel, ThreadsFarAboveTheHardwareGetAWarning) {
+  const auto dir = test::temp_dir("bad_model_threads");
+  const auto r = test::run_splat("eval " + write_ply_rows(dir, kGoodRow + kGoodRow) + " " +
+                                 scene() + " --set backend.type=cpu --set backend.threads=5000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"warning: backend.threads = 5000", "hardware threads"});
+}
+
 // Unreadable inputs: root reads anything, so as root the command runs without the capabilities
 // that bypass file permissions.
 test::RunResult run_splat_unprivileged(const std::string& args) {
