@@ -312,7 +312,7 @@ void add_bench(CLI::App& app, Action& action) {
   replay->add_option("DATA", r->data, "dataset directory")->required();
   replay->add_option("--checkpoint", r->checkpoint, "checkpoint (.ckpt) to start from")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("checkpoint"));
   replay->add_option("--iters", r->iters, "timed steps (default 200)");
   replay->add_option("--warmup", r->warmup, "untimed warm-up steps (default 20)");
   replay->add_option("--factor", r->factor,
@@ -329,7 +329,7 @@ void add_bench(CLI::App& app, Action& action) {
   parity->add_option("DATA", p->data, "dataset directory")->required();
   parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("checkpoint"));
   parity->add_option("--view", p->view, "training view index (default 0)");
   parity->add_option("--tolerance", p->tolerance,
                      "relative L2 bound per gradient group and on the loss (default 5e-3)");
@@ -341,12 +341,12 @@ void add_bench(CLI::App& app, Action& action) {
   CLI::App* ab =
       bench->add_subcommand("ab", "A/B gate: n pairs of training runs in ABBA order, a verdict");
   ab->add_option("DATA", a->data, "dataset directory")->required();
-  ab->add_option("--a", a->config_a, "config of A")->required()->check(CLI::ExistingFile);
-  ab->add_option("--b", a->config_b, "config of B")->required()->check(CLI::ExistingFile);
+  ab->add_option("--a", a->config_a, "config of A")->required()->check(input_file("config file"));
+  ab->add_option("--b", a->config_b, "config of B")->required()->check(input_file("config file"));
   ab->add_option("--binary-a", a->binary_a, "splat binary for A (default: this one)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("splat binary"));
   ab->add_option("--binary-b", a->binary_b, "splat binary for B (default: this one)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("splat binary"));
   ab->add_option("--pairs", a->pairs, "number of pairs (default 3)")->check(CLI::PositiveNumber);
   ab->add_option("--out", a->out,
                  "output directory: run_k/, report.json, report.md (default bench_ab)");

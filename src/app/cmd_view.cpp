@@ -35,7 +35,7 @@ void add_view(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model: .ply (standard or compressed), .splat, .spz or checkpoint.ckpt")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("DATA", args->data, "dataset directory: its cameras become frusta to jump to");
   cmd->add_option("--port", args->serve.port, "port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535));

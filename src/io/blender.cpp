@@ -197,9 +197,7 @@ std::optional<std::string> resolve_image(const fs::path& dir,
                                          const std::string& rel,
                                          std::string& tried) {
   const fs::path base = (dir / rel).lexically_normal();
-  std::error_code ec;
-  if (fs::is_regular_file(base, ec)) return base.string();
-  tried = base.string();
+  std::vector<fs::path> candidates{base};
   const std::string ext = base.extension().string();
   const bool known_ext =
       std::find_if(std::begin(kImageExtensions), std::end(kImageExtensions),
@@ -211,10 +209,10 @@ std::optional<std::string> resolve_image(const fs::path& dir,
     } else {
       p += e;
     }
-    if (p == base) continue;
-    if (fs::is_regular_file(p, ec)) return p.string();
-    tried += ", " + p.string();
+    if (p != base) candidates.push_back(p);
   }
+  if (const auto found = find_input(candidates)) return found->string();
+  for (const fs::path& p : candidates) tried += (tried.empty() ? "" : ", ") + p.string();
   return std::nullopt;
 }
 
@@ -390,8 +388,7 @@ Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
   check_load_options(dir_str, opts);
   const fs::path dir(dir_str);
   const fs::path train_json = dir / "transforms_train.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(train_json, ec)) {
+  if (!find_input({train_json})) {
     throw input_error(train_json.string(), "file",
                       "not found (a NeRF-synthetic dataset needs transforms_train.json)");
   }
@@ -400,7 +397,7 @@ Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
   if (data.train.empty()) throw input_error(train_json.string(), "frames", "no frames");
   for (const char* split : {"transforms_test.json", "transforms_val.json"}) {
     const fs::path p = dir / split;
-    if (fs::is_regular_file(p, ec)) {
+    if (find_input({p})) {
       data.test = load_split(p, dir, opts, opts.test_every, 0);
       break;
     }
@@ -415,8 +412,7 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
   const fs::path dir(dir_str);
   const fs::path file_path = dir / "transforms.json";
   const std::string file = file_path.string();
-  std::error_code ec;
-  if (!fs::is_regular_file(file_path, ec)) {
+  if (!find_input({file_path})) {
     throw input_error(file, "file", "not found (an instant-ngp dataset needs transforms.json)");
   }
   const json j = parse_object(file_path);

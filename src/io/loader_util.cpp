@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/image_io.h"
+#include "io/read_file.h"
 
 namespace splat {
 
@@ -90,10 +91,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::optional<fs::path> ImageFinder::find(const std::string& rel) const {
-  const fs::path p = (root_ / rel).lexically_normal();
-  std::error_code ec;
-  if (fs::is_regular_file(p, ec)) return p;
-  return std::nullopt;
+  return find_input({(root_ / rel).lexically_normal()});
 }
 
 const std::vector<std::string>& ImageFinder::listing(const fs::path& dir) const {

@@ -310,6 +310,14 @@ bool is_bare_word(std::string_view s) {
   });
 }
 
+// Digits, with a sign or not, that a 64-bit integer cannot hold (TOML cannot read them either).
+bool is_out_of_range_integer(std::string_view s) {
+  std::int64_t v;
+  const std::string_view digits = s.starts_with('+') ? s.substr(1) : s;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return ec == std::errc::result_out_of_range && end == digits.data() + digits.size();
+}
+
 }  // namespace
 
 // ---- Public API ---------------------------------------------------------------------------------
@@ -351,6 +359,15 @@ void Config::validate() const {
   if (output.checkpoint_every > 0 && !output.save_checkpoint)
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
+  if (output.formats.empty() && !output.save_checkpoint)
+    throw Error(
+        "config: output.formats = [] and output.save_checkpoint = false leave the run with no "
+        "model at all (list a format, e.g. output.formats = [\"ply\"], or save the checkpoint)");
+  // The budget plans from measured steps: under a second leaves a handful of them, no training.
+  if (train.time_budget > 0 && train.time_budget < kMinTimeBudget)
+    throw Error("config: train.time_budget = " + number(train.time_budget) +
+                " s is too short to train (at least " + number(kMinTimeBudget) +
+                " s; 0 = no budget)");
   if (densify.strategy == DensifyStrategy::Mcmc && densify.cap_max > 0 &&
       double(densify.cap_max) < double(model.init_points) && model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
@@ -446,6 +463,11 @@ void apply_override(Config& cfg, const std::string& assignment) {
   try {
     doc = toml::parse("value = " + value + "\n", origin.name);
   } catch (const toml::parse_error& e) {
+    if (is_out_of_range_integer(value))
+      throw Error(origin.name + ": " + path + ": " + value +
+                  " is out of range: an integer holds -9223372036854775808 to "
+                  "9223372036854775807" +
+                  (f->allowed.empty() ? "" : ", and " + path + " takes " + f->allowed));
     if (!is_bare_word(value))
       throw Error(origin.name + ": " + path + ": '" + value + "' is not a TOML value (" +
                   std::string(e.description()) + ")");
