@@ -1,0 +1,107 @@
+// Damaged images, images that do not fit their camera, lenses and settings that would shrink the
+// images to slivers, and inputs that load but are likely mistakes (a photograph as a mask,
+// data.alpha_mask on opaque images, a point cloud at one spot): each is an error naming the file
+// and the field, or a warning naming the file.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "bad_input_util.h"
+#include "io/dataset.h"
+#include "io/image_io.h"
+#include "jpeg_encode.h"
+#include "test_util.h"
+#include "train/backend_factory.h"
+#include "train/config.h"
+#include "train/init.h"
+#include "train/trainer.h"
+
+namespace splat {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+using nlohmann::json;
+using test::expect_error;
+
+void write_bytes(const fs::path& p, const Bytes& b) {
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+
+// The offset of the first marker `code` (0xc0: SOF0, 0xda: SOS) of a JPEG.
+std::size_t jpeg_marker(const Bytes& b, std::uint8_t code) {
+  for (std::size_t i = 2; i + 1 < b.size(); ++i)
+    if (b[i] == 0xff && b[i + 1] == code) return i;
+  ADD_FAILURE() << "no marker " << int(code);
+  return 0;
+}
+
+void put_be16(Bytes& b, std::size_t at, unsigned v) {
+  b[at] = std::uint8_t(v >> 8), b[at + 1] = std::uint8_t(v);
+}
+
+// A JPEG whose frame header (SOF0: length, precision, height, width) says width x height.
+Bytes jpeg_claiming(int width, int height) {
+  Bytes b = test::photo_jpeg(96, 64);
+  const std::size_t sof = jpeg_marker(b, 0xc0);
+  put_be16(b, sof + 5, unsigned(height));
+  put_be16(b, sof + 7, unsigned(width));
+  return b;
+}
+
+fs::path written(const std::string& name, const Bytes& bytes) {
+  const fs::path p = test::temp_dir("bad_image_data_" + name) / (name + ".jpg");
+  write_bytes(p, bytes);
+  return p;
+}
+
+std::string decode_error(const std::string& name, const Bytes& bytes) {
+  const fs::path p = written(name, bytes);
+  return test::error_of([&] { read_image(p.string()); });
+}
+
+TEST(BadInputImageData, TheUndamagedJpegDecodes) {
+  const Image img = read_image(written("undamaged", test::photo_jpeg(96, 64)).string());
+  EXPECT_EQ(img.width, 96);
+  EXPECT_EQ(img.height, 64);
+}
+
+// A disk block of zeros in the scan data: libjpeg's Huffman decoding resynchronizes and says
+// nothing, and every DC term after it is off.
+TEST(BadInputImageData, ZeroedJpegScanDataIsAnError) {
+  Bytes b = test::photo_jpeg(96, 64);
+  const std::size_t scan = jpeg_marker(b, 0xda) + 14;  // the SOS segment of 3 components
+  const std::size_t mid = scan + (b.size() - scan) / 2;
+  std::fill(b.begin() + std::ptrdiff_t(mid), b.begin() + std::ptrdiff_t(mid + 64), 0);
+  const std::string msg = decode_error("zeroed", b);
+  expect_error(msg, {"zeroed.jpg", "JPEG", "damaged", "64 zero bytes"});
+}
+
+TEST(BadInputImageData, JpegHeaderClaimingMoreRowsIsAnError) {
+  expect_error(decode_error("taller", jpeg_claiming(96, 640)), {"taller.jpg", "JPEG", "libjpeg"});
+}
+
+TEST(BadInputImageData, JpegHeaderClaimingFewerRowsIsAnError) {
+  expect_error(decode_error("shorter", jpeg_claiming(96, 32)),
+               {"shorter.jpg", "JPEG", "libjpeg", "extraneous bytes"});
+}
+
+// IHDR says 24 of the 48 rows, with its CRC recomputed: libpng warned "Too much image data" and
+// returned the top half.
+TEST(BadInputImageData, PngHeaderClaimingFewerRowsIsAnError) {
+  const fs::path p = test::temp_dir("bad_image_data_png") / "short.png";
+  test::write_rgb_png(p, 64, 48);
+  Bytes b = test::file_bytes(p);
+  put_be16(b, 16 + 6, 24);  // IHDR data (width, height) starts at byte 16
+  const std::uint32_t crc = std::uint32_t(crc32(0, b.data() + 12, 17));  // type + data
+  for (int k = 0; k < 4; ++k) b[29 + std::size_t(k)] = std::uint8_t(crc >> (24 - 8 * k));
+  write_bytes(p, b);
+  expect_error(test::error_of([&] { read_image(p.string()); }),
+               {"short.png", "PNG", "Too much image data"});
+}
+
+}  // namespace
+}  // namespace splat
