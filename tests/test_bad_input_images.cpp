@@ -103,5 +103,31 @@ TEST(BadInputImageData, PngHeaderClaimingFewerRowsIsAnError) {
                {"short.png", "PNG", "Too much image data"});
 }
 
+// ---- images and their cameras ------------------------------------------------------------------
+
+// transforms.json's w x h is 16x12; a 1000x658 photo among 1080x1920 frames trained with the
+// capture's intrinsics scaled by two different factors.
+TEST(BadInputImageSize, ImageOfAnotherAspectThanItsCameraIsAnError) {
+  const fs::path dir = test::temp_dir("bad_image_size_aspect");
+  test::write_transforms_scene(dir);
+  test::write_rgb_png(dir / "images/f1.png", 12, 16);
+  expect_error(test::error_of([&] { load_transforms(dir.string(), {}); }),
+               {"transforms.json", "frames[1]", "f1.png", "12x16", "16x12"});
+}
+
+// A downscaled copy of the same aspect (nerfstudio's images_2/) keeps loading, its intrinsics
+// scaled to it, odd sizes rounded either way included.
+TEST(BadInputImageSize, DownscaledCopiesOfTheSameAspectLoad) {
+  for (const auto& [w, h] : {std::pair{8, 6}, std::pair{5, 4}, std::pair{6, 4}}) {
+    const fs::path dir = test::temp_dir("bad_image_size_downscaled");
+    test::write_transforms_scene(dir);
+    for (int i = 0; i < 4; ++i)
+      test::write_rgb_png(dir / ("images/f" + std::to_string(i) + ".png"), w, h);
+    const Dataset d = load_transforms(dir.string(), {});
+    EXPECT_EQ(d.train[0].camera.width, w);
+    EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 20.0 * w / 16);
+  }
+}
+
 }  // namespace
 }  // namespace splat
