@@ -129,5 +129,54 @@ TEST(BadInputImageSize, DownscaledCopiesOfTheSameAspectLoad) {
   }
 }
 
+// ---- lenses ---------------------------------------------------------------------------------
+
+ColmapModel opencv_model(double cx, double k1, double k2) {
+  ColmapModel m = test::small_colmap_model();
+  m.cameras[0].model_id = 4;  // OPENCV: fx fy cx cy k1 k2 p1 p2
+  m.cameras[0].params = {20, 20, cx, 6, k1, k2, 0, 0};
+  return m;
+}
+
+std::string colmap_error(const std::string& name, const ColmapModel& m) {
+  const fs::path dir = test::temp_dir("bad_lens_" + name);
+  test::write_colmap_scene(dir, m, test::ColmapForm::Text);
+  return test::error_of([&] { load_colmap(dir.string(), {}); });
+}
+
+// k1 = k2 = 1e6 cropped the 16x12 images to 1x2 pixels and trained on them.
+TEST(BadInputLens, CropToASliverNamesTheCameraAndTheTerms) {
+  expect_error(colmap_error("huge_k", opencv_model(8, 1e6, 1e6)),
+               {"cameras.txt", "camera 1", "k1 = 1e+06", "k2 = 1e+06", "less than half"});
+  expect_error(colmap_error("k1_1000", opencv_model(8, 1000, 0)),
+               {"cameras.txt", "camera 1", "k1 = 1000", "less than half"});
+}
+
+TEST(BadInputLens, CropToASliverInTransformsNamesTheFrame) {
+  const fs::path dir = test::temp_dir("bad_lens_transforms");
+  test::write_transforms_scene(dir, [](json& j) {
+    j["camera_model"] = "OPENCV";
+    j["k1"] = 1000;
+  });
+  expect_error(test::error_of([&] { load_transforms(dir.string(), {}); }),
+               {"transforms.json", "frames[", "k1 = 1000", "less than half"});
+}
+
+// A principal point outside the image was reported as distortion terms that fold the image.
+TEST(BadInputLens, PrincipalPointOutsideTheImageIsNamed) {
+  expect_error(colmap_error("cx_outside", opencv_model(-10, 0.01, 0)),
+               {"cameras.txt", "camera 1", "principal point cx = -10", "outside the 16x12 image"});
+}
+
+// A real wide-angle lens keeps most of its picture.
+TEST(BadInputLens, StrongBarrelDistortionStillLoads) {
+  const fs::path dir = test::temp_dir("bad_lens_barrel");
+  ColmapModel m = opencv_model(8, -0.25, 0.05);
+  m.cameras[0].params[0] = m.cameras[0].params[1] = 8;  // about 90 degrees across
+  test::write_colmap_scene(dir, m, test::ColmapForm::Text);
+  const Dataset d = load_colmap(dir.string(), {});
+  EXPECT_GE(d.train[0].camera.width, 8);
+}
+
 }  // namespace
 }  // namespace splat
