@@ -178,5 +178,42 @@ TEST(BadInputLens, StrongBarrelDistortionStillLoads) {
   EXPECT_GE(d.train[0].camera.width, 8);
 }
 
+// ---- settings that shrink the images ---------------------------------------------------------
+
+TEST(BadInputImageSettings, MaxImageSizeBelow32IsAnError) {
+  for (const int n : {1, 3, 31}) {
+    Config cfg;
+    cfg.data.max_image_size = n;
+    expect_error(test::error_of([&] { cfg.validate(); }),
+                 {"data.max_image_size = " + std::to_string(n), "at least 32"});
+  }
+  Config cfg;
+  for (const int n : {0, 32, 1600}) {
+    cfg.data.max_image_size = n;
+    EXPECT_NO_THROW(cfg.validate()) << n;
+  }
+}
+
+TEST(BadInputImageSettings, CoarseUntilAtOrPastTheEndIsAnError) {
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  Config cfg;
+  cfg.backend.type = BackendKind::Cpu;
+  cfg.model.init_points = 100;
+  cfg.train.iterations = 30;
+  cfg.train.coarse_factor = 4;
+  auto cpu = make_backend(cfg.backend);
+  for (const std::int64_t until : {std::int64_t(30), std::int64_t(1'000'000'000)}) {
+    cfg.train.coarse_until = until;
+    expect_error(test::error_of([&] { Trainer t(cfg, data, *cpu); }),
+                 {"train.coarse_until = " + std::to_string(until), "train.iterations = 30",
+                  "never reach full resolution"});
+  }
+  cfg.train.coarse_until = 29;
+  EXPECT_NO_THROW(Trainer(cfg, data, *cpu));
+  cfg.train.coarse_until = 0;  // auto: half of the iterations, even of one
+  cfg.train.iterations = 1;
+  EXPECT_NO_THROW(Trainer(cfg, data, *cpu));
+}
+
 }  // namespace
 }  // namespace splat

@@ -78,6 +78,18 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
     throw Error(
         "train.time_budget plans from one process's measured steps; it cannot be used with " +
         std::to_string(comm_.size()) + " ranks");
+  // A coarse_until of the user's (auto picks half the iterations) at or past the end would
+  // leave every step, and the model, at a fraction of the resolution.
+  const bool auto_coarse_until =
+      std::any_of(auto_choices_.begin(), auto_choices_.end(),
+                  [](const AutoChoice& c) { return c.key == "train.coarse_until"; });
+  if (cfg_.train.coarse_factor > 1 && !auto_coarse_until &&
+      cfg_.train.coarse_until >= cfg_.train.iterations)
+    throw Error("train.coarse_until = " + std::to_string(cfg_.train.coarse_until) +
+                " is not before the last step (train.iterations = " +
+                std::to_string(cfg_.train.iterations) +
+                "): training would never reach full resolution (set it below the iterations, or "
+                "train.coarse_factor = 1 for no coarse-to-fine)");
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
