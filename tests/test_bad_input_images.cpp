@@ -215,5 +215,78 @@ TEST(BadInputImageSettings, CoarseUntilAtOrPastTheEndIsAnError) {
   EXPECT_NO_THROW(Trainer(cfg, data, *cpu));
 }
 
+// ---- likely mistakes: warnings -----------------------------------------------------------------
+
+std::string stderr_of(const std::function<void()>& f) {
+  ::testing::internal::CaptureStderr();
+  f();
+  return ::testing::internal::GetCapturedStderr();
+}
+
+// Every frame gets masks/fI.png, written by `write_mask`.
+fs::path masked_transforms_scene(const std::string& name,
+                                 const std::function<void(const fs::path&)>& write_mask) {
+  const fs::path dir = test::temp_dir(name);
+  test::write_transforms_scene(dir, [](json& j) {
+    for (std::size_t i = 0; i < j["frames"].size(); ++i)
+      j["frames"][i]["mask_path"] = "masks/f" + std::to_string(i) + ".png";
+  });
+  for (int i = 0; i < 4; ++i) write_mask(dir / ("masks/f" + std::to_string(i) + ".png"));
+  return dir;
+}
+
+TEST(BadInputMask, PhotographAsAMaskIsNamedInAWarning) {
+  const fs::path dir = masked_transforms_scene(
+      "bad_mask_photo", [](const fs::path& p) { test::write_rgb_png(p, 16, 12); });
+  const std::string err = stderr_of([&] { load_transforms(dir.string(), {}); });
+  expect_error(err, {"warning: ", "masks/f", "100% of its pixels",
+                     "a photograph rather than a mask", "3 more"});
+}
+
+TEST(BadInputMask, BinaryMaskWithSoftEdgesGivesNoWarning) {
+  const fs::path dir = masked_transforms_scene("bad_mask_binary", [](const fs::path& p) {
+    Image m(16, 12, 3);
+    for (int y = 0; y < 12; ++y)
+      for (int x = 0; x < 16; ++x)
+        for (int c = 0; c < 3; ++c) m.at(x, y, c) = x < 7 ? 0.0f : x == 7 ? 0.5f : 1.0f;
+    fs::create_directories(p.parent_path());
+    write_png(p.string(), m);
+  });
+  EXPECT_EQ(stderr_of([&] { load_transforms(dir.string(), {}); }), "");
+}
+
+TEST(BadInputMask, AlphaMaskOnOpaqueImagesIsNamedInAWarning) {
+  const fs::path dir = test::temp_dir("bad_mask_alpha");
+  test::write_transforms_scene(dir);
+  LoadOptions opts;
+  opts.alpha_mask = true;
+  const std::string err = stderr_of([&] { load_transforms(dir.string(), opts); });
+  expect_error(err, {"warning: ", "data.alpha_mask", "4 of 4 images", "images/f"});
+}
+
+// One point, or copies of one, used to start every splat at that spot at a scale of 1e-7.
+TEST(BadInputPoints, PointsAtOneSpotWarnAndStartRandom) {
+  for (const std::size_t n : {std::size_t(1), std::size_t(5)}) {
+    ColmapModel m = test::small_colmap_model();
+    m.points.resize(n);
+    for (ColmapPoint& p : m.points) p.xyz = {0.5, 0.5, 0.5};
+    const fs::path dir = test::temp_dir("bad_points_one_spot");
+    test::write_colmap_scene(dir, m, test::ColmapForm::Text);
+    const Dataset data = load_colmap(dir.string(), {});
+    ModelConfig cfg;
+    cfg.init_points = 200;
+    Gaussians g;
+    const std::string err = stderr_of([&] { g = initialize_model(cfg, data, 1); });
+    expect_error(err, {"warning: ", "points3D.txt", "at one spot", "200 random splats"});
+    ASSERT_EQ(g.size(), 200u);
+    const SceneBounds b = scene_bounds(data);
+    double spread = 0;
+    for (std::size_t i = 0; i < g.size(); ++i)
+      spread = std::max(spread, std::abs(double(g.means[i * 3]) - b.center[0]));
+    EXPECT_GT(spread, 0.1 * b.half_size);
+    for (const float s : g.log_scales) EXPECT_GT(s, std::log(1e-4f));
+  }
+}
+
 }  // namespace
 }  // namespace splat
