@@ -13,10 +13,8 @@
 #include "io/image_io.h"
 #include "jpeg_encode.h"
 #include "test_util.h"
-#include "train/backend_factory.h"
 #include "train/config.h"
 #include "train/init.h"
-#include "train/trainer.h"
 
 namespace splat {
 namespace {
@@ -192,27 +190,6 @@ TEST(BadInputImageSettings, MaxImageSizeBelow32IsAnError) {
     cfg.data.max_image_size = n;
     EXPECT_NO_THROW(cfg.validate()) << n;
   }
-}
-
-TEST(BadInputImageSettings, CoarseUntilAtOrPastTheEndIsAnError) {
-  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
-  Config cfg;
-  cfg.backend.type = BackendKind::Cpu;
-  cfg.model.init_points = 100;
-  cfg.train.iterations = 30;
-  cfg.train.coarse_factor = 4;
-  auto cpu = make_backend(cfg.backend);
-  for (const std::int64_t until : {std::int64_t(30), std::int64_t(1'000'000'000)}) {
-    cfg.train.coarse_until = until;
-    expect_error(test::error_of([&] { Trainer t(cfg, data, *cpu); }),
-                 {"train.coarse_until = " + std::to_string(until), "train.iterations = 30",
-                  "never reach full resolution"});
-  }
-  cfg.train.coarse_until = 29;
-  EXPECT_NO_THROW(Trainer(cfg, data, *cpu));
-  cfg.train.coarse_until = 0;  // auto: half of the iterations, even of one
-  cfg.train.iterations = 1;
-  EXPECT_NO_THROW(Trainer(cfg, data, *cpu));
 }
 
 // ---- likely mistakes: warnings -----------------------------------------------------------------

@@ -164,6 +164,26 @@ TEST(Resolution, ConfigChecksNameTheKeys) {
   EXPECT_FALSE(test::error_of([&] { cfg.validate(); }).empty());
 }
 
+// A coarse_until at or past the last step never reached full resolution (1e9 trained the whole
+// run at a quarter of the size): it becomes half of the iterations, with a warning naming both
+// keys. A resume told to stop sooner than planned gets the same.
+TEST(BadInputResolution, CoarseUntilAtOrPastTheEndIsClampedWithAWarning) {
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  Config cfg = coarse_config();  // 12 iterations
+  cfg.train.coarse_until = 1'000'000'000;
+  auto cpu = make_backend(cfg.backend);
+  SizeLog log(*cpu);
+  ::testing::internal::CaptureStderr();
+  Trainer t(cfg, data, log);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  test::expect_contains(err, {"warning: ", "train.coarse_until = 1000000000",
+                              "train.iterations = 12", "from step 6"});
+  EXPECT_EQ(t.config().train.coarse_until, 6);
+  t.initialize();
+  t.train("");
+  EXPECT_EQ(log.step_widths.back(), 64);
+}
+
 // A factor the images cannot be divided by is an error naming the key and the image, before any
 // step (not a crash inside the parallel downscale).
 TEST(BadInputResolution, FactorLargerThanAnImageNamesTheImage) {

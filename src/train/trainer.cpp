@@ -78,18 +78,20 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
     throw Error(
         "train.time_budget plans from one process's measured steps; it cannot be used with " +
         std::to_string(comm_.size()) + " ranks");
-  // A coarse_until of the user's (auto picks half the iterations) at or past the end would
-  // leave every step, and the model, at a fraction of the resolution.
-  const bool auto_coarse_until =
-      std::any_of(auto_choices_.begin(), auto_choices_.end(),
-                  [](const AutoChoice& c) { return c.key == "train.coarse_until"; });
-  if (cfg_.train.coarse_factor > 1 && !auto_coarse_until &&
-      cfg_.train.coarse_until >= cfg_.train.iterations)
-    throw Error("train.coarse_until = " + std::to_string(cfg_.train.coarse_until) +
-                " is not before the last step (train.iterations = " +
-                std::to_string(cfg_.train.iterations) +
-                "): training would never reach full resolution (set it below the iterations, or "
-                "train.coarse_factor = 1 for no coarse-to-fine)");
+  // A coarse_until at or past the last step (1e9, or a resume told to stop sooner than the run
+  // was planned for) would leave every step, and the model, at a fraction of the resolution:
+  // full resolution comes from half of the iterations on, as auto plans it.
+  if (cfg_.train.coarse_factor > 1 && cfg_.train.coarse_until >= cfg_.train.iterations &&
+      cfg_.train.iterations > 1) {
+    const std::int64_t half = cfg_.train.iterations / 2;
+    std::fprintf(stderr,
+                 "warning: train.coarse_until = %lld is not before the last step "
+                 "(train.iterations = %lld), so training would never reach full resolution; "
+                 "full resolution from step %lld instead (half of the iterations)\n",
+                 static_cast<long long>(cfg_.train.coarse_until),
+                 static_cast<long long>(cfg_.train.iterations), static_cast<long long>(half));
+    cfg_.train.coarse_until = half;
+  }
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
