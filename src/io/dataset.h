@@ -23,7 +23,7 @@ struct View {
 struct PointCloud {
   std::vector<float> positions;  // [M, 3]
   std::vector<float> colors;     // [M, 3] in [0, 1]
-  std::string source;            // the file they were read from, for messages
+  std::string source = "";       // the file they were read from, for messages
 };
 
 // An axis-aligned cube: the region the scene occupies.
