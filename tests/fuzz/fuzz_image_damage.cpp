@@ -13,9 +13,11 @@
 // garbage returned silently: the target aborts.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "../jpeg_encode.h"
 #include "core/error.h"
