@@ -137,6 +137,18 @@ CameraIntrinsics pinhole_for(const Intrinsics& in, int width, int height) {
   return p;
 }
 
+// When w and h are given, the image may be a downscaled copy (nerfstudio's images_2/, ...):
+// W x H = (w x h) / s for one factor s, each side rounded to whole pixels, so |W h - H w| <= w + h.
+// Any other size is another picture, which the intrinsics do not describe.
+std::optional<std::string> size_problem(const Intrinsics& in, int width, int height) {
+  if (!in.w || !in.h) return std::nullopt;
+  const double w = *in.w, h = *in.h;
+  if (std::abs(double(width) * h - double(height) * w) <= w + h) return std::nullopt;
+  return std::to_string(width) + "x" + std::to_string(height) + " but its camera's w x h is " +
+         std::to_string(std::llround(w)) + "x" + std::to_string(std::llround(h)) +
+         " (not that size, nor a downscaled copy of the same aspect ratio)";
+}
+
 Lens lens_of(const FrameRef& f) {
   Lens lens;
   lens.model = f.lens_model;
@@ -261,6 +273,8 @@ std::vector<View> make_views(const std::string& file,
   // The intrinsics are checked against the size found on disk, before undistortion uses them.
   std::vector<CameraIntrinsics> pinholes(frames.size());  // of each image as resampled
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
+    if (const auto problem = size_problem(frames[i].in, full.width, full.height))
+      throw Error(frames[i].path + " is " + *problem);
     const CameraIntrinsics in = pinhole_for(frames[i].in, full.width, full.height);
     if (const auto problem = pinhole_problem(in.fx, in.fy, in.cx, in.cy, full.width, full.height))
       throw Error("fl_x fl_y cx cy (or camera_angle_x): " + *problem);

@@ -234,6 +234,7 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   }
   if (!model.points.empty()) {
     PointCloud pc;
+    pc.source = model.points_file;
     for (const ColmapPoint& p : model.points) {
       for (int k = 0; k < 3; ++k) {
         pc.positions.push_back(float(p.xyz[k]));

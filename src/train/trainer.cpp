@@ -103,6 +103,20 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
     throw Error(
         "train.time_budget plans from one process's measured steps; it cannot be used with " +
         std::to_string(comm_.size()) + " ranks");
+  // A coarse_until at or past the last step (1e9, or a resume told to stop sooner than the run
+  // was planned for) would leave every step, and the model, at a fraction of the resolution:
+  // full resolution comes from half of the iterations on, as auto plans it.
+  if (cfg_.train.coarse_factor > 1 && cfg_.train.coarse_until >= cfg_.train.iterations &&
+      cfg_.train.iterations > 1) {
+    const std::int64_t half = cfg_.train.iterations / 2;
+    std::fprintf(stderr,
+                 "warning: train.coarse_until = %lld is not before the last step "
+                 "(train.iterations = %lld), so training would never reach full resolution; "
+                 "full resolution from step %lld instead (half of the iterations)\n",
+                 static_cast<long long>(cfg_.train.coarse_until),
+                 static_cast<long long>(cfg_.train.iterations), static_cast<long long>(half));
+    cfg_.train.coarse_until = half;
+  }
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
