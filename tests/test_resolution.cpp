@@ -180,7 +180,7 @@ TEST(BadInputResolution, CoarseUntilAtOrPastTheEndIsClampedWithAWarning) {
                               "train.iterations = 12", "from step 6"});
   EXPECT_EQ(t.config().train.coarse_until, 6);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   EXPECT_EQ(log.step_widths.back(), 64);
 }
 
