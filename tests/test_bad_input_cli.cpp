@@ -23,8 +23,7 @@ namespace fs = std::filesystem;
 std::string train_args(const std::string& data,
                        const fs::path& out,
                        const std::string& extra = "") {
-  return "train " + data + " --out " + out.string() +
-         " --set backend.type=cpu --set model.init_points=300 --set train.iterations=20 " + extra;
+  return test::short_train_args(data, out, extra);
 }
 
 const char* kPlyHeader =

@@ -17,8 +17,7 @@ namespace fs = std::filesystem;
 
 // A short CPU run on the small demo scene; `extra` goes last.
 std::string train_args(const fs::path& out, const std::string& extra = "") {
-  return "train " + test::small_demo_scene() + " --out " + out.string() +
-         " --set backend.type=cpu --set model.init_points=300 --set train.iterations=20 " + extra;
+  return test::short_train_args(test::small_demo_scene(), out, extra);
 }
 
 TEST(TrainCli, SetTakesOneValueSoDataMayFollow) {

@@ -32,6 +32,13 @@ ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, 
   return {cpu::render_bwd(g, v.camera, rs, fwd, loss.v_image, {}), loss.loss};
 }
 
+std::string short_train_args(const std::string& data,
+                             const std::filesystem::path& out,
+                             const std::string& extra) {
+  return "train " + data + " --out " + out.string() +
+         " --set backend.type=cpu --set model.init_points=300 --set train.iterations=20 " + extra;
+}
+
 RunResult run_splat(const std::string& args, int timeout_s) {
   const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
   return run_command(limit + splat_binary() + " " + args);

@@ -73,6 +73,12 @@ inline void expect_contains(const std::string& msg, std::initializer_list<std::s
 #define EXPECT_MENTIONS(msg, text) \
   EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
 
+// The arguments of a short CPU training run (300 splats, 20 iterations) on `data` into `out`;
+// `extra` goes last.
+std::string short_train_args(const std::string& data,
+                             const std::filesystem::path& out,
+                             const std::string& extra = "");
+
 // A small generated demo scene (64x64, 24 training and 4 test views), written once per process
 // and seed. Another seed than the demo's 7 places the cameras elsewhere: the same image names and
 // sizes, other pictures (as two NeRF-synthetic scenes are).
