@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -428,6 +429,26 @@ void write_demo_scene(const std::string& dir, const DemoSceneOptions& opts) {
   const Scene scene;
   write_split(root, "train", train, scene, opts);
   write_split(root, "test", test, scene, opts);
+}
+
+void write_demo_orbit(const std::string& dir,
+                      int frames,
+                      double elevation,
+                      double arc,
+                      const DemoSceneOptions& opts) {
+  check_options(opts);
+  if (frames < 1) throw Error("demo orbit: frames: must be at least 1");
+  make_directory(dir);
+  const Scene scene;
+  for (int i = 0; i < frames; ++i) {
+    const double phi = arc * i / std::max(1, frames - 1);
+    const V3 d{std::cos(phi) * std::cos(elevation), std::sin(phi) * std::cos(elevation),
+               std::sin(elevation)};
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%04d.png", i);
+    const Image rgba = render_view(scene, look_at_origin(d), opts);
+    write_png((fs::path(dir) / name).string(), composite_on(rgba, {0.5f, 0.5f, 0.5f}));
+  }
 }
 
 }  // namespace splat
