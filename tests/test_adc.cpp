@@ -468,7 +468,7 @@ TEST(Adc, ShortTrainingChangesTheCountAndImproves) {
   t.initialize();
   const RasterSettings rs = final_raster_settings(cfg);
   const double psnr_before = evaluate(*backend, data.test, rs, "").mean_psnr;
-  t.train("");
+  t.train(nullptr);
   const double psnr_after = evaluate(*backend, data.test, rs, "").mean_psnr;
   const std::size_t count = backend->num_splats();
   std::size_t cloned = 0, split = 0, pruned = 0;

@@ -47,7 +47,7 @@ RunResult train(const Config& cfg, const Dataset& data) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   return {backend->state(), t.loss_history()};
 }
 
@@ -175,7 +175,7 @@ TEST(Appearance, AffineRecoversHeldOutPsnrUnderExposureChanges) {
     auto backend = make_backend(cfg.backend);
     Trainer t(cfg, data, *backend);
     t.initialize();
-    t.train("");
+    t.train(nullptr);
     psnr[int(kind)] = evaluate(*backend, data.test, rs, "").mean_psnr;
   }
   std::printf("held-out PSNR: none %.2f dB, affine %.2f dB\n", psnr[0], psnr[1]);
@@ -221,7 +221,7 @@ TEST(Appearance, ResumeAcrossTheSetting) {
   auto b1 = make_backend(cfg.backend);
   Trainer plain(cfg, data, *b1);
   plain.initialize();
-  plain.train("");
+  plain.train(nullptr);
   const Checkpoint without = plain.checkpoint();
   ASSERT_TRUE(without.appearance.empty());
 
@@ -233,7 +233,7 @@ TEST(Appearance, ResumeAcrossTheSetting) {
   resumed.resume(without);
   EXPECT_EQ(b2->state().appearance.params, AppearanceState::identity(24).params);
   EXPECT_EQ(b2->state().appearance.m, std::vector<float>(24 * kAppearanceFloats, 0.0f));
-  resumed.train("");
+  resumed.train(nullptr);
   const Checkpoint with = resumed.checkpoint();
   ASSERT_EQ(with.appearance.size(), 24 * kAppearanceFloats);
 

@@ -120,12 +120,12 @@ const std::vector<CliCase> kCliCases = {
     {"OutUnwritable",
      [](const fs::path&) { return train_args(scene(), "/proc/splat_no_write"); },
      {"--out", "/proc/splat_no_write"}},
-    {"OutHoldsPreviousRun",
+    {"OutHoldsAModelSplatDidNotWrite",
      [](const fs::path& d) {
        test::write_text(d / "o" / "model.ply", "old");
-       return train_args(scene(), d / "o");
+       return train_args(scene(), d / "o", "--overwrite");
      },
-     {"previous run", "--overwrite", "--resume"}},
+     {"--out", "model.ply", "not one of the files splat wrote"}},
     {"ResumeNotACheckpoint",
      [](const fs::path& d) {
        test::write_text(d / "x.ckpt", "not a checkpoint");
@@ -302,20 +302,24 @@ TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {
   test::expect_contains(r.output, {"checkpoint.ckpt", "params.log_scales"});
 }
 
-TEST(BadInputResume, ModelNewerThanTheCheckpointIsAMixedSet) {
-  // The outputs of iteration 30 beside the checkpoint of iteration 20: what a kill between the
-  // final writes of a resumed run that saved no checkpoint leaves.
+TEST(BadInputResume, ModelNewerThanTheCheckpointIsReplacedWithAWarning) {
+  // The outputs of iteration 30 beside the checkpoint of iteration 20: what a run that stopped
+  // between its final writes (model.ply first, then checkpoint.ckpt) leaves. Training on from the
+  // checkpoint replaces model.ply with the same run's later state, and says so first.
   const fs::path out = copy_of_run("bad_resume_mixed");
   fs::copy_file(out / "checkpoint.ckpt", out.parent_path() / "at20.ckpt");
   auto r = test::run_splat(resume_args(out, "--set train.iterations=30"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::copy_file(out.parent_path() / "at20.ckpt", out / "checkpoint.ckpt",
                 fs::copy_options::overwrite_existing);
-  const auto before = fs::last_write_time(out / "model.ply");
   r = test::run_splat(resume_args(out, "--set train.iterations=40"));
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  test::expect_contains(r.output, {"model.ply", "iteration 30", "iteration 20", "not one set"});
-  EXPECT_EQ(fs::last_write_time(out / "model.ply"), before);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output,
+                        {"warning", "model.ply", "iteration 30", "iteration 20", "replaces it"});
+  EXPECT_EQ(read_ply_comments((out / "model.ply").string()),
+            std::vector<std::string>{"splat_run " +
+                                     read_checkpoint((out / "checkpoint.ckpt").string()).run_id +
+                                     " iteration 40"});
 }
 
 TEST(BadInputResume, FilesOfAnotherRunAreAMixedSet) {

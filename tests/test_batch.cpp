@@ -86,7 +86,7 @@ TEST(Batch, OneLossPerStepAndBatchViewsAdvanceTheEpoch) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   EXPECT_EQ(t.loss_history().size(), 10u);
   EXPECT_EQ(backend->state().adam_step, 10);
   // 30 views drawn from epochs of 24: the second epoch is 6 views in.

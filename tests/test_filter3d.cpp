@@ -154,7 +154,7 @@ TEST(Filter3d, AntialiasedTrainingKeepsTheFilterWithTheModel) {
   Trainer t(cfg, data, *backend);
   t.initialize();
   ASSERT_EQ(backend->state().filter3d.size(), backend->num_splats());
-  t.train("");
+  t.train(nullptr);
   const Checkpoint c = t.checkpoint();
   EXPECT_GT(c.params.size(), 1500u);  // the ticks grew the model
   ASSERT_EQ(c.filter3d.size(), c.params.size());

@@ -100,7 +100,7 @@ TEST(Progress, McmcProjectionMatchesTraining) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   EXPECT_EQ(backend->num_splats(), 1000u);
 }
 

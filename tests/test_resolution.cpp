@@ -122,7 +122,7 @@ TEST(Resolution, ARunTrainsAtEachFactorInTurn) {
   SizeLog log(*cpu);
   Trainer t(coarse_config(), data, log);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   EXPECT_EQ(log.step_widths, (std::vector<int>{16, 16, 16, 16, 32, 32, 32, 32, 64, 64, 64, 64}));
   EXPECT_EQ(log.image_widths, (std::vector<int>{64, 16, 32, 64}));
   for (double loss : t.loss_history()) EXPECT_TRUE(std::isfinite(loss));
@@ -143,7 +143,7 @@ TEST(Resolution, ResumeFromACoarseStepIsExact) {
   SizeLog log(*cpu);
   Trainer t(cfg, data, log);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   EXPECT_EQ(log.image_widths.back(), 64);
 }
 

@@ -152,7 +152,7 @@ TEST(TimeBudget, ACpuRunStopsWithinItsBudget) {
         return false;
       },
       [](std::int64_t, Gaussians) {});
-  t.train("");
+  t.train(nullptr);
   EXPECT_FALSE(t.interrupted());
   EXPECT_EQ(t.config().train.iterations, t.iteration()) << "the config holds what the run did";
   EXPECT_LT(t.iteration(), 1000000);

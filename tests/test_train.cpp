@@ -47,7 +47,7 @@ TEST(Train, LossFallsAndPsnrRises) {
   t.initialize();
   const RasterSettings rs = final_raster_settings(cfg);
   const double psnr_before = evaluate(*backend, data.test, rs, "").mean_psnr;
-  t.train("");
+  t.train(nullptr);
   const double psnr_after = evaluate(*backend, data.test, rs, "").mean_psnr;
   const auto& h = t.loss_history();
   ASSERT_EQ(h.size(), 300u);

@@ -67,7 +67,8 @@ TEST(TrainCli, ConflictingOptionsNameBoth) {
 TEST(TrainCli, PreviousRunIsKeptUnlessOverwritten) {
   const auto dir = test::temp_dir("cli_outdir");
   const auto out = dir / "o";
-  ASSERT_EQ(test::run_splat(train_args(out)).exit_code, 0);
+  ASSERT_EQ(test::run_splat(train_args(out, "--set output.checkpoint_every=10")).exit_code, 0);
+  ASSERT_TRUE(fs::exists(out / "checkpoint_10.ckpt"));
   const auto first = fs::last_write_time(out / "model.ply");
   auto r = test::run_splat(train_args(out));
   EXPECT_NE(r.exit_code, 0);
@@ -76,7 +77,6 @@ TEST(TrainCli, PreviousRunIsKeptUnlessOverwritten) {
                                                         << r.output;
   EXPECT_EQ(fs::last_write_time(out / "model.ply"), first);
   // --overwrite replaces it, leaving no file of the old run behind.
-  std::ofstream(out / "checkpoint_10.ckpt") << "old";
   r = test::run_splat(train_args(out, "--overwrite --set output.save_checkpoint=false"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(out / "checkpoint_10.ckpt"));

@@ -93,7 +93,8 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
   auto b1 = make_backend(cfg.backend);
   Trainer full(cfg, data, *b1);
   full.initialize();
-  full.train(dir.string());
+  RunDir out(dir.string(), "test", "train");
+  full.train(&out);
 
   auto b2 = make_backend(cfg.backend);
   Trainer resumed(cfg, data, *b2);
@@ -101,7 +102,7 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
       read_checkpoint((dir / ("checkpoint_" + std::to_string(at) + ".ckpt")).string());
   resumed.resume(saved);
   EXPECT_EQ(resumed.iteration(), at);
-  resumed.train("");
+  resumed.train(nullptr);
 
   const TrainState a = b1->state(), b = b2->state();
   EXPECT_EQ(a.adam_step, b.adam_step);

@@ -38,14 +38,18 @@ void add_demo(CLI::App& app, Action& action) {
   cmd->callback([args, &action] {
     action = [args] {
       const Config cfg = resolve_config(args->config, kDemoConfig, "demo defaults");
-      const std::string scene = (std::filesystem::path(args->out) / "scene").string();
-      prepare_out_dir({.out = args->out, .overwrite = true});
+      // The demo's output is scratch: a new demo replaces the last one (never a training run, nor
+      // a file of the user's: open_out_dir).
+      const TrainRun run{.data = (std::filesystem::path(args->out) / "scene").string(),
+                         .out = args->out,
+                         .kind = "demo"};
+      const std::unique_ptr<RunDir> dir = open_out_dir(run);
+      const std::string scene = dir->claim_tree("scene");
       const auto t0 = std::chrono::steady_clock::now();
       write_demo_scene(scene, DemoSceneOptions{});
       std::fprintf(stderr, "generated the demo scene in %s (%.1f s)\n", scene.c_str(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      // The demo's output is scratch: a new demo run replaces the last one.
-      return run_training({.data = scene, .out = args->out, .overwrite = true}, cfg).second;
+      return run_training(run, cfg, dir.get()).second;
     };
   });
 }

@@ -34,8 +34,15 @@ void add_eval(CLI::App& app, Action& action) {
       const Dataset data = load_dataset(args->data, cfg);
       const std::vector<View>& views = args->split == "train" ? data.train : data.test;
       if (views.empty()) throw Error(args->data + ": no " + args->split + " views to evaluate on");
+      std::unique_ptr<RunDir> out;
+      if (!args->out.empty()) {
+        out = open_results_dir(args->out, "eval");
+        std::vector<std::string> renders = {"metrics.json"};
+        for (const View& v : views) renders.push_back("renders/" + v.name + ".png");
+        out->claim_all(renders);
+      }
       const EvalResult r =
-          evaluate_model(args->model, views, cfg, args->out.empty() ? "" : args->out + "/renders");
+          evaluate_model(args->model, views, cfg, out ? (out->path() / "renders").string() : "");
       for (const ViewMetrics& v : r.views)
         std::printf("%-16s PSNR %7.3f  SSIM %.4f  colour-corrected PSNR %7.3f\n", v.name.c_str(),
                     v.psnr, v.ssim, v.cc_psnr);
@@ -49,8 +56,7 @@ void add_eval(CLI::App& app, Action& action) {
                          {"ssim", r.mean_ssim},
                          {"cc_psnr", r.mean_cc_psnr}};
         for (const ViewMetrics& v : r.views) j[args->split + "_views"].push_back(view_json(v));
-        std::filesystem::create_directories(args->out);
-        write_atomically(args->out + "/metrics.json",
+        write_atomically(out->claim("metrics.json"),
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }
       return 0;

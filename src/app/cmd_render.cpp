@@ -36,19 +36,24 @@ void render_path(const std::string& model_path,
                  CameraPath path,
                  int frames,
                  int fps,
-                 const fs::path& out) {
+                 RunDir& dir) {
   const std::vector<Camera> cameras = camera_path(data, path, frames);
+  const fs::path& out = dir.path();
+  auto frame_name = [](std::size_t k) {
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%05zu.png", k);
+    return std::string(name);
+  };
+  std::vector<std::string> names = {"path.mp4"};
+  for (std::size_t k = 0; k < cameras.size(); ++k) names.push_back(frame_name(k));
+  dir.claim_all(names);
   const TrainState model = load_model(model_path);
   auto backend = make_backend(cfg.backend);
   backend->set_state(model);
   RasterSettings rs = final_raster_settings(cfg);
   rs.sh_degree = model.params.sh_degree;
-  fs::create_directories(out);
-  for (std::size_t k = 0; k < cameras.size(); ++k) {
-    char name[32];
-    std::snprintf(name, sizeof name, "frame_%05zu.png", k);
-    write_png((out / name).string(), backend->render(cameras[k], rs));
-  }
+  for (std::size_t k = 0; k < cameras.size(); ++k)
+    write_png((out / frame_name(k)).string(), backend->render(cameras[k], rs));
   std::printf("rendered %zu frames into %s\n", cameras.size(), out.c_str());
   const std::string ffmpeg = find_on_path("ffmpeg");
   if (ffmpeg.empty()) {
@@ -96,12 +101,16 @@ void add_render(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
+      const std::unique_ptr<RunDir> out = open_results_dir(args->out, "render");
       if (!args->path.empty()) {
         render_path(args->model, data, cfg, parse_camera_path(args->path), args->frames, args->fps,
-                    args->out);
+                    *out);
         return 0;
       }
       const auto& views = args->split == "train" ? data.train : data.test;
+      std::vector<std::string> renders;
+      for (const View& v : views) renders.push_back(v.name + ".png");
+      out->claim_all(renders);
       const EvalResult r = evaluate_model(args->model, views, cfg, args->out);
       std::printf("rendered %zu views into %s (mean PSNR %.3f dB against the dataset images)\n",
                   r.views.size(), args->out.c_str(), r.mean_psnr);

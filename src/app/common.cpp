@@ -301,10 +301,10 @@ std::optional<RunStamp> stamp_of(const fs::path& file) {
   return std::nullopt;
 }
 
-// A resumed run writes into a directory that holds earlier outputs. They must be this run's, and
-// when the run resumes from the directory's own checkpoint.ckpt, no newer than it: a model.ply
-// newer than checkpoint.ckpt means the last write stopped part way (or saved no checkpoint), and
-// training on would mix two states in one set of files.
+// A resumed run writes into a directory that holds earlier outputs. They must be this run's. A
+// model.ply newer than the checkpoint it resumes from is what a run leaves when it stopped between
+// its final writes (model.ply first, then checkpoint.ckpt): training on from the checkpoint
+// replaces it with the same run's later state, and the warning says so.
 void check_resume_set(const TrainRun& run, const Checkpoint& ckpt) {
   if (ckpt.run_id.empty()) return;
   const fs::path out(run.out);
@@ -319,13 +319,57 @@ void check_resume_set(const TrainRun& run, const Checkpoint& ckpt) {
                   " to run " + ckpt.run_id + "; resuming would leave files of two runs in " +
                   run.out + " (choose another --out, or remove the other run's files)");
     if (own_checkpoint && stamp->iteration > ckpt.iteration)
-      throw Error(file + ": iteration: written at iteration " + std::to_string(stamp->iteration) +
-                  ", after " + run.resume + " (iteration " + std::to_string(ckpt.iteration) +
-                  "): the outputs in " + run.out +
-                  " are not one set (the run's last write stopped part way). Remove model.ply and "
-                  "metrics.json there to train on from iteration " +
-                  std::to_string(ckpt.iteration) + ", or choose another --out");
+      std::fprintf(stderr,
+                   "warning: %s was written at iteration %lld, after %s (iteration %lld): the "
+                   "run stopped between its final writes; training on from iteration %lld "
+                   "replaces it (copy it elsewhere first to keep it)\n",
+                   file.c_str(), (long long)stamp->iteration, run.resume.c_str(),
+                   (long long)ckpt.iteration, (long long)ckpt.iteration);
   }
+}
+
+bool is_model_or_checkpoint(const std::string& name) {
+  const std::string ext = fs::path(name).extension().string();
+  return ext == ".ply" || ext == ".ckpt" || ext == ".splat" || ext == ".spz";
+}
+
+// Bytes the run's outputs take at `splats` splats (an upper bound: every splat at the config's
+// SH degree): the model files, checkpoint.ckpt twice (its FILE.tmp is written beside the last
+// one) and every checkpoint_<step>.ckpt of output.checkpoint_every.
+double output_bytes(const Config& cfg, double splats, std::int64_t from_iteration) {
+  const double floats = 3 + 3 + 4 + 1 + 3.0 * sh_coeffs(int(cfg.model.sh_degree));
+  const double model = splats * (floats + 3) * 4;           // a .ply also carries normals
+  const double checkpoint = splats * (3 * floats + 3) * 4;  // params, two moments, per-splat extras
+  double bytes = model * double(cfg.output.formats.size());
+  if (cfg.output.save_checkpoint) bytes += 2 * checkpoint;
+  const std::int64_t every = cfg.output.checkpoint_every;
+  if (every > 0)
+    bytes += checkpoint * double(std::max<std::int64_t>(
+                              0, (cfg.train.iterations - 1) / every - from_iteration / every));
+  return bytes;
+}
+
+std::string gib(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f GiB", bytes / double(1 << 30));
+  return s;
+}
+
+// Found before training, not when the run ends: the disk holds what the run will write.
+void check_free_space(const RunDir& dir,
+                      const Config& cfg,
+                      std::size_t splats,
+                      std::int64_t from_iteration) {
+  const double most = double(std::max<std::int64_t>(std::int64_t(splats), cfg.densify.cap_max));
+  const double need = output_bytes(cfg, most, from_iteration);
+  std::error_code ec;
+  const fs::space_info space = fs::space(dir.path(), ec);
+  if (ec || double(space.available) >= need) return;
+  throw Error(dir.what() + ": the run's outputs at " + std::to_string((long long)most) +
+              " splats (densify.cap_max) need about " + gib(need) + ", but the disk has " +
+              gib(double(space.available)) +
+              " free; free some space, lower densify.cap_max or output.checkpoint_every, or "
+              "choose another --out");
 }
 
 }  // namespace
@@ -337,59 +381,69 @@ const std::vector<std::string>& run_output_files() {
   return files;
 }
 
-void prepare_out_dir(const TrainRun& run) {
-  const fs::path out(run.out);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw Error("--out " + run.out + ": exists and is not a directory");
-  std::vector<fs::path> previous;
-  if (fs::is_directory(out, ec)) {
-    for (const std::string& f : run_output_files())
-      if (fs::exists(out / f, ec)) previous.push_back(out / f);
-    for (const auto& e : fs::directory_iterator(out, ec))
+std::unique_ptr<RunDir> open_out_dir(const TrainRun& run) {
+  auto dir = std::make_unique<RunDir>(run.out, "--out " + run.out, run.kind);
+  const bool resume = !run.resume.empty();
+  if (resume) {
+    // The run's own outputs, also from a version of splat that kept no manifest.
+    std::vector<std::string> own = run_output_files();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir->path(), ec))
       if (e.path().filename().string().starts_with("checkpoint_") &&
           e.path().extension() == ".ckpt")
-        previous.push_back(e.path());
+        own.push_back(e.path().filename().string());
+    dir->adopt(own);
   }
-  if (!previous.empty() && run.resume.empty() && !run.overwrite)
-    throw Error(
-        "--out " + run.out + " holds a previous run (" + previous.front().filename().string() +
-        (previous.size() > 1 ? " and " + std::to_string(previous.size() - 1) + " more" : "") +
-        "); continue it with --resume " + (out / "checkpoint.ckpt").string() +
-        ", replace it with --overwrite, or choose another --out");
-  if (run.overwrite && run.resume.empty()) {
-    for (const fs::path& p : previous) fs::remove(p, ec);
-    fs::remove_all(out / "renders", ec);
-  }
-  // A process killed while writing an output leaves its FILE.tmp (file_util.h): never a valid file.
-  if (fs::is_directory(out, ec))
-    for (const auto& e : fs::directory_iterator(out, ec)) {
-      const std::string name = e.path().filename().string();
-      if (e.path().extension() == ".tmp" &&
-          (std::ranges::find(run_output_files(), e.path().stem().string()) !=
-               run_output_files().end() ||
-           name.starts_with("checkpoint_")))
-        fs::remove(e.path(), ec);
+  const std::vector<std::string> previous = dir->owned_existing();
+  if (!previous.empty() && !resume) {
+    const bool saved = std::ranges::any_of(previous, is_model_or_checkpoint);
+    const std::string listed =
+        previous.front() +
+        (previous.size() > 1 ? " and " + std::to_string(previous.size() - 1) + " more" : "");
+    if (saved && run.kind == "demo" && dir->previous_kind() != "demo")
+      throw Error("--out " + run.out + " holds a " + dir->previous_kind() + " run (" + listed +
+                  "); splat demo replaces only an earlier demo: choose another --out");
+    if (saved && run.kind != "demo" && !run.overwrite) {
+      const bool has_checkpoint = fs::exists(dir->path() / "checkpoint.ckpt");
+      throw Error("--out " + run.out + " holds a previous run (" + listed + "); " +
+                  (has_checkpoint ? "continue it with --resume " +
+                                        (dir->path() / "checkpoint.ckpt").string() + ", "
+                                  : std::string()) +
+                  "replace it with --overwrite, or choose another --out");
     }
-  fs::create_directories(out, ec);
-  if (ec) throw Error("--out " + run.out + ": cannot create the directory: " + ec.message());
-  // Found now, not after hours of training: the directory takes files.
-  const fs::path probe = out / ".splat_write_test";
-  {
-    std::ofstream f(probe);
-    if (!(f << "ok") || !(f.flush()))
-      throw Error("--out " + run.out + ": cannot write into the directory (" +
-                  std::strerror(errno) + ")");
+    if (!saved)
+      std::fprintf(stderr,
+                   "note: replacing the files of an earlier run in %s that saved no model "
+                   "(%s)\n",
+                   run.out.c_str(), listed.c_str());
+    dir->remove_owned();
   }
-  fs::remove(probe, ec);
+  dir->remove_stale_tmp();  // a process killed while writing leaves FILE.tmp: never a valid file
+  dir->claim_all(run_output_files());
+  return dir;
 }
 
-std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) {
+std::unique_ptr<RunDir> open_results_dir(const std::string& out, const std::string& kind) {
+  auto dir = std::make_unique<RunDir>(out, "--out " + out, kind);
+  const std::vector<std::string> previous = dir->owned_existing();
+  if (!previous.empty() && dir->previous_kind() != kind)
+    throw Error("--out " + out + " holds the outputs of splat " + dir->previous_kind() + " (" +
+                previous.front() + ", ...); splat " + kind +
+                " replaces only its own earlier results: choose another --out");
+  dir->remove_owned();
+  return dir;
+}
+
+std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, RunDir* dir) {
   // Every rank trains; rank 0 alone prints, evaluates and writes the outputs.
   dist::Communicator& comm = dist::world();
   const bool leader = comm.rank() == 0;
   require_dataset_dir(run.data);
-  if (leader) prepare_out_dir(run);
+  std::unique_ptr<RunDir> opened;
+  if (leader && !dir) {
+    opened = open_out_dir(run);
+    dir = opened.get();
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   const Dataset data = load_dataset(run.data, cfg);
@@ -402,13 +456,12 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
   auto backend = make_backend(cfg.backend);
   Trainer trainer(cfg, data, *backend, comm);
   const fs::path out(run.out);
+  const std::string toml = trainer.config().to_toml();
   if (leader) {
-    const std::string toml = trainer.config().to_toml();
     std::fprintf(stderr, "# resolved config\n%s\n", toml.c_str());
     for (const AutoChoice& c : trainer.auto_choices())
       std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value,
                    c.reason.c_str());
-    write_atomically((out / "config.toml").string(), [&](std::ofstream& f) { f << toml; });
   }
   if (!run.init_from.empty()) {
     trainer.initialize_from(load_model(run.init_from).params);
@@ -430,6 +483,16 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
                    (long long)trainer.iteration());
   }
   const Config& used = trainer.config();
+  if (leader) {
+    check_free_space(*dir, used, backend->num_splats(), trainer.iteration());
+    if (used.output.save_renders) {
+      std::vector<std::string> renders;
+      for (const View& v : data.test) renders.push_back("renders/test/" + v.name + ".png");
+      dir->claim_all(renders);  // a file of the user's there stops the run now, not at the end
+    }
+    // The first file of the run, once nothing stands in its way.
+    write_atomically(dir->claim("config.toml"), [&](std::ofstream& f) { f << toml; });
+  }
   const std::string ranks =
       comm.size() > 1 ? " x " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "";
   if (leader)
@@ -442,46 +505,68 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     live->attach(trainer, *backend);
   }
   install_interrupt_handlers();
-  trainer.train(run.out);
+  trainer.train(leader ? dir : nullptr);
   if (!leader) return {EvalResult{}, 0};
   // A time budget planned the iterations and schedules: config.toml says what the run did.
   if (used.train.time_budget > 0)
-    write_atomically((out / "config.toml").string(),
-                     [&](std::ofstream& f) { f << used.to_toml(); });
+    write_atomically(dir->claim("config.toml"), [&](std::ofstream& f) { f << used.to_toml(); });
+
+  // The model files first, then the checkpoint, each attempted whatever became of the others: a
+  // checkpoint that does not fit on the disk never costs the model. Failures are reported together.
+  std::vector<std::string> failed;
+  std::string written;
+  auto attempt = [&](const std::string& name, auto&& write) {
+    try {
+      write(dir->claim(name));
+      written += name + ", ";
+    } catch (const std::exception& e) {
+      failed.push_back(e.what());
+    }
+  };
+  const Gaussians model = viewer_params(*backend);
+  auto save_model = [&](ModelFormat f) {
+    attempt(model_file_name(f), [&](const std::string& path) {
+      if (f == ModelFormat::Ply)
+        write_ply(path, model, ply_run_tag(trainer));  // stamped with the run
+      else
+        write_model(path, model, f);
+    });
+  };
+  auto save_checkpoint = [&] {
+    attempt("checkpoint.ckpt",
+            [&](const std::string& path) { write_checkpoint(path, trainer.checkpoint()); });
+  };
+  auto unsaved = [&] {
+    std::string msg = "could not write every output into " + run.out + ":";
+    for (const std::string& f : failed) msg += "\n  " + f;
+    return Error(msg +
+                 (written.empty() ? "" : "\n  written: " + written.substr(0, written.size() - 2)));
+  };
 
   if (trainer.interrupted()) {
     const int signal = interrupt_signal();
-    write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-    write_ply((out / "model.ply").string(), viewer_params(*backend), ply_run_tag(trainer));
+    save_model(ModelFormat::Ply);
+    save_checkpoint();
+    if (!failed.empty()) throw unsaved();
     std::fprintf(stderr,
                  "\nstopped by %s after iteration %lld of %lld: wrote %s and %s\nresume with: "
                  "splat train %s --resume %s --out %s\n",
                  signal == SIGTERM ? "SIGTERM" : "SIGINT", (long long)trainer.iteration(),
-                 (long long)used.train.iterations, (out / "checkpoint.ckpt").c_str(),
-                 (out / "model.ply").c_str(), run.data.c_str(), (out / "checkpoint.ckpt").c_str(),
-                 run.out.c_str());
+                 (long long)used.train.iterations, (out / "model.ply").c_str(),
+                 (out / "checkpoint.ckpt").c_str(), run.data.c_str(),
+                 (out / "checkpoint.ckpt").c_str(), run.out.c_str());
     return {EvalResult{}, 128 + signal};
   }
   const Report report = backend->report();  // before evaluation adds renders of its own
-  // The checkpoint first: a kill between the writes leaves it newer than model.ply, which a
-  // resume replaces, never a model.ply newer than the state it would resume from.
-  if (used.output.save_checkpoint)
-    write_checkpoint((out / "checkpoint.ckpt").string(), trainer.checkpoint());
-  std::string written;
-  for (const ModelFormat f : used.output.formats) {
-    const std::string path = (out / model_file_name(f)).string();
-    if (f == ModelFormat::Ply)
-      write_ply(path, viewer_params(*backend), ply_run_tag(trainer));  // stamped with the run
-    else
-      write_model(path, viewer_params(*backend), f);
-    written += model_file_name(f) + ", ";
-  }
+  for (const ModelFormat f : used.output.formats) save_model(f);
+  if (used.output.save_checkpoint) save_checkpoint();
+  if (!failed.empty()) throw unsaved();
   const std::string render_dir =
       used.output.save_renders ? (out / "renders" / "test").string() : "";
   const EvalResult eval = evaluate(*backend, data.test, final_raster_settings(used), render_dir);
   print_report(report, trainer.iteration());
   const nlohmann::json metrics =
-      write_metrics((out / "metrics.json").string(), trainer, *backend, report, eval);
+      write_metrics(dir->claim("metrics.json"), trainer, *backend, report, eval);
   write_report(out, run.data, used, *backend, data.test, eval, metrics);
   const double ms_per_iter =
       trainer.loss_history().empty()
@@ -496,9 +581,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg) 
     std::fprintf(stderr,
                  "test: PSNR %.2f dB, SSIM %.4f over %zu views (colour-corrected PSNR %.2f dB)\n",
                  eval.mean_psnr, eval.mean_ssim, eval.views.size(), eval.mean_cc_psnr);
-  std::fprintf(stderr, "wrote %s/{%s%smetrics.json, metrics.jsonl, report.html, config.toml}\n",
-               run.out.c_str(), written.c_str(),
-               used.output.save_checkpoint ? "checkpoint.ckpt, " : "");
+  std::fprintf(stderr, "wrote %s/{%smetrics.json, metrics.jsonl, report.html, config.toml}\n",
+               run.out.c_str(), written.c_str());
   if (live) live->finish_and_serve(trainer, *backend);
   return {eval, 0};
 }

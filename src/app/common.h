@@ -1,5 +1,6 @@
 #pragma once
 // Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "app/live_view.h"
 #include "io/dataset.h"
+#include "io/run_dir.h"
 #include "render/backend.h"
 #include "train/config.h"
 #include "train/trainer.h"
@@ -58,24 +60,35 @@ struct TrainRun {
   std::string resume{};  // checkpoint to continue from, or empty
   // A model whose splats start a fresh run (instead of model.init), or empty.
   std::string init_from{};
-  bool overwrite = false;  // replace a previous run in `out` (otherwise it is refused)
+  bool overwrite = false;      // replace a previous run in `out` (otherwise it is refused)
+  std::string kind = "train";  // the command, in the folder's manifest ("demo" replaces a demo)
   std::optional<LiveViewOptions> view{};  // serve the live viewer (rank 0)
 };
 
 // The files of a training run in an output directory (a previous run is recognised by them).
 const std::vector<std::string>& run_output_files();
 
-// Checks an output directory before any work: `out` is (or can be made) a writable directory and
-// holds no previous run unless the run resumes or overwrites it; with overwrite, the previous
-// run's files are removed so that no old file is left beside the new ones.
-void prepare_out_dir(const TrainRun& run);
+// Opens run.out under the output-folder rules (io/run_dir.h), before any work: a writable
+// directory, locked for this process, holding no previous run unless the run resumes it, replaces
+// it (--overwrite) or is a demo replacing a demo; a previous run that saved no model or checkpoint
+// (a run that failed or was killed early) is replaced with a note. The files of run_output_files()
+// are claimed, so that a file of the user's at one of those names stops the run now.
+std::unique_ptr<RunDir> open_out_dir(const TrainRun& run);
+
+// The --out folder of a command that writes results (eval, render) under the output-folder rules
+// (io/run_dir.h): its own earlier results are replaced, another command's refused.
+std::unique_ptr<RunDir> open_results_dir(const std::string& out, const std::string& kind);
 
 // Trains on run.data into run.out: model.ply, checkpoint.ckpt, config.toml, metrics.json,
 // metrics.jsonl, report.html, renders/test/*.png. Returns the evaluation and 0, or, when
 // SIGINT/SIGTERM stopped it, the exit status 128 + signal after saving checkpoint.ckpt and
 // model.ply. Under MPI every rank trains (dist::world()); rank 0 alone prints, evaluates and
-// writes the outputs, and the other ranks return an empty evaluation.
-std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg);
+// writes the outputs, and the other ranks return an empty evaluation. `dir`: run.out already
+// opened (open_out_dir), or null to open it here. Free space for the outputs at densify.cap_max is
+// checked before training; at the end the model files are written before the checkpoint.
+std::pair<EvalResult, int> run_training(const TrainRun& run,
+                                        const Config& cfg,
+                                        RunDir* dir = nullptr);
 
 std::string default_out_dir(const std::string& data_path);
 

@@ -315,13 +315,12 @@ EvalResult Trainer::evaluate_now() {
   return evaluate(backend_, data_.test, rs, "");
 }
 
-void Trainer::train(const std::string& out_dir) {
+void Trainer::train(RunDir* out) {
   std::int64_t total = cfg_.train.iterations;  // a time budget re-plans it
   const bool leader = comm_.rank() == 0;       // shows progress and writes
-  const bool writes = leader && !out_dir.empty();
-  const std::filesystem::path out(out_dir);
+  const bool writes = leader && out != nullptr;
   Progress progress(iteration_, total, cfg_.train.log_every);
-  History history = writes ? History((out / "metrics.jsonl").string(), iteration_) : History();
+  History history = writes ? History(out->claim("metrics.jsonl"), iteration_) : History();
   Smoothed smoothed;
   const std::int64_t base =
       iteration_ - std::int64_t(loss_history_.size());  // the step of history entry 0
@@ -461,16 +460,17 @@ void Trainer::train(const std::string& out_dir) {
       break;
     }
     const std::int64_t every = cfg_.output.checkpoint_every;
-    if (every > 0 && iteration_ % every == 0 && iteration_ < total && !out_dir.empty()) {
+    // Every rank pauses at these steps (a time budget's clocks stay alike); the leader writes.
+    if (every > 0 && iteration_ % every == 0 && iteration_ < total && (writes || !leader)) {
       off_the_clock([&] {
-        if (leader)
-          write_checkpoint((out / ("checkpoint_" + std::to_string(iteration_) + ".ckpt")).string(),
+        if (writes)
+          write_checkpoint(out->claim("checkpoint_" + std::to_string(iteration_) + ".ckpt"),
                            checkpoint());
       });
     }
     if (timed_checkpoints && iteration_ < total &&
         std::chrono::steady_clock::now() - last_checkpoint >= checkpoint_period) {
-      off_the_clock([&] { write_checkpoint((out / "checkpoint.ckpt").string(), checkpoint()); });
+      off_the_clock([&] { write_checkpoint(out->claim("checkpoint.ckpt"), checkpoint()); });
       last_checkpoint = std::chrono::steady_clock::now();
     }
     const std::int64_t eval_every = cfg_.train.eval_every;

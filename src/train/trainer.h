@@ -10,6 +10,7 @@
 #include "dist/communicator.h"
 #include "io/checkpoint.h"
 #include "io/dataset.h"
+#include "io/run_dir.h"
 #include "render/backend.h"
 #include "train/auto_config.h"
 #include "train/config.h"
@@ -48,13 +49,13 @@ class Trainer {
   // train.appearance = none would drop are an error.
   void resume(const Checkpoint& ckpt);
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
-  // step in progress (then interrupted() is true). Into out_dir, if not empty (rank 0 only; rank 0
+  // step in progress (then interrupted() is true). Into `out`, if not null (rank 0 only; rank 0
   // alone shows progress): metrics.jsonl (history.h) with the evaluations of train.eval_every,
   // checkpoint_<step>.ckpt every output.checkpoint_every steps and checkpoint.ckpt every
   // output.checkpoint_minutes. Several ranks compare model digests every train.digest_every steps
   // and at the end, and agree on a stop every kStopCheckEvery steps. With train.time_budget the
   // iterations and step schedules are re-planned as it goes (time_budget.h).
-  void train(const std::string& out_dir);
+  void train(RunDir* out);
   bool interrupted() const { return interrupted_; }
   // Model snapshots during train() (the live viewer): on rank 0, after every step, `due` gets the
   // completed iteration count; when it returns true, `take` gets the parameters at that step

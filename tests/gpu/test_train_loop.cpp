@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
@@ -54,7 +55,9 @@ LoopRun train_with(const Config& cfg, const std::string& out) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, loop_scene(), *backend);
   t.initialize();
-  t.train(out);
+  std::optional<RunDir> dir;
+  if (!out.empty()) dir.emplace(out, "test", "train");
+  t.train(dir ? &*dir : nullptr);
   return {backend->state().params, t.loss_history()};
 }
 
@@ -119,7 +122,7 @@ TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
     Trainer t(cfg, loop_scene(), *backend);
     t.initialize();
     request_interrupt(SIGINT);  // before the first step: the loop stops after it
-    t.train("");
+    t.train(nullptr);
     request_interrupt(0);
     ASSERT_TRUE(t.interrupted());
     EXPECT_EQ(t.iteration(), 1);
@@ -128,7 +131,7 @@ TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
   auto resumed_backend = make_backend(cfg.backend);
   Trainer r(cfg, loop_scene(), *resumed_backend);
   r.resume(saved);
-  r.train("");
+  r.train(nullptr);
   EXPECT_FALSE(r.interrupted());
   expect_bit_identical(resumed_backend->state().params, plain.params);
 }
