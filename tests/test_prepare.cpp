@@ -10,6 +10,7 @@
 #include "io/demo_scene.h"
 #include "io/image_io.h"
 #include "io/process.h"
+#include "io/run_dir.h"
 #include "io/video_frames.h"
 #include "test_util.h"
 #include "train/config.h"
@@ -110,7 +111,7 @@ TEST(BadInputPrepare, TooFewImages) {
   const test::RunResult r = test::run_splat(prepare_cmd(dir / "photos", dir / "ds"));
   EXPECT_NE(r.exit_code, 0);
   test::expect_error(r.output, {(dir / "photos").string(), "2 images", "at least 3"});
-  EXPECT_FALSE(fs::exists(dir / "ds" / "sparse"));
+  EXPECT_FALSE(fs::exists(dir / "ds"));  // nothing written
 }
 
 TEST(BadInputPrepare, UnreadableImagesAreNamed) {
@@ -122,7 +123,7 @@ TEST(BadInputPrepare, UnreadableImagesAreNamed) {
   EXPECT_NE(r.exit_code, 0);
   test::expect_error(r.output,
                      {"1 of 5 images cannot be decoded", (dir / "photos" / "e.jpg").string()});
-  EXPECT_FALSE(fs::exists(dir / "ds" / "images"));
+  EXPECT_FALSE(fs::exists(dir / "ds"));
 }
 
 TEST(BadInputPrepare, UndecodableVideo) {
@@ -142,9 +143,30 @@ TEST(BadInputPrepare, OutputHoldingADatasetIsRefused) {
   const auto before = test::file_bytes(dir / "ds" / "sparse" / "0" / "images.bin");
   const test::RunResult r = test::run_splat(prepare_cmd(dir / "photos", dir / "ds"));
   EXPECT_NE(r.exit_code, 0);
-  test::expect_error(r.output,
-                     {"--out " + (dir / "ds").string(), "already holds a dataset", "--overwrite"});
+  test::expect_error(r.output, {"--out " + (dir / "ds").string(),
+                                "already holds a dataset that splat did not write"});
   EXPECT_EQ(test::file_bytes(dir / "ds" / "sparse" / "0" / "images.bin"), before);
+}
+
+// A dataset splat prepared before is replaced only with --overwrite, and the user's files beside
+// it are kept even then (the overwriting run fails later here: SfM finds nothing in gradients).
+TEST(BadInputPrepare, OwnDatasetIsReplacedOnlyWithOverwrite) {
+  const fs::path dir = test::temp_dir("prepare_own");
+  for (const char* n : {"a.png", "b.png", "c.png"}) test::write_rgb_png(dir / "photos" / n, 32, 24);
+  {
+    RunDir earlier((dir / "ds").string(), "--out", "prepare");
+    test::write_text(earlier.claim("sparse/0/images.bin"), "earlier");
+  }
+  test::write_text(dir / "ds" / "notes.txt", "the user's");
+  const std::string cmd = prepare_cmd(dir / "photos", dir / "ds") + " --set prepare.threads=1";
+  const test::RunResult r = test::run_splat(cmd);
+  EXPECT_NE(r.exit_code, 0);
+  test::expect_error(r.output, {"--out " + (dir / "ds").string(),
+                                "already holds a dataset splat prepared", "--overwrite"});
+  EXPECT_TRUE(fs::exists(dir / "ds" / "sparse" / "0" / "images.bin"));
+  test::run_splat(cmd + " --overwrite");
+  EXPECT_FALSE(fs::exists(dir / "ds" / "sparse" / "0" / "images.bin"));
+  EXPECT_TRUE(fs::exists(dir / "ds" / "notes.txt"));
 }
 
 TEST(BadInputPrepare, MissingColmapNamesThePackage) {

@@ -3,6 +3,7 @@
 // case within a minute or two on two CPU cores.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,8 +39,8 @@ namespace fs = std::filesystem;
 // COLMAP on few threads and small images: the CI machine has two cores.
 const std::string kSmallSfm = " --set prepare.threads=2 --set prepare.max_image_size=400";
 
-// The demo frames at full size (320x240).
-const std::string kDemoSfm = " --set prepare.threads=2 --set prepare.max_image_size=320";
+// The demo frames (320x240) shrunk to 240x180 for SfM.
+const std::string kDemoSfm = " --set prepare.threads=2 --set prepare.max_image_size=240";
 
 // n of fox's photos, evenly spaced over the capture (sorted by name), copied into dir.
 std::vector<std::string> copy_fox_photos(const fs::path& dir, int n) {
@@ -85,7 +86,7 @@ double short_training_psnr(const Dataset& data) {
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();
-  t.train("");
+  t.train(nullptr);
   return evaluate(*backend, data.test, final_raster_settings(cfg), "").mean_psnr;
 }
 
@@ -120,13 +121,16 @@ TEST(PrepareSfm, FoxPhotosRegisterAndTrainLikeTheirOwnPoses) {
   ASSERT_EQ(sfm.test.size(), posed.test.size());
   for (std::size_t i = 0; i < sfm.test.size(); ++i) EXPECT_EQ(sfm.test[i].name, posed.test[i].name);
   const double psnr_sfm = short_training_psnr(sfm), psnr_posed = short_training_psnr(posed);
+  std::printf("held-out PSNR: COLMAP's poses %.2f dB, fox's own %.2f dB (%zu of 25 registered)\n",
+              psnr_sfm, psnr_posed, m.images.size());
   EXPECT_GT(psnr_sfm, psnr_posed - 1.0)
       << "COLMAP's poses " << psnr_sfm << " dB, fox's own " << psnr_posed << " dB";
 }
 
-// A video of the demo scene (ffmpeg-encoded frames of a half orbit) through splat prepare; the
-// same frames as a folder of photos through splat train, which prepares them first. An output
-// folder that holds the dataset is refused, and --overwrite replaces only what splat wrote.
+// A video of the demo scene (ffmpeg-encoded frames of a 90-degree orbit) through splat prepare,
+// with the user's file in the output folder kept, and a second run into it refused; every other
+// frame as a folder of photos through splat train, which prepares them first. Measured here: the
+// video's SfM about 12 s of CPU (18 s wall), the photos' about the same, training 30 steps.
 TEST(PrepareSfm, DemoVideoAndPhotosEndToEnd) {
   REQUIRE_PROGRAM("colmap");
   REQUIRE_PROGRAM("ffmpeg");
@@ -148,28 +152,32 @@ TEST(PrepareSfm, DemoVideoAndPhotosEndToEnd) {
   fs::create_directories(dir / "ds");
   test::write_text(dir / "ds" / "notes.txt", "the user's");
   const std::string prepare = "prepare " + (dir / "demo.mp4").string() + " --out " +
-                              (dir / "ds").string() + " --set prepare.frames=20" + kDemoSfm;
+                              (dir / "ds").string() + " --set prepare.frames=12" + kDemoSfm;
   const test::RunResult r = test::run_splat(prepare);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* stage : {"frames:", "extract:", "match:", "map:", "write:", "time: frames"})
     EXPECT_MENTIONS(r.output, stage);
   EXPECT_MENTIONS(r.output, "sequential");
   const ColmapModel m = read_colmap_model((dir / "ds" / "sparse" / "0").string());
-  EXPECT_GE(m.images.size(), 16u) << r.output;  // 80%
+  EXPECT_GE(m.images.size(), 10u) << r.output;
   EXPECT_EQ(m.cameras.size(), 1u);
 
-  const test::RunResult again = test::run_splat(prepare);
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_MENTIONS(again.output, "already holds a dataset");
-  const test::RunResult over = test::run_splat(prepare + " --overwrite");
-  ASSERT_EQ(over.exit_code, 0) << over.output;
   EXPECT_TRUE(fs::exists(dir / "ds" / "notes.txt"));
+  const test::RunResult again = test::run_splat(prepare);  // (--overwrite: test_prepare.cpp)
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_MENTIONS(again.output, "already holds a dataset splat prepared");
 
   // splat train on the frames as photos: prepared into the run's folder, then trained. The
   // renders have no lens, and OPENCV's four distortion terms, fitted to a few hundred points,
   // can fold the image: SIMPLE_RADIAL has one.
+  fs::create_directories(dir / "photos");
+  for (int i = 0; i < 24; i += 2) {
+    const std::string name =
+        "frame_" + std::string(i < 10 ? "000" : "00") + std::to_string(i) + ".png";
+    fs::copy_file(dir / "frames" / name, dir / "photos" / name);
+  }
   const test::RunResult t = test::run_splat(
-      "train " + (dir / "frames").string() + " --out " + (dir / "run").string() + kDemoSfm +
+      "train " + (dir / "photos").string() + " --out " + (dir / "run").string() + kDemoSfm +
       " --set prepare.camera_model=SIMPLE_RADIAL" +
       " --set train.iterations=30 --set model.init_points=2000 --set backend.type=cpu");
   ASSERT_EQ(t.exit_code, 0) << t.output;

@@ -7,15 +7,17 @@
 #include "app/common.h"
 #include "core/error.h"
 #include "io/prepare.h"
+#include "io/run_dir.h"
 
 namespace splat::app {
 
 namespace fs = std::filesystem;
 
-std::string prepare_for_training(const TrainRun& run, const PrepareOptions& opts) {
-  const std::string dataset = (fs::path(run.out) / "dataset").string();
+std::string prepare_for_training(const TrainRun& run, const PrepareOptions& opts, RunDir& out) {
+  const std::string dataset = (out.path() / "dataset").string();
   std::error_code ec;
-  if (!run.resume.empty() && fs::exists(fs::path(dataset) / "sparse" / "0" / "images.bin", ec)) {
+  if (!run.resume.empty() && out.owns("dataset") &&
+      fs::exists(fs::path(dataset) / "sparse" / "0" / "images.bin", ec)) {
     std::fprintf(stderr, "%s has no camera poses: resuming on the dataset prepared from it in %s\n",
                  run.data.c_str(), dataset.c_str());
     return dataset;
@@ -28,6 +30,7 @@ std::string prepare_for_training(const TrainRun& run, const PrepareOptions& opts
                    ? "a folder of images without transforms.json, transforms_train.json or sparse/"
                    : "a video",
                dataset.c_str(), run.data.c_str(), dataset.c_str());
+  out.claim_tree("dataset");
   prepare_dataset(run.data, dataset, opts, run.overwrite);
   std::fprintf(stderr, "\n");
   return dataset;

@@ -8,6 +8,7 @@
 #include "dist/launch.h"
 #include "io/checkpoint.h"
 #include "io/prepare.h"
+#include "io/run_dir.h"
 #include "train/backend_factory.h"
 
 namespace splat::app {
@@ -91,11 +92,12 @@ void add_train(CLI::App& app, Action& action) {
                                  !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
       if (nccl_over_mpi) dist::gpus_over_mpi();
       if (args->run.out.empty()) args->run.out = default_out_dir(args->run.data);
+      std::unique_ptr<RunDir> out;
       if (unposed) {
-        prepare_out_dir(args->run);  // a previous run there is refused before SfM, not after
-        args->run.data = prepare_for_training(args->run, cfg.prepare);
+        out = open_out_dir(args->run);  // a previous run there is refused before SfM, not after
+        args->run.data = prepare_for_training(args->run, cfg.prepare, *out);
       }
-      const int status = run_training(args->run, cfg).second;
+      const int status = run_training(args->run, cfg, out.get()).second;
       if (args->gpus > 1 || nccl_over_mpi) dist::finish_gpus();
       return status;
     };

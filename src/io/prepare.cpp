@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "core/error.h"
 #include "io/colmap.h"
 #include "io/image_io.h"
 #include "io/process.h"
+#include "io/run_dir.h"
 #include "io/video_frames.h"
 
 namespace splat {
@@ -123,14 +125,14 @@ class StageDisplay {
 };
 
 struct Inputs {
+  std::vector<fs::path> files;     // the photos given
   std::vector<std::string> names;  // in out/images
   bool video = false;
   bool one_size = true;  // every image has the same width and height
 };
 
-// The photos of a folder: every one decoded (an unreadable one is found now, not by COLMAP),
-// then copied into out/images unless they are there already.
-Inputs collect_photos(const fs::path& input, const fs::path& images) {
+// The photos of a folder, every one decoded: an unreadable one is found now, not by COLMAP.
+Inputs check_photos(const fs::path& input) {
   std::vector<fs::path> others;
   const std::vector<fs::path> files = image_files(input, &others);
   if (!others.empty())
@@ -144,6 +146,7 @@ Inputs collect_photos(const fs::path& input, const fs::path& images) {
                 std::to_string(kMinImages) +
                 ", and a few dozen views of the scene from around it give a good model");
   Inputs in;
+  in.files = files;
   std::vector<std::string> unreadable;
   int w0 = 0, h0 = 0;
   for (const fs::path& f : files) {
@@ -164,16 +167,19 @@ Inputs collect_photos(const fs::path& input, const fs::path& images) {
                 std::to_string(files.size()) +
                 " images cannot be decoded (remove them or replace them):" + list);
   }
+  return in;
+}
+
+// Copies the photos into `images` (not when they are there already).
+void copy_photos(const Inputs& in, const fs::path& images, bool in_place) {
+  if (in_place) return;
   std::error_code ec;
-  if (fs::equivalent(input, images, ec)) return in;  // prepared in place: DATASET/images
-  fs::create_directories(images, ec);
-  for (const fs::path& f : files) {
+  for (const fs::path& f : in.files) {
     fs::copy_file(f, images / f.filename(), fs::copy_options::overwrite_existing, ec);
     if (ec)
       throw Error((images / f.filename()).string() + ": cannot copy " + f.string() + ": " +
                   ec.message());
   }
-  return in;
 }
 
 bool colmap_has_cuda(const std::string& colmap, const std::string& log) {
@@ -202,6 +208,52 @@ struct Model {
   ColmapModel model;
 };
 
+// The models the mapper wrote into `work` (one per part of the scene), the largest first.
+std::vector<Model> read_models(const fs::path& work) {
+  std::vector<Model> models;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(work, ec))
+    if (fs::exists(e.path() / "cameras.bin", ec))
+      models.push_back({e.path(), read_colmap_model(e.path().string())});
+  std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) {
+    return a.model.images.size() > b.model.images.size();
+  });
+  return models;
+}
+
+// The images that are not in the largest model, each with why.
+std::vector<std::string> left_out(const std::vector<std::string>& names,
+                                  const std::vector<Model>& models) {
+  std::map<std::string, std::size_t> model_of;
+  for (std::size_t k = 0; k < models.size(); ++k)
+    for (const ColmapImage& im : models[k].model.images) model_of.emplace(im.name, k);
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    const auto it = model_of.find(name);
+    if (it == model_of.end())
+      out.push_back(name + " (not registered: too few matches with the others)");
+    else if (it->second != 0)
+      out.push_back(name + " (in a separate model of " +
+                    std::to_string(models[it->second].model.images.size()) +
+                    " images that COLMAP could not join to the largest)");
+  }
+  return out;
+}
+
+void print_summary(const PrepareSummary& sum, double total_seconds) {
+  std::fprintf(stderr,
+               "\nprepared %s: %d of %d images registered, %zu points, mean reprojection error "
+               "%.2f px\n",
+               sum.dataset.c_str(), sum.registered, sum.given, sum.points,
+               sum.mean_reprojection_error);
+  for (const std::string& l : sum.left_out) std::fprintf(stderr, "  left out: %s\n", l.c_str());
+  std::string times;
+  for (const PrepareStage& s : sum.stages)
+    times += (times.empty() ? "" : ", ") + s.name + " " + seconds_text(s.seconds);
+  std::fprintf(stderr, "  time: %s (total %s)\n", times.c_str(),
+               seconds_text(total_seconds).c_str());
+}
+
 // Mean reprojection error over every observation (COLMAP's figure): each point's mean error
 // weighted by its track length.
 double mean_reprojection_error(const ColmapModel& m) {
@@ -213,27 +265,47 @@ double mean_reprojection_error(const ColmapModel& m) {
   return n > 0 ? sum / n : 0;
 }
 
-// The output folder: refused when it holds a dataset, unless overwrite.
-void claim_dataset_folder(const fs::path& out, bool overwrite) {
+// The output folder under the output-folder rules (io/run_dir.h): a dataset splat prepared there
+// before is refused, or with `overwrite` removed; a dataset of someone else's is refused (splat
+// deletes nothing it did not write). Every name the preparation writes is claimed now, before
+// any work: images/ (unless the photos are there already), sparse/, sfm/ (COLMAP's work, removed
+// at the end), database.db and prepare.log.
+std::unique_ptr<RunDir> open_dataset_folder(const fs::path& out, bool overwrite, bool in_place) {
+  auto dir = std::make_unique<RunDir>(out.string(), "--out " + out.string(), "prepare");
+  const std::vector<std::string> previous = dir->owned_existing();
+  if (!previous.empty()) {
+    if (dir->previous_kind() != "prepare")
+      throw Error("--out " + out.string() + " holds the outputs of splat " + dir->previous_kind() +
+                  " (" + previous.front() + ", ...); choose another --out for the dataset");
+    if (!overwrite)
+      throw Error("--out " + out.string() + " already holds a dataset splat prepared (" +
+                  previous.front() +
+                  ", ...); give --overwrite to replace it, or choose another --out");
+    dir->remove_owned();
+  }
   std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw Error("--out " + out.string() + ": exists and is not a folder");
-  bool holds = false;
-  for (const char* f : {"images", "sparse", "database.db", "prepare.log"})
-    holds = holds || fs::exists(out / f, ec);
-  if (holds && !overwrite)
-    throw Error("--out " + out.string() +
-                " already holds a dataset (images/, sparse/ or database.db); choose another "
-                "--out, or give --overwrite to replace what splat prepare wrote there");
-  fs::create_directories(out, ec);
-  if (ec) throw Error("--out " + out.string() + ": cannot create the folder: " + ec.message());
+  for (const char* name : {"sparse", "database.db", in_place ? "" : "images"})
+    if (*name && fs::exists(out / name, ec) && !dir->owns(name))
+      throw Error("--out " + out.string() + " already holds a dataset that splat did not write (" +
+                  (out / name).string() +
+                  "); splat never replaces files it did not write: choose another --out");
+  dir->claim_all({"prepare.log", "database.db"});
+  if (!in_place) dir->claim_tree("images");
+  dir->claim_tree("sparse");
+  dir->claim_tree("sfm");
+  return dir;
 }
 
 }  // namespace
 
 bool is_unposed_input(const std::string& path) {
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return !is_image_file(path);
+  if (fs::is_regular_file(path, ec)) {
+    const std::string ext = lower(fs::path(path).extension().string());
+    for (const char* v : {".mp4", ".mov", ".m4v", ".mkv", ".avi", ".webm", ".mts"})
+      if (ext == v) return true;
+    return false;
+  }
   if (!fs::is_directory(path, ec) || has_dataset_layout(path)) return false;
   for (const auto& e : fs::directory_iterator(path, ec))
     if (e.is_regular_file(ec) && is_image_file(e.path())) return true;
@@ -260,11 +332,19 @@ PrepareSummary prepare_dataset(const std::string& input,
   const std::string ffmpeg = video ? find_program("ffmpeg", "ffmpeg") : "";
 
   const fs::path out(out_dir), images = out / "images", work = out / "sfm";
-  claim_dataset_folder(out, overwrite);
   const std::string log = (out / "prepare.log").string();
   StageDisplay stage(log);
   PrepareSummary sum;
   sum.dataset = out.string();
+  // Photos are checked before the output folder is touched.
+  Inputs in;
+  if (!video) {
+    stage.begin("images", "checking the images of " + input);
+    in = check_photos(input);
+  }
+  const bool in_place = !video && fs::equivalent(input, images, ec);  // photos in DATASET/images
+  const std::unique_ptr<RunDir> dir = open_dataset_folder(out, overwrite, in_place);
+  fs::remove(log, ec);  // this preparation's log only
   // Runs a COLMAP command; `no_model_ok`: the mapper's failure to build any model is a result
   // (no image registered), not an error.
   const auto run = [&](std::vector<std::string> argv, bool no_model_ok = false) {
@@ -278,7 +358,6 @@ PrepareSummary prepare_dataset(const std::string& input,
   };
 
   // 1. The images: the photos, or the sharpest frames of the video.
-  Inputs in;
   if (video) {
     stage.begin("frames", "the sharpest frame in each of " + std::to_string(opts.frames) +
                               " windows of " + input + " (ffmpeg)");
@@ -294,8 +373,7 @@ PrepareSummary prepare_dataset(const std::string& input,
                   " frames; structure from motion needs at least " + std::to_string(kMinImages) +
                   " views");
   } else {
-    stage.begin("images", "checking the images of " + input);
-    in = collect_photos(input, images);
+    copy_photos(in, images, in_place);
     stage.end(sum.stages, std::to_string(in.names.size()) + " images");
   }
   sum.given = int(in.names.size());
@@ -345,13 +423,7 @@ PrepareSummary prepare_dataset(const std::string& input,
        "--output_path", work.string(), "--Mapper.num_threads", threads,
        "--Mapper.ba_global_function_tolerance", "0.000001"},
       true);
-  std::vector<Model> models;
-  for (const auto& e : fs::directory_iterator(work, ec))
-    if (fs::exists(e.path() / "cameras.bin"))
-      models.push_back({e.path(), read_colmap_model(e.path().string())});
-  std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) {
-    return a.model.images.size() > b.model.images.size();
-  });
+  const std::vector<Model> models = read_models(work);
   stage.end(sum.stages,
             models.empty()
                 ? "no model"
@@ -360,19 +432,7 @@ PrepareSummary prepare_dataset(const std::string& input,
                            ? " in the largest of " + std::to_string(models.size()) + " models"
                            : ""));
 
-  // Which images are left out of the largest model, and why.
-  std::map<std::string, std::size_t> model_of;
-  for (std::size_t k = 0; k < models.size(); ++k)
-    for (const ColmapImage& im : models[k].model.images) model_of.emplace(im.name, k);
-  for (const std::string& name : in.names) {
-    const auto it = model_of.find(name);
-    if (it == model_of.end())
-      sum.left_out.push_back(name + " (not registered: too few matches with the others)");
-    else if (it->second != 0)
-      sum.left_out.push_back(name + " (in a separate model of " +
-                             std::to_string(models[it->second].model.images.size()) +
-                             " images that COLMAP could not join to the largest)");
-  }
+  sum.left_out = left_out(in.names, models);
   sum.registered = models.empty() ? 0 : int(models.front().model.images.size());
   if (2 * sum.registered < sum.given) {
     std::string list;
@@ -401,17 +461,7 @@ PrepareSummary prepare_dataset(const std::string& input,
   fs::remove_all(work, ec);
   stage.end(sum.stages);
 
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "%d of %d images registered, %zu points, mean reprojection error %.2f px",
-                sum.registered, sum.given, sum.points, sum.mean_reprojection_error);
-  std::fprintf(stderr, "\nprepared %s: %s\n", out.c_str(), line);
-  for (const std::string& l : sum.left_out) std::fprintf(stderr, "  left out: %s\n", l.c_str());
-  std::string times;
-  for (const PrepareStage& s : sum.stages)
-    times += (times.empty() ? "" : ", ") + s.name + " " + seconds_text(s.seconds);
-  std::fprintf(stderr, "  time: %s (total %s)\n", times.c_str(),
-               seconds_text(std::chrono::duration<double>(Clock::now() - t0).count()).c_str());
+  print_summary(sum, std::chrono::duration<double>(Clock::now() - t0).count());
   return sum;
 }
 

@@ -61,9 +61,9 @@ struct PrepareSummary {
   std::vector<PrepareStage> stages;
 };
 
-// What a folder of images or a video needs before training: true when `path` is a video file,
-// or a directory with image files and no dataset layout (transforms_train.json,
-// transforms.json, sparse/).
+// What `splat train` prepares first: true when `path` is a video file (by its extension: .mp4,
+// .mov, .m4v, .mkv, .avi, .webm, .mts), or a directory with image files and no dataset layout
+// (transforms_train.json, transforms.json, sparse/). splat prepare takes any file as a video.
 bool is_unposed_input(const std::string& path);
 
 // Runs the whole preparation of `input` (a folder of images or a video file) into the folder
