@@ -74,20 +74,14 @@ TEST(Prepare, ConfigKeysReadAndCheck) {
 TEST(Prepare, VideoFramesAreTurnedAsTheMetadataSays) {
   if (!have_program("ffmpeg")) GTEST_SKIP() << "ffmpeg is not installed (scripts/deps.sh)";
   const fs::path dir = test::temp_dir("prepare_rotation");
-  DemoSceneOptions o;
-  o.width = 64;
-  o.height = 48;
-  o.supersample = 1;
-  write_demo_orbit((dir / "png").string(), 12, 0.3, 0.6, o);
-  const std::string ffmpeg = find_program("ffmpeg", "ffmpeg") + " -nostdin -loglevel error ";
-  const std::string clip = (dir / "clip.mp4").string();
+  const std::string plain = test::demo_video(dir, 12, 0.6, 64, 48, 1);
+  ASSERT_FALSE(plain.empty());
   // ffmpeg 5.1 writes the rotation (a display matrix) when it copies the stream, not when it
   // encodes.
-  const test::RunResult enc = test::run_command(
-      ffmpeg + "-framerate 12 -i " + (dir / "png" / "frame_%04d.png").string() +
-      " -c:v libx264 -pix_fmt yuv420p " + (dir / "plain.mp4").string() + " && " + ffmpeg + "-i " +
-      (dir / "plain.mp4").string() + " -c copy -metadata:s:v:0 rotate=90 " + clip);
-  ASSERT_EQ(enc.exit_code, 0) << enc.output;
+  const std::string clip = (dir / "clip.mp4").string();
+  const test::RunResult remux = test::run_command("ffmpeg -nostdin -loglevel error -i " + plain +
+                                                  " -c copy -metadata:s:v:0 rotate=90 " + clip);
+  ASSERT_EQ(remux.exit_code, 0) << remux.output;
   fs::create_directories(dir / "out");
   const VideoFrames v = extract_video_frames(find_program("ffmpeg", "ffmpeg"), clip,
                                              (dir / "out").string(), 4, (dir / "log").string());
