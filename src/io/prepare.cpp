@@ -68,26 +68,12 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-// The last non-empty line of a log file, read from its end.
-std::string last_log_line(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return {};
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  f.seekg(from);
-  std::string tail(std::size_t(size - from), '\0');
-  f.read(tail.data(), std::streamsize(tail.size()));
-  std::string last;
-  std::size_t start = 0;
-  while (start < tail.size()) {
-    std::size_t end = tail.find_first_of("\r\n", start);
-    if (end == std::string::npos) end = tail.size();
-    const std::string line = tail.substr(start, end - start);
-    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
-    start = end + 1;
-  }
-  return last;
+// COLMAP's progress lines: "Processed file [3/25]", "Matching image [4/12]", "Matching block
+// [1/3, 2/3]", "Registering image #5 (7)".
+bool is_progress(std::string_view line) {
+  return line.find("Processed file [") != std::string_view::npos ||
+         line.find("Matching ") != std::string_view::npos ||
+         line.find("Registering image") != std::string_view::npos;
 }
 
 // One line per stage: its start with what it does, then (on a terminal) the elapsed time and
@@ -98,13 +84,16 @@ class StageDisplay {
 
   void begin(const std::string& name, const std::string& what) {
     name_ = name;
+    progress_.clear();
     start_ = last_draw_ = Clock::now();
     std::fprintf(stderr, "%-8s %s\n", (name + ":").c_str(), what.c_str());
   }
   void tick() {
     if (!tty_ || Clock::now() - last_draw_ < std::chrono::seconds(1)) return;
     last_draw_ = Clock::now();
-    std::string line = "         " + seconds_text(elapsed()) + "  " + last_log_line(log_);
+    // The latest progress line, kept while the program prints others (bundle adjustment).
+    if (std::string p = last_log_line(log_, is_progress); !p.empty()) progress_ = p;
+    std::string line = "         " + seconds_text(elapsed()) + "  " + progress_;
     if (line.size() > 79) line.resize(79);
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
   }
@@ -120,7 +109,7 @@ class StageDisplay {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   std::string log_;
   bool tty_;
-  std::string name_;
+  std::string name_, progress_;
   Clock::time_point start_, last_draw_;
 };
 

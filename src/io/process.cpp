@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -78,6 +80,28 @@ std::string find_program(const std::string& name, const std::string& debian_pack
   }
   throw Error(name + ": not found on PATH; install the Debian package " + debian_package +
               " (apt-get install " + debian_package + ", or scripts/deps.sh)");
+}
+
+std::string last_log_line(const std::string& path, bool (*keep)(std::string_view)) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  f.seekg(from);
+  std::string tail(std::size_t(size - from), '\0');
+  f.read(tail.data(), std::streamsize(tail.size()));
+  std::string last;
+  std::size_t start = 0;
+  while (start < tail.size()) {
+    std::size_t end = tail.find_first_of("\r\n", start);
+    if (end == std::string::npos) end = tail.size();
+    const std::string_view line = std::string_view(tail).substr(start, end - start);
+    if (line.find_first_not_of(" \t") != std::string_view::npos && (!keep || keep(line)))
+      last = line;
+    start = end + 1;
+  }
+  return last;
 }
 
 std::string command_text(const std::vector<std::string>& argv) {

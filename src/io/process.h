@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace splat {
@@ -24,6 +25,10 @@ int run_logged(const std::vector<std::string>& argv,
 int run_reading(const std::vector<std::string>& argv,
                 const std::string& log_path,
                 const std::function<void(std::FILE*)>& read);
+
+// The last non-empty line of a log file (what a program said when it failed), or with `keep` the
+// last that keep() accepts; read from the file's last 4 KiB.
+std::string last_log_line(const std::string& path, bool (*keep)(std::string_view) = nullptr);
 
 // The command line as a shell would show it, for logs and messages.
 std::string command_text(const std::vector<std::string>& argv);

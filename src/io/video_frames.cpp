@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
 #include "io/process.h"
@@ -56,15 +55,6 @@ std::vector<double> score_frames(std::FILE* in, const std::function<void()>& tic
   return scores;
 }
 
-// The last non-empty line of the log: what ffmpeg said when it failed.
-std::string last_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line, last;
-  while (std::getline(f, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
-
 std::vector<std::string> ffmpeg_args(const std::string& ffmpeg, const std::string& video) {
   // Rotation metadata is applied by ffmpeg's default -autorotate; passthrough keeps each decoded
   // frame once (a variable frame rate would otherwise be resampled with duplicates).
@@ -112,7 +102,7 @@ VideoFrames extract_video_frames(const std::string& ffmpeg,
                                  const std::string& log_path,
                                  const std::function<void()>& tick) {
   const auto cannot_decode = [&](const std::string& why) {
-    const std::string said = last_line(log_path);
+    const std::string said = last_log_line(log_path);
     return Error(video + ": ffmpeg cannot decode it as a video (" + why +
                  (said.empty() ? "" : "; ffmpeg: " + said) + "; its output is in " + log_path +
                  ")");
