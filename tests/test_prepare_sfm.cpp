@@ -168,6 +168,13 @@ TEST(PrepareSfm, DemoVideoAndPhotosEndToEnd) {
   EXPECT_MENTIONS(t.output, "has no camera poses");
   EXPECT_TRUE(fs::exists(dir / "run" / "dataset" / "sparse" / "0" / "images.bin"));
   EXPECT_TRUE(fs::exists(dir / "run" / "model.ply"));
+  // Resumed, the run trains on the dataset prepared before: no second SfM.
+  const test::RunResult resumed = test::run_splat(
+      "train " + (dir / "photos").string() + " --out " + (dir / "run").string() + " --resume " +
+      (dir / "run" / "checkpoint.ckpt").string() + " --set train.iterations=40");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_MENTIONS(resumed.output, "resuming on the dataset prepared from it");
+  EXPECT_EQ(resumed.output.find("extract:"), std::string::npos);
 }
 
 // Three overlapping photos and four of noise: under half registered, and the error names the
