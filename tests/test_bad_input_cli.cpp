@@ -3,6 +3,7 @@
 // a non-zero exit with a message naming the input and the cause, and loses no earlier output.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -39,6 +40,7 @@ std::string write_ply_rows(const fs::path& dir, const std::string& rows) {
 }
 
 const std::string kGoodRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 1 0 0 0\n";
+const std::string kScale20Row = "0 0 0 0.5 0.5 0.5 2 20 20 20 1 0 0 0\n";  // finite, undrawable
 const std::string kZeroQuatRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 0 0 0 0\n";
 const std::string kHugeScaleRow = "0 0 0 0.5 0.5 0.5 2 -2 60 -2 1 0 0 0\n";
 
@@ -57,6 +59,22 @@ std::string scene_without_tests(const fs::path& dir) {
   test::write_blender_scene(dir / "notest");
   fs::remove(dir / "notest" / "transforms_test.json");
   return (dir / "notest").string();
+}
+
+// A NeRF-synthetic scene whose `rel` is replaced by what `make` puts there (a directory, a FIFO).
+std::string scene_with(const fs::path& dir,
+                       const std::string& rel,
+                       const std::function<void(const fs::path&)>& make) {
+  test::write_blender_scene(dir / "s");
+  fs::remove(dir / "s" / rel);
+  make(dir / "s" / rel);
+  return (dir / "s").string();
+}
+void make_dir(const fs::path& p) {
+  fs::create_directories(p);
+}
+void make_fifo(const fs::path& p) {
+  mkfifo(p.c_str(), 0600);
 }
 
 const std::vector<CliCase> kCliCases = {
@@ -172,7 +190,106 @@ const std::vector<CliCase> kCliCases = {
        mkfifo((d / "m.ply").c_str(), 0600);
        return "eval " + (d / "m.ply").string() + " " + scene();
      },
-     {"m.ply", "not a regular file"}},
+     {"m.ply", "not a regular file (a FIFO)"}},
+    // ---- results that look fine and are not (issue 45 item 7) ----
+    {"EvalDrawsNothing",
+     [](const fs::path& d) {
+       return "eval " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene();
+     },
+     {"m.ply", "draws nothing", "background alone"}},
+    {"RenderDrawsNothing",
+     [](const fs::path& d) {
+       return "render " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene() + " --out " +
+              (d / "r").string();
+     },
+     {"m.ply", "draws nothing"}},
+    {"RenderNoTestViews",
+     [](const fs::path& d) {
+       return "render " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene_without_tests(d) +
+              " --out " + (d / "r").string();
+     },
+     {"notest", "no test views"}},
+    {"ExportFormatDisagreesWithName",
+     [](const fs::path& d) {
+       return "export " + write_ply_rows(d, kGoodRow + kGoodRow) + " --format splat --out " +
+              (d / "x.spz").string();
+     },
+     {"--out", "x.spz", "--format splat", "disagree"}},
+    {"TimeBudgetTooShort",
+     [](const fs::path& d) { return train_args(scene(), d / "o", "--set train.time_budget=1e-9"); },
+     {"train.time_budget", "too short", "at least 1 s"}},
+    {"NoModelFormatAndNoCheckpoint",
+     [](const fs::path& d) {
+       return train_args(scene(), d / "o",
+                         "--set 'output.formats=[]' --set output.save_checkpoint=false");
+     },
+     {"output.formats", "output.save_checkpoint", "no model"}},
+    // ---- messages that say what is wrong (issue 45 item 9) ----
+    {"EvalOutIsAFile",
+     [](const fs::path& d) {
+       test::write_text(d / "file", "x");
+       return "eval " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene() + " --out " +
+              (d / "file").string();
+     },
+     {"--out", "file", "not a directory"}},
+    {"RenderOutIsAFile",
+     [](const fs::path& d) {
+       test::write_text(d / "file", "x");
+       return "render " + write_ply_rows(d, kGoodRow + kGoodRow) + " " + scene() + " --out " +
+              (d / "file").string();
+     },
+     {"--out", "file", "not a directory"}},
+    {"DataEmpty", [](const fs::path& d) { return train_args("''", d / "o"); }, {"DATA is empty"}},
+    {"IterationsBeyondInt64",
+     [](const fs::path& d) {
+       return train_args(scene(), d / "o", "--set train.iterations=99999999999999999999");
+     },
+     {"train.iterations", "99999999999999999999", "out of range"}},
+    {"EvalModelIsADirectory",
+     [](const fs::path& d) {
+       fs::create_directories(d / "m.ply");
+       return "eval " + (d / "m.ply").string() + " " + scene();
+     },
+     {"m.ply", "not a regular file (a directory)", "model"}},
+    {"ExportModelIsADirectory",
+     [](const fs::path& d) {
+       fs::create_directories(d / "m.ply");
+       return "export " + (d / "m.ply").string() + " --out " + (d / "x.splat").string();
+     },
+     {"m.ply", "not a regular file (a directory)"}},
+    {"ConfigIsADirectory",
+     [](const fs::path& d) {
+       fs::create_directories(d / "c.toml");
+       return train_args(scene(), d / "o", "--config " + (d / "c.toml").string());
+     },
+     {"--config", "c.toml", "not a regular file (a directory)", "config file"}},
+    {"ResumeIsADirectory",
+     [](const fs::path& d) {
+       fs::create_directories(d / "x.ckpt");
+       return train_args(scene(), d / "o", "--resume " + (d / "x.ckpt").string());
+     },
+     {"--resume", "x.ckpt", "not a regular file (a directory)", "checkpoint"}},
+    {"InitFromIsAFifo",
+     [](const fs::path& d) {
+       mkfifo((d / "m.ply").c_str(), 0600);
+       return train_args(scene(), d / "o", "--init-from " + (d / "m.ply").string());
+     },
+     {"--init-from", "m.ply", "not a regular file (a FIFO)"}},
+    {"ImageIsADirectory",
+     [](const fs::path& d) {
+       return train_args(scene_with(d, "train/r_1.png", make_dir), d / "o");
+     },
+     {"r_1.png", "not a regular file (a directory)", "image"}},
+    {"ImageIsAFifo",
+     [](const fs::path& d) {
+       return train_args(scene_with(d, "train/r_1.png", make_fifo), d / "o");
+     },
+     {"r_1.png", "not a regular file (a FIFO)", "image"}},
+    {"TransformsIsADirectory",
+     [](const fs::path& d) {
+       return train_args(scene_with(d, "transforms_train.json", make_dir), d / "o");
+     },
+     {"transforms_train.json", "not a regular file (a directory)"}},
 };
 
 void PrintTo(const CliCase& c, std::ostream* os) {
@@ -209,6 +326,43 @@ TEST(BadInputModel, SomeUndrawableSplatsAreCountedInAWarning) {
                         {"warning", "m.ply", "1 of 2 splats render as nothing", "splat 1"});
 }
 
+TEST(BadInputModel, ThreadsFarAboveTheHardwareGetAWarning) {
+  const auto dir = test::temp_dir("bad_model_threads");
+  const auto r = test::run_splat("eval " + write_ply_rows(dir, kGoodRow + kGoodRow) + " " +
+                                 scene() + " --set backend.type=cpu --set backend.threads=5000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"warning: backend.threads = 5000", "hardware threads"});
+}
+
+// Unreadable inputs: root reads anything, so as root the command runs without the capabilities
+// that bypass file permissions.
+test::RunResult run_splat_unprivileged(const std::string& args) {
+  const std::string drop =
+      geteuid() == 0 ? "setpriv --bounding-set=-dac_override,-dac_read_search " : "";
+  return test::run_command(drop + SPLAT_BINARY + " " + args);
+}
+
+TEST(BadInputUnreadable, DatasetDirectoryAndFilesSayPermissionDenied) {
+  if (geteuid() == 0 &&
+      test::run_command("setpriv --bounding-set=-dac_override,-dac_read_search true").exit_code !=
+          0)
+    GTEST_SKIP() << "root, and setpriv cannot drop the capabilities that bypass permissions";
+  const auto dir = test::temp_dir("bad_unreadable");
+  test::write_blender_scene(dir / "s");
+  fs::permissions(dir / "s", fs::perms::none);
+  auto r = run_splat_unprivileged(train_args((dir / "s").string(), dir / "o"));
+  fs::permissions(dir / "s", fs::perms::owner_all);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"s: dataset directory cannot be read", "Permission denied"});
+  EXPECT_EQ(r.output.find("unrecognized dataset layout"), std::string::npos) << r.output;
+
+  const std::string model = write_ply_rows(dir, kGoodRow + kGoodRow);
+  fs::permissions(model, fs::perms::none);
+  r = run_splat_unprivileged("eval " + model + " " + (dir / "s").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"m.ply", "cannot open the model", "Permission denied"});
+}
+
 // ---- runs: empty test split, divergence --------------------------------------------------------
 
 TEST(BadInputRun, EmptyTestSplitSaysNoTestViewsNotPsnrZero) {
@@ -230,6 +384,25 @@ TEST(BadInputRun, DivergenceStopsAtOnceNamingStepAndGroup) {
   test::expect_contains(r.output, {"training diverged", "means", "iteration", "train.lr_means"});
   EXPECT_FALSE(fs::exists(dir / "o" / "checkpoint.ckpt"));
   EXPECT_FALSE(fs::exists(dir / "o" / "model.ply"));
+}
+
+// A learning rate far too large throws values to 1e30 in a step, finite all the same.
+TEST(BadInputRun, FiniteButAbsurdMeansStopNamingGroupStepAndKey) {
+  const auto dir = test::temp_dir("bad_run_absurd_means");
+  const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_means=1e30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(
+      r.output, {"training diverged", "means holds", "at iteration 1", "Lower train.lr_means"});
+  EXPECT_FALSE(fs::exists(dir / "o" / "model.ply"));
+}
+
+TEST(BadInputRun, DivergedLogScalesAreBlamedOnTheirOwnRate) {
+  const auto dir = test::temp_dir("bad_run_absurd_scales");
+  const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_log_scales=1e30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output,
+                        {"training diverged", "log_scales holds", "Lower train.lr_log_scales"});
+  EXPECT_EQ(r.output.find("Lower train.lr_means"), std::string::npos) << r.output;
 }
 
 // ---- resumes that do not fit, and a run's outputs as one set -----------------------------------
@@ -282,6 +455,56 @@ TEST(BadInputResume, AnotherDatasetIsRefusedNamingBoth) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   test::expect_contains(r.output, {"checkpoint.ckpt", "24 training views", "this dataset has 3"});
   EXPECT_EQ(r.output.find("_M_range_check"), std::string::npos) << r.output;
+}
+
+// The demo scene from other camera positions: the same 24 names at the same 64x64 size.
+std::string other_scene() {
+  return test::small_demo_scene(8);
+}
+
+TEST(BadInputResume, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
+  const fs::path out = copy_of_run("bad_resume_same_views");
+  const auto before = fs::last_write_time(out / "checkpoint.ckpt");
+  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30", other_scene()));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "of 24", "r_",
+                                   "file size differs", "--init-from"});
+  EXPECT_EQ(fs::last_write_time(out / "checkpoint.ckpt"), before);
+}
+
+TEST(BadInputResume, ADamagedCheckpointIsRefusedNamingTheChecksum) {
+  const fs::path out = copy_of_run("bad_resume_bit_flip");
+  std::ifstream in(out / "checkpoint.ckpt", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  bytes[bytes.size() / 2] ^= 0x10;  // a float's bit: every section stays well-formed
+  test::write_text(out / "checkpoint.ckpt", bytes);
+  const auto r = test::run_splat(resume_args(out, "--set train.iterations=30"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "checksum", "damaged"});
+}
+
+TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
+  const fs::path& out = finished_run();
+  const std::string replay =
+      "bench replay --checkpoint " + (out / "checkpoint.ckpt").string() + " --iters 2 --warmup 0 ";
+  auto r = test::run_splat(replay + other_scene());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"checkpoint.ckpt", "training image", "file size differs"});
+  r = test::run_splat(replay + scene());  // its own dataset replays
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// MCMC never removes splats: a cap below the checkpoint's count only stops growth, so the resume
+// goes on, with a warning naming the setting and both counts.
+TEST(BadInputResume, CapMaxBelowTheSplatCountWarns) {
+  const fs::path out = copy_of_run("bad_resume_cap_max");
+  const std::size_t splats = read_checkpoint((out / "checkpoint.ckpt").string()).params.size();
+  // model.init_points is lowered with it: the config refuses a cap below a random init's count.
+  const auto r = test::run_splat(resume_args(
+      out, "--set train.iterations=22 --set model.init_points=50 --set densify.cap_max=100"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  test::expect_contains(r.output, {"warning: densify.cap_max = 100", std::to_string(splats)});
 }
 
 TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {

@@ -280,7 +280,7 @@ const std::vector<ColmapCase> kColmapCases = {
        fs::remove(d / ("sparse/0/points3D." + ext));
        fs::create_directories(d / ("sparse/0/points3D." + ext));
      },
-     {"points3D.bin", "not found"}},
+     {"sparse/0/points3D.", "not a regular file (a directory)"}},
 };
 
 class BadInputColmap : public ::testing::TestWithParam<std::tuple<ColmapCase, test::ColmapForm>> {};

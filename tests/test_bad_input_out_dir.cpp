@@ -107,13 +107,13 @@ TEST(BadInputOutDir, ASecondRunIntoTheSameFolderIsRefusedWhileTheFirstWrites) {
   const auto dir = test::temp_dir("out_two_runs");
   const fs::path out = dir / "o";
   // The first run trains until it is stopped; the second starts once the first has begun.
-  const std::string first = std::string(SPLAT_BINARY) + " " +
+  const std::string first = test::splat_binary() + " " +
                             train_args(out, "--set train.iterations=1000000") + " > " +
                             (dir / "first.log").string() + " 2>&1 & pid=$!; ";
   const std::string wait = "for i in $(seq 600); do [ -s " + (out / "config.toml").string() +
                            " ] && break; sleep 0.05; done; ";
-  const std::string second = std::string(SPLAT_BINARY) + " " + train_args(out, "--overwrite") +
-                             " > " + (dir / "second.log").string() + " 2>&1; echo $? > " +
+  const std::string second = test::splat_binary() + " " + train_args(out, "--overwrite") + " > " +
+                             (dir / "second.log").string() + " 2>&1; echo $? > " +
                              (dir / "second.rc").string() + "; ";
   const auto r = test::run_command(first + wait + second + "kill -INT $pid; wait $pid");
   const std::string second_log = contents(dir / "second.log");

@@ -65,6 +65,7 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
     c.appearance_v.push_back(std::uniform_real_distribution<float>(0.0f, 1e-6f)(rng));
   }
   c.appearance_v[5] = std::numeric_limits<float>::denorm_min();
+  c.train_images = {{"r_0", 800, 800, 612345}, {"caf\xc3\xa9", 1, 2, 0}, {"r_2", 7, 5, 1}};
   return c;
 }
 
@@ -84,6 +85,7 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.appearance, b.appearance);
   EXPECT_EQ(a.appearance_m, b.appearance_m);
   EXPECT_EQ(a.appearance_v, b.appearance_v);
+  EXPECT_EQ(a.train_images, b.train_images);
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -150,6 +152,21 @@ TEST_F(CheckpointFile, EveryTruncationIsAnErrorNamingTheFile) {
   }
 }
 
+// A file of an older version: c written now, cut where section `first_absent` begins and stamped
+// `version`. It reads back as c.
+void expect_older_version_reads(const std::string& path,
+                                const Checkpoint& c,
+                                std::uint32_t version,
+                                const std::string& first_absent) {
+  write_checkpoint(path, c);
+  std::string bytes = file_bytes(path);
+  bytes.resize(section_count_offset(bytes, first_absent) - sizeof(std::uint32_t) -
+               first_absent.size() - sizeof(std::uint32_t));
+  poke(bytes, 8, version);
+  write_bytes(path, bytes);
+  expect_identical(c, read_checkpoint(path));
+}
+
 // Version 1 ended at config_toml: such a file reads with no ADC statistics (a resume starts them
 // fresh, as version 1 did).
 TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
@@ -160,12 +177,8 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0adc_grad2d", 14)));
-  poke(bytes, 8, std::uint32_t(1));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 1, "adc_grad2d");
 }
 
 // Version 3 ended at run_id: such a file reads with no 3D filter.
@@ -175,12 +188,8 @@ TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x08\0\0\0filter3d", 12)));
-  poke(bytes, 8, std::uint32_t(3));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 3, "filter3d");
 }
 
 // Version 4 ended at filter3d: such a file reads with no appearance transforms.
@@ -189,12 +198,16 @@ TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   c.appearance.clear();
   c.appearance_m.clear();
   c.appearance_v.clear();
-  write_checkpoint(path_, c);
-  std::string bytes = file_bytes(path_);
-  bytes.resize(bytes.rfind(std::string("\x0a\0\0\0appearance", 14)));
-  poke(bytes, 8, std::uint32_t(4));
-  write_bytes(path_, bytes);
-  expect_identical(c, read_checkpoint(path_));
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 4, "appearance");
+}
+
+// Version 5 ended at appearance_v, with no checksum: such a file reads with no training images
+// (a resume does not compare them), unchecked.
+TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.train_images.clear();
+  expect_older_version_reads(path_, c, 5, "train_image_names");
 }
 
 // Transforms that are not whole 12-float matrices, moments of another size and a non-finite
@@ -248,7 +261,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 6u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 7u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

@@ -349,7 +349,8 @@ TEST(Colmap, EveryCameraModelParses) {
     bin.append(reinterpret_cast<const char*>(&w), 8);
     bin.append(reinterpret_cast<const char*>(&h), 8);
     for (int i = 0; i < m->num_params; ++i) {
-      const double p = i < m->num_focal + 2 ? 10.0 + i : 0.0;
+      // Focal lengths 10, 11; a principal point inside the image (a lens needs one).
+      const double p = i < m->num_focal ? 10.0 + i : i < m->num_focal + 2 ? 6.0 + i : 0.0;
       cams.append(" ").append(std::to_string(p));
       bin.append(reinterpret_cast<const char*>(&p), 8);
     }

@@ -167,7 +167,7 @@ TEST(BadInputPrepare, MissingColmapNamesThePackage) {
   const fs::path dir = test::temp_dir("prepare_nocolmap");
   for (const char* n : {"a.png", "b.png", "c.png"}) test::write_rgb_png(dir / "photos" / n, 32, 24);
   const test::RunResult r =
-      test::run_command("PATH=" + (dir / "empty").string() + " " + SPLAT_BINARY + " " +
+      test::run_command("PATH=" + (dir / "empty").string() + " " + test::splat_binary() + " " +
                         prepare_cmd(dir / "photos", dir / "ds"));
   EXPECT_NE(r.exit_code, 0);
   test::expect_error(r.output, {"colmap: not found", "Debian package colmap"});

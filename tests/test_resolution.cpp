@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 
 #include "forwarding_backend.h"
 #include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
+#include "train/interrupt.h"
 #include "train/resolution.h"
 #include "train/time_budget.h"
 #include "train/trainer.h"
@@ -92,6 +94,7 @@ class SizeLog final : public test::ForwardingBackend {
  public:
   using ForwardingBackend::ForwardingBackend;
   std::vector<int> step_widths, image_widths;
+  std::size_t interrupt_after = 0;  // steps, then as if Ctrl-C had come (0: never)
 
   void set_images(const std::vector<const Image8*>& images) override {
     image_widths.push_back(images.at(0)->width);
@@ -100,6 +103,7 @@ class SizeLog final : public test::ForwardingBackend {
   void step(std::span<const BatchView> views, const StepSettings& s) override {
     step_widths.push_back(views[0].camera->width);
     ForwardingBackend::step(views, s);
+    if (step_widths.size() == interrupt_after) request_interrupt(SIGINT);
   }
 };
 
@@ -137,13 +141,16 @@ TEST(Resolution, ResumeFromACoarseStepIsExact) {
   cfg.output.checkpoint_every = 5;
   test::expect_resume_exact(cfg, load_blender(test::small_demo_scene(), LoadOptions{}), 5);
 
-  cfg.train.iterations = 3;
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   auto cpu = make_backend(cfg.backend);
   SizeLog log(*cpu);
+  log.interrupt_after = 3;
   Trainer t(cfg, data, log);
   t.initialize();
   t.train(nullptr);
+  request_interrupt(0);
+  EXPECT_TRUE(t.interrupted());
+  EXPECT_EQ(log.step_widths.size(), 3u);
   EXPECT_EQ(log.image_widths.back(), 64);
 }
 
@@ -155,6 +162,26 @@ TEST(Resolution, ConfigChecksNameTheKeys) {
                         {"train.coarse_factor = 3", "power of two"});
   cfg.train.coarse_factor = 32;
   EXPECT_FALSE(test::error_of([&] { cfg.validate(); }).empty());
+}
+
+// A coarse_until at or past the last step never reached full resolution (1e9 trained the whole
+// run at a quarter of the size): it becomes half of the iterations, with a warning naming both
+// keys. A resume told to stop sooner than planned gets the same.
+TEST(BadInputResolution, CoarseUntilAtOrPastTheEndIsClampedWithAWarning) {
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  Config cfg = coarse_config();  // 12 iterations
+  cfg.train.coarse_until = 1'000'000'000;
+  auto cpu = make_backend(cfg.backend);
+  SizeLog log(*cpu);
+  ::testing::internal::CaptureStderr();
+  Trainer t(cfg, data, log);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  test::expect_contains(err, {"warning: ", "train.coarse_until = 1000000000",
+                              "train.iterations = 12", "from step 6"});
+  EXPECT_EQ(t.config().train.coarse_until, 6);
+  t.initialize();
+  t.train(nullptr);
+  EXPECT_EQ(log.step_widths.back(), 64);
 }
 
 // A factor the images cannot be divided by is an error naming the key and the image, before any

@@ -33,10 +33,8 @@ ViewGrad view_grad(const Gaussians& g, const View& v, const RasterSettings& rs, 
 }
 
 RunResult run_splat(const std::string& args, int timeout_s) {
-  // SPLAT_BIN overrides the build's binary (the GPU machine runs a copy carried elsewhere).
-  const char* bin = std::getenv("SPLAT_BIN");
   const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
-  return run_command(limit + (bin ? bin : SPLAT_BINARY) + " " + args);
+  return run_command(limit + splat_binary() + " " + args);
 }
 
 RunResult run_command(const std::string& command) {
@@ -76,17 +74,20 @@ std::string demo_video(
   return enc.exit_code == 0 ? video : "";
 }
 
-const std::string& small_demo_scene() {
-  static const std::string dir = [] {
-    const auto d = temp_dir("small_demo_scene") / "scene";
+const std::string& small_demo_scene(std::uint64_t seed) {
+  static std::map<std::uint64_t, std::string> dirs;
+  auto [at, fresh] = dirs.try_emplace(seed);
+  if (fresh) {
+    const auto d = temp_dir("small_demo_scene_" + std::to_string(seed)) / "scene";
     DemoSceneOptions o;
     o.width = o.height = 64;
     o.train_views = 24;
     o.test_views = 4;
+    o.seed = seed;
     write_demo_scene(d.string(), o);
-    return d.string();
-  }();
-  return dir;
+    at->second = d.string();
+  }
+  return at->second;
 }
 
 void expect_bit_identical(const Gaussians& a, const Gaussians& b) {

@@ -35,6 +35,13 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
+// The splat binary the tests run: the build's, or SPLAT_BIN's (the GPU machine runs a copy carried
+// elsewhere; a bad-input test is checked against an older binary this way).
+inline std::string splat_binary() {
+  const char* bin = std::getenv("SPLAT_BIN");
+  return bin ? bin : SPLAT_BINARY;
+}
+
 // Runs a shell command line, stdout and stderr together.
 RunResult run_command(const std::string& command);
 // Runs the splat binary with the given argument string through the shell; killed after
@@ -66,8 +73,10 @@ inline void expect_contains(const std::string& msg, std::initializer_list<std::s
 #define EXPECT_MENTIONS(msg, text) \
   EXPECT_NE((msg).find(text), std::string::npos) << "missing \"" << (text) << "\" in: " << (msg)
 
-// A small generated demo scene (64x64, 24 training and 4 test views), written once per process.
-const std::string& small_demo_scene();
+// A small generated demo scene (64x64, 24 training and 4 test views), written once per process
+// and seed. Another seed than the demo's 7 places the cameras elsewhere: the same image names and
+// sizes, other pictures (as two NeRF-synthetic scenes are).
+const std::string& small_demo_scene(std::uint64_t seed = 7);
 
 // `frames` views of the demo scene on an orbit of `arc` radians (io/demo_scene.h's
 // write_demo_orbit) as dir/frames/frame_NNNN.png, encoded with ffmpeg (H.264, 8 frames a second)

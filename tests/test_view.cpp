@@ -323,6 +323,18 @@ TEST(ViewBrowser, PageEvaluatesViewDependentColour) {
   std::printf("%s\n", r.output.c_str());
 }
 
+// `splat view MODEL` without a dataset: the first frame shows the model from outside its robust
+// bounds, large and centred, on a canvas of the window's shape, also after a resize
+// (tests/browser/view_no_data.py).
+TEST(ViewBrowser, ModelWithoutDataOpensAroundIt) {
+  if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = test::temp_dir("view_browser_no_data");
+  const auto r = test::run_command(browser_script("view_no_data.py") + " --splat " +
+                                   splat_binary() + " --out " + dir.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::printf("%s\n", r.output.c_str());
+}
+
 // `splat train --view` during a short CPU run: the snapshot version and the step advance, the page
 // loads the newer snapshots, and the run serves its final model until SIGINT
 // (tests/browser/live_view.py).

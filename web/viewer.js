@@ -49,17 +49,22 @@ async function fetchJson(path) {
 
 // ---- model and scene ----------------------------------------------------------------------------
 
+// Robust bounds of the splat centres: on each axis, the range from the 5th to the 95th percentile
+// (of at most 10^5 of them), so that a few far splats (a background, floaters) do not set the first
+// view; the centre of that box, and the radius of the sphere around it.
 function sceneBounds(positions) {
-  const n = positions.length / 3;
-  let c = [0, 0, 0];
-  for (let i = 0; i < n; i++) c = vec.add(c, [positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]]);
-  c = vec.scale(c, 1 / Math.max(n, 1));
-  let r2 = 0;
-  for (let i = 0; i < n; i++) {
-    const d = vec.sub([positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]], c);
-    r2 += vec.dot(d, d);
+  const n = positions.length / 3, step = Math.max(1, Math.floor(n / 1e5));
+  if (n === 0) return {centre: [0, 0, 0], radius: 1};
+  const lo = [], hi = [];
+  for (let k = 0; k < 3; k++) {
+    const v = new Float32Array(Math.ceil(n / step));
+    for (let i = 0, j = 0; i < n; i += step, j++) v[j] = positions[3 * i + k];
+    v.sort();
+    lo.push(v[Math.floor(0.05 * (v.length - 1))]);
+    hi.push(v[Math.ceil(0.95 * (v.length - 1))]);
   }
-  return {centre: c, radius: Math.sqrt(r2 / Math.max(n, 1)) || 1};
+  const centre = vec.scale(vec.add(lo, hi), 0.5);
+  return {centre, radius: vec.norm(vec.sub(hi, lo)) / 2 || 1};
 }
 
 async function loadModel() {
@@ -100,7 +105,11 @@ function startCamera() {
   } else if (cams.length) {
     useCamera(0);
   } else {
-    camera.lookAt(vec.add(state.centre, [0, 0, -3 * state.radius]), state.centre);
+    // Outside the bounds, at the distance where the narrower field of view of the window covers
+    // them.
+    const K = camera.intrinsicsFor(canvas.clientWidth || 1, canvas.clientHeight || 1);
+    const halfFov = Math.min(Math.atan(K.width / 2 / K.fx), Math.atan(K.height / 2 / K.fy));
+    camera.lookAt(vec.add(state.centre, [0, 0, -state.radius / Math.sin(halfFov)]), state.centre);
   }
 }
 
@@ -257,6 +266,7 @@ addEventListener('keydown', (e) => {
   if (e.code === 'KeyH') document.getElementById('help').hidden ^= true;
 });
 addEventListener('keyup', (e) => held.delete(e.code));
+addEventListener('resize', () => { state.dirty = true; });  // a drawing buffer of the window's shape
 addEventListener('blur', () => held.clear());
 
 // The dataset camera whose centre is drawn nearest the click, within 15 px.

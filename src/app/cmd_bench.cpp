@@ -23,6 +23,18 @@
 
 namespace splat::app {
 
+namespace {
+// A checkpoint steps on the images it trained on, as a resume does: another scene's would time
+// and compare a state that does not belong to them.
+void check_checkpoint_images(const std::string& path, const Checkpoint& ckpt, const Dataset& data) {
+  try {
+    check_same_images(ckpt.train_images, train_images_of(data.train));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+}  // namespace
+
 // Replay: the checkpoint's state, a fixed window of steps, no refine ever (the stable regime).
 // Views cycle through the checkpoint's saved epoch permutation from its saved position (the
 // trainer's order until the epoch ends), then round-robin 0..n-1 if it has none.
@@ -33,6 +45,7 @@ int run_bench_replay(const ReplayArgs& args) {
   const Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
   if (data.train.empty()) throw Error(args.data + ": no training views");
+  check_checkpoint_images(args.checkpoint, ckpt, data);
   if (args.factor < 1) throw Error("bench replay: --factor must be >= 1");
   auto backend = make_backend(cfg.backend);
   const TrainingLevel level =
@@ -149,6 +162,7 @@ int run_bench_parity(const ParityArgs& args) {
   const Checkpoint ckpt = read_checkpoint(args.checkpoint);
   Config cfg = resolve_config(args.config, ckpt.config_toml, args.checkpoint);
   const Dataset data = load_dataset(args.data, cfg);
+  check_checkpoint_images(args.checkpoint, ckpt, data);
   if (args.view < 0 || args.view >= int(data.train.size()))
     throw Error("bench parity: --view " + std::to_string(args.view) + " is not one of the " +
                 std::to_string(data.train.size()) + " training views");
@@ -298,7 +312,7 @@ void add_bench(CLI::App& app, Action& action) {
   replay->add_option("DATA", r->data, "dataset directory")->required();
   replay->add_option("--checkpoint", r->checkpoint, "checkpoint (.ckpt) to start from")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("checkpoint"));
   replay->add_option("--iters", r->iters, "timed steps (default 200)");
   replay->add_option("--warmup", r->warmup, "untimed warm-up steps (default 20)");
   replay->add_option("--factor", r->factor,
@@ -315,7 +329,7 @@ void add_bench(CLI::App& app, Action& action) {
   parity->add_option("DATA", p->data, "dataset directory")->required();
   parity->add_option("--checkpoint", p->checkpoint, "checkpoint (.ckpt) whose state to compare on")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("checkpoint"));
   parity->add_option("--view", p->view, "training view index (default 0)");
   parity->add_option("--tolerance", p->tolerance,
                      "relative L2 bound per gradient group and on the loss (default 5e-3)");
@@ -327,12 +341,12 @@ void add_bench(CLI::App& app, Action& action) {
   CLI::App* ab =
       bench->add_subcommand("ab", "A/B gate: n pairs of training runs in ABBA order, a verdict");
   ab->add_option("DATA", a->data, "dataset directory")->required();
-  ab->add_option("--a", a->config_a, "config of A")->required()->check(CLI::ExistingFile);
-  ab->add_option("--b", a->config_b, "config of B")->required()->check(CLI::ExistingFile);
+  ab->add_option("--a", a->config_a, "config of A")->required()->check(input_file("config file"));
+  ab->add_option("--b", a->config_b, "config of B")->required()->check(input_file("config file"));
   ab->add_option("--binary-a", a->binary_a, "splat binary for A (default: this one)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("splat binary"));
   ab->add_option("--binary-b", a->binary_b, "splat binary for B (default: this one)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("splat binary"));
   ab->add_option("--pairs", a->pairs, "number of pairs (default 3)")->check(CLI::PositiveNumber);
   ab->add_option("--out", a->out,
                  "output directory: run_k/, report.json, report.md (default bench_ab)");

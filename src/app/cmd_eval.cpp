@@ -1,7 +1,6 @@
 // splat eval MODEL DATA: PSNR and SSIM of a model (.ply or .ckpt) on a dataset's test views (or,
 // with --split train, on the views it was trained on).
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -22,7 +21,7 @@ void add_eval(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("DATA", args->data, "dataset directory")->required();
   cmd->add_option("--out", args->out, "write metrics.json and renders here");
   cmd->add_option("--split", args->split, "the views to score: test (held out, default) or train")

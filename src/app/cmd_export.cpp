@@ -1,6 +1,7 @@
 // splat export MODEL --out FILE: a model in another file format (the compact published ones).
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
@@ -21,7 +22,7 @@ void add_export(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model (.ply, .compressed.ply, .splat, .spz or checkpoint .ckpt)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("--out", args->out, "output file")->required();
   cmd->add_option("--format", args->format,
                   "ply, splat, spz or compressed-ply (default: from the --out name)")
@@ -31,16 +32,21 @@ void add_export(CLI::App& app, Action& action) {
       ->check(CLI::Range(0, 3));
   cmd->callback([args, &action] {
     action = [args] {
-      ModelFormat format;
-      if (!args->format.empty()) {
-        format = from_string<ModelFormat>(args->format);
-      } else if (const auto f = format_from_name(args->out)) {
-        format = *f;
-      } else {
+      const std::optional<ModelFormat> named = format_from_name(args->out);
+      if (args->format.empty() && !named)
         throw Error("--out " + args->out +
                     ": cannot tell the format from the name (.ply, .compressed.ply, .splat, .spz); "
                     "give --format");
-      }
+      const ModelFormat format =
+          args->format.empty() ? *named : from_string<ModelFormat>(args->format);
+      // A file's name says what it holds: .splat bytes named .spz open as a damaged .spz. A
+      // compressed PLY is a PLY, so .ply takes either.
+      if (named && *named != format &&
+          !(*named == ModelFormat::Ply && format == ModelFormat::CompressedPly))
+        throw Error("--out " + args->out + " and --format " + args->format +
+                    " disagree: the name says " + std::string(to_string(*named)) +
+                    " (name the file for its format, or leave --format out to take it from the "
+                    "name)");
       const Gaussians model = viewer_params(load_model(args->model));
       int degree = args->sh_degree >= 0 ? args->sh_degree : model.sh_degree;
       if (format == ModelFormat::Splat) {

@@ -8,6 +8,7 @@
 #include "app/common.h"
 #include "core/error.h"
 #include "io/camera_path.h"
+#include "io/file_util.h"
 #include "io/image_io.h"
 #include "train/backend_factory.h"
 
@@ -85,7 +86,7 @@ void add_render(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model (.ply, .compressed.ply, .splat, .spz) or checkpoint.ckpt")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("DATA", args->data, "dataset directory (for the cameras)")->required();
   cmd->add_option("--out", args->out, "output directory for PNGs")->required();
   cmd->add_option("--split", args->split, "train or test")->check(CLI::IsMember({"train", "test"}));
@@ -101,13 +102,14 @@ void add_render(CLI::App& app, Action& action) {
     action = [args] {
       const Config cfg = resolve_model_config(args->config, args->model);
       const Dataset data = load_dataset(args->data, cfg);
-      const std::unique_ptr<RunDir> out = open_results_dir(args->out, "render");
       if (!args->path.empty()) {
         render_path(args->model, data, cfg, parse_camera_path(args->path), args->frames, args->fps,
-                    *out);
+                    *open_results_dir(args->out, "render"));
         return 0;
       }
       const auto& views = args->split == "train" ? data.train : data.test;
+      if (views.empty()) throw Error(args->data + ": no " + args->split + " views to render");
+      const std::unique_ptr<RunDir> out = open_results_dir(args->out, "render");
       std::vector<std::string> renders;
       for (const View& v : views) renders.push_back(v.name + ".png");
       out->claim_all(renders);

@@ -8,14 +8,29 @@
 #include "dist/launch.h"
 #include "io/checkpoint.h"
 #include "io/prepare.h"
+#include "io/read_file.h"
 #include "io/run_dir.h"
 #include "train/backend_factory.h"
 
 namespace splat::app {
 
+CLI::Validator input_file(const char* what) {
+  return CLI::Validator(
+      [what](std::string& path) -> std::string {
+        if (path.empty()) return "the " + std::string(what) + " path is empty";
+        try {
+          require_regular_file(path, what);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "FILE");
+}
+
 void add_config_options(CLI::App& cmd, ConfigArgs& args) {
   cmd.add_option("--config", args.config_file, "TOML config file (see configs/)")
-      ->check(CLI::ExistingFile);
+      ->check(input_file("config file"));
   // One value per --set, so that `--set a=1 DATA` leaves DATA to the positional argument.
   cmd.add_option("--set", args.sets, "override one key: section.key=value (repeatable)")
       ->allow_extra_args(false);
@@ -41,11 +56,11 @@ void add_train(CLI::App& app, Action& action) {
       ->required();
   cmd->add_option("--out", args->run.out, "output directory (default: out/<dataset name>)");
   CLI::Option* resume = cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")
-                            ->check(CLI::ExistingFile);
+                            ->check(input_file("checkpoint"));
   cmd->add_option("--init-from", args->run.init_from,
                   "start from a model's splats (.ply, .compressed.ply, .splat, .spz, .ckpt) with "
                   "fresh optimizer state")
-      ->check(CLI::ExistingFile)
+      ->check(input_file("model"))
       ->excludes(resume);
   cmd->add_flag("--overwrite", args->run.overwrite,
                 "replace a previous run in the output directory");

@@ -1,5 +1,5 @@
-// splat view MODEL [DATA] [--port P] [--bind ADDR]: the model in a web page, rendered by the
-// browser.
+// splat view MODEL [DATA] [--port P] [--bind ADDR] [--allow-host NAME]: the model in a web page,
+// rendered by the browser.
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -12,8 +12,15 @@
 namespace splat::app {
 
 void add_view_options(CLI::App& cmd, view::ServeOptions& opts) {
-  cmd.add_option("--bind", opts.bind,
-                 "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: all)");
+  cmd.add_option(
+      "--bind", opts.bind,
+      "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 or '::': every "
+      "interface)");
+  cmd.add_option("--allow-host", opts.allowed_hosts,
+                 "a name the page may be opened by (Host header) besides localhost, the bound "
+                 "address and, bound to the network, this machine's name and addresses "
+                 "(repeatable)")
+      ->allow_extra_args(false);  // `--allow-host NAME MODEL` leaves MODEL to the positional
 }
 
 void add_view(CLI::App& app, Action& action) {
@@ -28,7 +35,7 @@ void add_view(CLI::App& app, Action& action) {
   cmd->add_option("MODEL", args->model,
                   "model: .ply (standard or compressed), .splat, .spz or checkpoint.ckpt")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_file("model"));
   cmd->add_option("DATA", args->data, "dataset directory: its cameras become frusta to jump to");
   cmd->add_option("--port", args->serve.port, "port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535));

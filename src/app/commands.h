@@ -9,6 +9,10 @@ namespace splat::app {
 
 using Action = std::function<int()>;
 
+// CLI11's ExistingFile with io/read_file.h's messages: what the path is when it is no file to
+// read (missing, a directory, a FIFO, a device, unreadable); `what` names the file ("model").
+CLI::Validator input_file(const char* what);
+
 // --config, --set and --downscale, shared by every subcommand that resolves a config.
 void add_config_options(CLI::App& cmd, ConfigArgs& args);
 // --bind, shared by `view` and `train --view`.

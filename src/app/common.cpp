@@ -66,6 +66,7 @@ Config resolve_config(const ConfigArgs& args, Config cfg) {
 namespace {
 // A dataset is a directory; the messages say what else `path` is.
 void require_dataset_dir(const std::string& path) {
+  if (path.empty()) throw Error("DATA is empty: give the dataset directory");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (st.type() == fs::file_type::not_found) throw Error(path + ": dataset not found");
@@ -74,6 +75,8 @@ void require_dataset_dir(const std::string& path) {
     throw Error(path +
                 ": not a directory (a dataset is a directory holding transforms_train.json, "
                 "transforms.json or sparse/)");
+  fs::directory_iterator(path, ec);
+  if (ec) throw Error(path + ": dataset directory cannot be read: " + ec.message());
 }
 }  // namespace
 
@@ -89,12 +92,12 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.alpha_mask = cfg.data.alpha_mask;
   opts.max_image_size = int(cfg.data.max_image_size);
   const fs::path dir(path);
-  std::error_code ec;
-  if (fs::is_regular_file(dir / "transforms_train.json", ec)) return load_blender(path, opts);
-  if (fs::is_regular_file(dir / "transforms.json", ec)) return load_transforms(path, opts);
-  for (const char* sparse : {"sparse/0", "sparse"})
-    for (const char* f : {"cameras.bin", "cameras.txt"})
-      if (fs::is_regular_file(dir / sparse / f, ec)) return load_colmap(path, opts);
+  // What is there under a layout's name decides, file or not: its loader says what is wrong.
+  if (find_input({dir / "transforms_train.json"})) return load_blender(path, opts);
+  if (find_input({dir / "transforms.json"})) return load_transforms(path, opts);
+  if (find_input({dir / "sparse/0/cameras.bin", dir / "sparse/0/cameras.txt",
+                  dir / "sparse/cameras.bin", dir / "sparse/cameras.txt"}))
+    return load_colmap(path, opts);
   throw Error(path +
               ": unrecognized dataset layout; looked for transforms_train.json (NeRF-synthetic), "
               "transforms.json (instant-ngp / nerfstudio) and sparse/0/cameras.{bin,txt} or "
@@ -158,7 +161,14 @@ EvalResult evaluate_model(const std::string& model_path,
   backend->set_state(model);
   RasterSettings rs = final_raster_settings(cfg);
   rs.sh_degree = model.params.sh_degree;
-  return evaluate(*backend, views, rs, render_dir);
+  EvalResult r = evaluate(*backend, views, rs, render_dir);
+  // A score of the background alone reads like a result; it is a model that draws nothing here.
+  if (!views.empty() && r.blank_views == views.size())
+    throw Error(model_path + ": the model draws nothing: every one of the " +
+                std::to_string(views.size()) + " renders is the background alone (each of its " +
+                std::to_string(model.params.size()) +
+                " splats is outside the views, too large to draw or too transparent)");
+  return r;
 }
 
 std::string default_out_dir(const std::string& data_path) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/gaussians.h"
 
@@ -36,6 +38,24 @@ inline std::optional<NonFinite> find_non_finite(const Gaussians& g) {
     }
   });
   return found;
+}
+
+// Bounds of a model in training: beyond them a run has diverged although every value may still be
+// finite (a learning rate far too large throws values to 1e30 in a step). NaN and inf never pass.
+// The means stay within `reach` of the origin on every axis, the log-scales at most log(reach) (a
+// splat larger than that sane world), every other value within kMaxParamMagnitude.
+inline constexpr float kMaxParamMagnitude = 1e18f;  // its square still fits a float
+struct DivergenceLimits {
+  float reach = kMaxParamMagnitude;
+  // [lo, hi] of the values of a group (a for_each_group name, or "appearance").
+  std::pair<float, float> range(std::string_view group) const {
+    if (group == "means") return {-reach, reach};
+    if (group == "log_scales") return {-kMaxParamMagnitude, std::log(reach)};
+    return {-kMaxParamMagnitude, kMaxParamMagnitude};
+  }
+};
+inline bool within(float x, std::pair<float, float> range) {
+  return std::isfinite(x) && x >= range.first && x <= range.second;
 }
 
 // Splats that render as nothing although every value is finite: a quaternion of length zero has

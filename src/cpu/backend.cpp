@@ -4,6 +4,9 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include <cstdint>
+#include <cstdio>
+
 #include "core/error.h"
 #include "cpu/adam.h"
 #include "cpu/adc.h"
@@ -229,8 +232,18 @@ adc::Stats& adc_stats(Backend& backend) {
 
 }  // namespace cpu
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) {
-  if (threads > 0) omp_set_num_threads(threads);
+std::unique_ptr<Backend> make_cpu_backend(std::int64_t threads) {
+  // Threads far beyond the hardware's add only overhead, and thousands may not start at all.
+  constexpr int kMostPerHardwareThread = 4;
+  const int hardware = omp_get_num_procs();
+  if (threads > std::int64_t(kMostPerHardwareThread) * hardware) {
+    std::fprintf(stderr,
+                 "warning: backend.threads = %lld is far above the %d hardware threads of this "
+                 "machine; using %d (0 = all cores)\n",
+                 (long long)threads, hardware, hardware);
+    threads = hardware;
+  }
+  if (threads > 0) omp_set_num_threads(int(threads));
   return std::make_unique<cpu::CpuBackend>();
 }
 

@@ -97,9 +97,9 @@ class CudaBackend final : public Backend {
     engine_.drain();
     return model_.digest();
   }
-  std::string non_finite_group() const override {
+  std::vector<std::string> diverged_groups(const DivergenceLimits& limits) const override {
     engine_.drain();
-    return model_.non_finite_group();
+    return model_.diverged_groups(limits);
   }
 
   void step(std::span<const BatchView> views, const StepSettings& s) override {

@@ -96,22 +96,24 @@ std::uint64_t DeviceModel::digest() const {
 }
 
 // One pass over the parameters on the device and one 48-byte download, every check period.
-std::string DeviceModel::non_finite_group() const {
-  DeviceBuffer<unsigned long long> counts(params.g.size() + 1);
-  counts.zero(stream_);
-  for (std::size_t i = 0; i < params.g.size(); ++i)
-    count_non_finite(params.g[i].data(), params.g[i].size(), counts.data() + i, stream_);
-  count_non_finite(appearance.params.data(), appearance.params.size(),
-                   counts.data() + params.g.size(), stream_);
-  syncs_.stream(stream_, "finite check");
-  const std::vector<unsigned long long> found = counts.download();
+std::vector<std::string> DeviceModel::diverged_groups(const DivergenceLimits& limits) const {
   std::vector<std::string> names;
   Gaussians{}.for_each_group(
       [&](const char* name, const std::vector<float>&) { names.push_back(name); });
   names.push_back("appearance");
-  for (std::size_t i = 0; i < found.size(); ++i)
-    if (found[i] != 0) return names[i];
-  return "";
+  DeviceBuffer<unsigned long long> counts(names.size());
+  counts.zero(stream_);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const DeviceBuffer<float>& b = i < params.g.size() ? params.g[i] : appearance.params;
+    const auto [lo, hi] = limits.range(names[i]);
+    count_outside(b.data(), b.size(), lo, hi, counts.data() + i, stream_);
+  }
+  syncs_.stream(stream_, "divergence check");
+  const std::vector<unsigned long long> counted = counts.download();
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < counted.size(); ++i)
+    if (counted[i] != 0) found.push_back(names[i]);
+  return found;
 }
 
 std::vector<DeviceArrayView> DeviceModel::arrays() const {

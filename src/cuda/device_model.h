@@ -64,8 +64,9 @@ class DeviceModel {
   Gaussians download_params() const;
   // render/state_digest.h's digest of the parameters and moments, summed on the device.
   std::uint64_t digest() const;
-  // The first group holding a NaN or infinity ("appearance" for the transforms), or "".
-  std::string non_finite_group() const;
+  // Backend::diverged_groups: the groups holding a value outside their range of `limits` (NaN
+  // and infinities included; "appearance" for the transforms).
+  std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;
   // cuda/backend.h model_arrays: the 20 arrays with their sizes and capacities.

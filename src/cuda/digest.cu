@@ -31,13 +31,14 @@ __global__ void digest_terms_kernel(const float* __restrict__ data,
   if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, static_cast<unsigned long long>(local));
 }
 
-__global__ void count_non_finite_kernel(const float* __restrict__ data,
-                                        std::size_t n,
-                                        unsigned long long* count) {
+__global__ void count_outside_kernel(
+    const float* __restrict__ data, std::size_t n, float lo, float hi, unsigned long long* count) {
   unsigned local = 0;
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    local += !isfinite(data[i]);
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float x = data[i];
+    local += !(isfinite(x) && x >= lo && x <= hi);
+  }
   local = warp_sum(local);
   if ((threadIdx.x & 31) == 0 && local != 0)
     atomicAdd(count, static_cast<unsigned long long>(local));
@@ -45,16 +46,18 @@ __global__ void count_non_finite_kernel(const float* __restrict__ data,
 
 }  // namespace
 
-void count_non_finite(const float* data,
-                      std::size_t n,
-                      unsigned long long* count,
-                      cudaStream_t stream) {
+void count_outside(const float* data,
+                   std::size_t n,
+                   float lo,
+                   float hi,
+                   unsigned long long* count,
+                   cudaStream_t stream) {
   if (n == 0) return;
   constexpr int kThreads = config::digest_block_size;
   const std::size_t blocks = (n + kThreads - 1) / kThreads;
-  count_non_finite_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)),
-                            kThreads, 0, stream>>>(data, n, count);
-  SPLAT_CUDA_CHECK_LAUNCH("count_non_finite_kernel");
+  count_outside_kernel<<<unsigned(std::min<std::size_t>(blocks, config::digest_max_blocks)),
+                         kThreads, 0, stream>>>(data, n, lo, hi, count);
+  SPLAT_CUDA_CHECK_LAUNCH("count_outside_kernel");
 }
 
 void add_digest_terms(const float* data,

@@ -1,6 +1,6 @@
 #pragma once
 // Reductions over the state on the device: the terms of a group's words for the state digest
-// (render/state_digest.h), and the count of non-finite values.
+// (render/state_digest.h), and the count of values outside a range (the divergence check).
 #include <cstddef>
 #include <cstdint>
 
@@ -16,10 +16,12 @@ void add_digest_terms(const float* data,  // [n]
                       unsigned long long* sum,  // [1], device
                       cudaStream_t stream);
 
-// *count += the number of values of data[0, n) that are NaN or infinite.
-void count_non_finite(const float* data,  // [n]
-                      std::size_t n,
-                      unsigned long long* count,  // [1], device
-                      cudaStream_t stream);
+// *count += the number of values of data[0, n) outside [lo, hi], NaN and infinities included.
+void count_outside(const float* data,  // [n]
+                   std::size_t n,
+                   float lo,
+                   float hi,
+                   unsigned long long* count,  // [1], device
+                   cudaStream_t stream);
 
 }  // namespace splat::cuda

@@ -137,6 +137,18 @@ CameraIntrinsics pinhole_for(const Intrinsics& in, int width, int height) {
   return p;
 }
 
+// When w and h are given, the image may be a downscaled copy (nerfstudio's images_2/, ...):
+// W x H = (w x h) / s for one factor s, each side rounded to whole pixels, so |W h - H w| <= w + h.
+// Any other size is another picture, which the intrinsics do not describe.
+std::optional<std::string> size_problem(const Intrinsics& in, int width, int height) {
+  if (!in.w || !in.h) return std::nullopt;
+  const double w = *in.w, h = *in.h;
+  if (std::abs(double(width) * h - double(height) * w) <= w + h) return std::nullopt;
+  return std::to_string(width) + "x" + std::to_string(height) + " but its camera's w x h is " +
+         std::to_string(std::llround(w)) + "x" + std::to_string(std::llround(h)) +
+         " (not that size, nor a downscaled copy of the same aspect ratio)";
+}
+
 Lens lens_of(const FrameRef& f) {
   Lens lens;
   lens.model = f.lens_model;
@@ -197,9 +209,7 @@ std::optional<std::string> resolve_image(const fs::path& dir,
                                          const std::string& rel,
                                          std::string& tried) {
   const fs::path base = (dir / rel).lexically_normal();
-  std::error_code ec;
-  if (fs::is_regular_file(base, ec)) return base.string();
-  tried = base.string();
+  std::vector<fs::path> candidates{base};
   const std::string ext = base.extension().string();
   const bool known_ext =
       std::find_if(std::begin(kImageExtensions), std::end(kImageExtensions),
@@ -211,10 +221,10 @@ std::optional<std::string> resolve_image(const fs::path& dir,
     } else {
       p += e;
     }
-    if (p == base) continue;
-    if (fs::is_regular_file(p, ec)) return p.string();
-    tried += ", " + p.string();
+    if (p != base) candidates.push_back(p);
   }
+  if (const auto found = find_input(candidates)) return found->string();
+  for (const fs::path& p : candidates) tried += (tried.empty() ? "" : ", ") + p.string();
   return std::nullopt;
 }
 
@@ -263,6 +273,8 @@ std::vector<View> make_views(const std::string& file,
   // The intrinsics are checked against the size found on disk, before undistortion uses them.
   std::vector<CameraIntrinsics> pinholes(frames.size());  // of each image as resampled
   DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
+    if (const auto problem = size_problem(frames[i].in, full.width, full.height))
+      throw Error(frames[i].path + " is " + *problem);
     const CameraIntrinsics in = pinhole_for(frames[i].in, full.width, full.height);
     if (const auto problem = pinhole_problem(in.fx, in.fy, in.cx, in.cy, full.width, full.height))
       throw Error("fl_x fl_y cx cy (or camera_angle_x): " + *problem);
@@ -390,8 +402,7 @@ Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
   check_load_options(dir_str, opts);
   const fs::path dir(dir_str);
   const fs::path train_json = dir / "transforms_train.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(train_json, ec)) {
+  if (!find_input({train_json})) {
     throw input_error(train_json.string(), "file",
                       "not found (a NeRF-synthetic dataset needs transforms_train.json)");
   }
@@ -400,7 +411,7 @@ Dataset load_blender(const std::string& dir_str, const LoadOptions& opts) {
   if (data.train.empty()) throw input_error(train_json.string(), "frames", "no frames");
   for (const char* split : {"transforms_test.json", "transforms_val.json"}) {
     const fs::path p = dir / split;
-    if (fs::is_regular_file(p, ec)) {
+    if (find_input({p})) {
       data.test = load_split(p, dir, opts, opts.test_every, 0);
       break;
     }
@@ -415,8 +426,7 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
   const fs::path dir(dir_str);
   const fs::path file_path = dir / "transforms.json";
   const std::string file = file_path.string();
-  std::error_code ec;
-  if (!fs::is_regular_file(file_path, ec)) {
+  if (!find_input({file_path})) {
     throw input_error(file, "file", "not found (an instant-ngp dataset needs transforms.json)");
   }
   const json j = parse_object(file_path);

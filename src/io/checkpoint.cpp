@@ -8,21 +8,28 @@
 //   rng_state; view_order; view_pos; config_toml; adc_grad2d, adc_count (version 2 on; empty
 //   when the run gathers no ADC statistics); run_id (version 3 on); filter3d (version 4 on; empty
 //   unless model.antialiased); appearance, appearance_m, appearance_v (version 5 on; empty unless
-//   train.appearance). Nothing follows the last section.
+//   train.appearance); train_image_names (each name followed by a NUL byte), train_image_sizes
+//   (width, height, file bytes per image) (version 6 on).
+//   From version 6 on, u32 CRC32C of every byte before it; nothing follows.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
-// later version add sections without guessing at offsets.
+// later version add sections without guessing at offsets. The checksum tells damage (a flipped
+// bit on disk or in a copy) from a good file even where it leaves every section well-formed.
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
+#include "core/crc32c.h"
 #include "core/error.h"
 #include "core/finite.h"
 #include "io/file_util.h"
@@ -36,8 +43,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
 // Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter, version 4
-// the appearance transforms; all are still read.
-constexpr std::uint32_t kVersion = 5;
+// the appearance transforms, version 5 the training images and the checksum; all are still read.
+constexpr std::uint32_t kVersion = 6;
+constexpr std::uint32_t kFirstChecksummed = 6;
 constexpr std::size_t kAppearanceFloats = 12;  // render/appearance.h: [A | b] per training image
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
@@ -129,35 +137,66 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
     throw input_error(path, section_field("view_pos"),
                       std::to_string(c.view_pos) + " is outside view_order (" +
                           std::to_string(c.view_order.size()) + " views)");
+  for (std::size_t i = 0; i < c.train_images.size(); ++i) {
+    const TrainImage& t = c.train_images[i];
+    if (t.name.empty() || t.name.find('\0') != std::string::npos)
+      throw input_error(path, section_field("train_image_names"),
+                        "name " + std::to_string(i) + " is empty or holds a NUL byte");
+    if (t.width < 1 || t.height < 1)
+      throw input_error(path, section_field("train_image_sizes"),
+                        "image " + std::to_string(i) + " is " + std::to_string(t.width) + "x" +
+                            std::to_string(t.height));
+  }
 }
 
 // ---- writing -------------------------------------------------------------------------------
 
+// The file being written, and the CRC32C of every byte written to it.
+struct Out {
+  std::ostream& stream;
+  std::uint32_t crc = 0;
+  void write(const void* data, std::size_t size) {
+    stream.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    crc = crc32c(crc, data, size);
+  }
+};
+
 template <class T>
-void put_raw(std::ostream& out, const T& v) {
-  out.write(reinterpret_cast<const char*>(&v), sizeof v);
+void put_raw(Out& out, const T& v) {
+  out.write(&v, sizeof v);
 }
 
 template <class T>
-void put_section(std::ostream& out, const std::string& name, const T* data, std::size_t count) {
+void put_section(Out& out, const std::string& name, const T* data, std::size_t count) {
   put_raw(out, static_cast<std::uint32_t>(name.size()));
-  out.write(name.data(), static_cast<std::streamsize>(name.size()));
+  out.write(name.data(), name.size());
   put_raw(out, elem_type<T>());
   put_raw(out, static_cast<std::uint64_t>(count));
   put_raw(out, static_cast<std::uint64_t>(count * sizeof(T)));
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof(T)));
+  out.write(data, count * sizeof(T));
 }
 
 template <class T>
-void put_scalar(std::ostream& out, const std::string& name, T v) {
+void put_scalar(Out& out, const std::string& name, T v) {
   put_section(out, name, &v, 1);
 }
 
-void put_model(std::ostream& out, const std::string& prefix, const Gaussians& g) {
+void put_model(Out& out, const std::string& prefix, const Gaussians& g) {
   put_scalar<std::int32_t>(out, prefix + "sh_degree", g.sh_degree);
   g.for_each_group([&](const char* name, const std::vector<float>& v) {
     put_section(out, prefix + name, v.data(), v.size());
   });
+}
+
+void put_train_images(Out& out, const std::vector<TrainImage>& images) {
+  std::string names;
+  std::vector<std::int64_t> sizes;
+  for (const TrainImage& t : images) {
+    names += t.name + '\0';
+    sizes.insert(sizes.end(), {t.width, t.height, std::int64_t(t.file_bytes)});
+  }
+  put_section(out, "train_image_names", names.data(), names.size());
+  put_section(out, "train_image_sizes", sizes.data(), sizes.size());
 }
 
 // ---- reading -------------------------------------------------------------------------------
@@ -228,6 +267,16 @@ class SectionReader {
     return v[0];
   }
 
+  // The stored CRC32C, which is not part of what crc() covers.
+  std::uint32_t checksum() {
+    std::uint32_t stored = 0;
+    const std::uint32_t covered = crc_;
+    read(&stored, sizeof stored, "checksum");
+    crc_ = covered;
+    return stored;
+  }
+  std::uint32_t crc() const { return crc_; }  // of every byte read so far
+
   void expect_end() {
     if (left_ != 0)
       throw input_error(path_, "end",
@@ -246,6 +295,7 @@ class SectionReader {
     require(n, field);
     in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
     if (!in_) throw input_error(path_, field, "read error");
+    crc_ = crc32c(crc_, dst, n);
     left_ -= n;
   }
 
@@ -258,6 +308,7 @@ class SectionReader {
   std::string path_;
   std::ifstream in_;
   std::uint64_t left_ = 0;
+  std::uint32_t crc_ = 0;
 };
 
 Gaussians read_model(SectionReader& r, const std::string& prefix) {
@@ -268,34 +319,39 @@ Gaussians read_model(SectionReader& r, const std::string& prefix) {
   return g;
 }
 
-}  // namespace
-
-void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
-  check_shapes(path, ckpt);
-  write_atomically(path, [&](std::ofstream& out) {
-    out.write(kMagic, sizeof kMagic);
-    put_raw(out, kVersion);
-    put_scalar(out, "iteration", ckpt.iteration);
-    put_model(out, "params.", ckpt.params);
-    put_model(out, "adam_m.", ckpt.adam_m);
-    put_model(out, "adam_v.", ckpt.adam_v);
-    put_section(out, "rng_state", ckpt.rng_state.data(), ckpt.rng_state.size());
-    put_section(out, "view_order", ckpt.view_order.data(), ckpt.view_order.size());
-    put_scalar(out, "view_pos", ckpt.view_pos);
-    put_section(out, "config_toml", ckpt.config_toml.data(), ckpt.config_toml.size());
-    put_section(out, "adc_grad2d", ckpt.adc_grad2d.data(), ckpt.adc_grad2d.size());
-    put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
-    put_section(out, "run_id", ckpt.run_id.data(), ckpt.run_id.size());
-    put_section(out, "filter3d", ckpt.filter3d.data(), ckpt.filter3d.size());
-    put_section(out, "appearance", ckpt.appearance.data(), ckpt.appearance.size());
-    put_section(out, "appearance_m", ckpt.appearance_m.data(), ckpt.appearance_m.size());
-    put_section(out, "appearance_v", ckpt.appearance_v.data(), ckpt.appearance_v.size());
-  });
+std::vector<TrainImage> read_train_images(SectionReader& r, const std::string& path) {
+  const std::vector<char> names = r.section<char>("train_image_names");
+  const std::vector<std::int64_t> sizes = r.section<std::int64_t>("train_image_sizes");
+  if (!names.empty() && names.back() != '\0')
+    throw input_error(path, section_field("train_image_names"),
+                      "the last name is not followed by a NUL byte");
+  std::vector<TrainImage> images;
+  for (auto begin = names.begin(); begin != names.end();) {
+    const auto end = std::find(begin, names.end(), '\0');
+    images.push_back({std::string(begin, end)});
+    begin = end + 1;
+  }
+  if (sizes.size() != 3 * images.size())
+    throw input_error(path, section_field("train_image_sizes"),
+                      std::to_string(sizes.size()) + " values for " +
+                          std::to_string(images.size()) +
+                          " images (width, height and file bytes of each)");
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const std::int64_t w = sizes[3 * i], h = sizes[3 * i + 1], bytes = sizes[3 * i + 2];
+    const std::int64_t max_side = std::numeric_limits<std::int32_t>::max();
+    if (w < 1 || h < 1 || w > max_side || h > max_side || bytes < 0)
+      throw input_error(path, section_field("train_image_sizes"),
+                        "image " + std::to_string(i) + " is " + std::to_string(w) + "x" +
+                            std::to_string(h) + " pixels, " + std::to_string(bytes) + " bytes");
+    images[i].width = std::int32_t(w);
+    images[i].height = std::int32_t(h);
+    images[i].file_bytes = std::uint64_t(bytes);
+  }
+  return images;
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
-  SectionReader r(path);
-  const std::uint32_t version = r.read_preamble();
+// Every section, in the order write_checkpoint puts them.
+Checkpoint read_sections(SectionReader& r, const std::string& path, std::uint32_t version) {
   Checkpoint c;
   c.iteration = r.scalar<std::int64_t>("iteration");
   c.params = read_model(r, "params.");
@@ -320,9 +376,140 @@ Checkpoint read_checkpoint(const std::string& path) {
     c.appearance_m = r.section<float>("appearance_m");
     c.appearance_v = r.section<float>("appearance_v");
   }
-  r.expect_end();
-  check_shapes(path, c);
+  if (version >= 6) c.train_images = read_train_images(r, path);
   return c;
+}
+
+// The CRC32C stored in the last four bytes of a file, and the one of the bytes before them.
+struct FileChecksum {
+  std::uint32_t stored = 0, computed = 0;
+};
+
+std::optional<FileChecksum> file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (!in || ec || size < sizeof kMagic + 2 * sizeof(std::uint32_t)) return std::nullopt;
+  FileChecksum f;
+  std::vector<char> buffer(std::size_t(1) << 20);
+  for (std::uint64_t left = size - sizeof f.stored; left > 0;) {
+    const std::size_t n = std::size_t(std::min<std::uint64_t>(left, buffer.size()));
+    if (!in.read(buffer.data(), std::streamsize(n))) return std::nullopt;
+    f.computed = crc32c(f.computed, buffer.data(), n);
+    left -= n;
+  }
+  if (!in.read(reinterpret_cast<char*>(&f.stored), sizeof f.stored)) return std::nullopt;
+  return f;
+}
+
+// `what_broke`: the error the damage caused while reading, if any ("FILE: FIELD: what").
+Error damaged(const std::string& path, const FileChecksum& f, std::string what_broke) {
+  char crcs[96];
+  std::snprintf(crcs, sizeof crcs,
+                "the file is damaged: it stores CRC32C %08x, its bytes give %08x",
+                unsigned(f.stored), unsigned(f.computed));
+  if (what_broke.rfind(path + ": ", 0) == 0) what_broke.erase(0, path.size() + 2);
+  return input_error(path, "checksum",
+                     crcs + (what_broke.empty() ? std::string() : " (" + what_broke + ")"));
+}
+
+// "r_0 (800x800, 612345 bytes)"
+std::string describe(const TrainImage& t) {
+  std::string s = t.name + " (" + std::to_string(t.width) + "x" + std::to_string(t.height);
+  if (t.file_bytes) s += ", " + std::to_string(t.file_bytes) + " bytes";
+  return s + ")";
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
+  check_shapes(path, ckpt);
+  write_atomically(path, [&](std::ofstream& file) {
+    Out out{file};
+    out.write(kMagic, sizeof kMagic);
+    put_raw(out, kVersion);
+    put_scalar(out, "iteration", ckpt.iteration);
+    put_model(out, "params.", ckpt.params);
+    put_model(out, "adam_m.", ckpt.adam_m);
+    put_model(out, "adam_v.", ckpt.adam_v);
+    put_section(out, "rng_state", ckpt.rng_state.data(), ckpt.rng_state.size());
+    put_section(out, "view_order", ckpt.view_order.data(), ckpt.view_order.size());
+    put_scalar(out, "view_pos", ckpt.view_pos);
+    put_section(out, "config_toml", ckpt.config_toml.data(), ckpt.config_toml.size());
+    put_section(out, "adc_grad2d", ckpt.adc_grad2d.data(), ckpt.adc_grad2d.size());
+    put_section(out, "adc_count", ckpt.adc_count.data(), ckpt.adc_count.size());
+    put_section(out, "run_id", ckpt.run_id.data(), ckpt.run_id.size());
+    put_section(out, "filter3d", ckpt.filter3d.data(), ckpt.filter3d.size());
+    put_section(out, "appearance", ckpt.appearance.data(), ckpt.appearance.size());
+    put_section(out, "appearance_m", ckpt.appearance_m.data(), ckpt.appearance_m.size());
+    put_section(out, "appearance_v", ckpt.appearance_v.data(), ckpt.appearance_v.size());
+    put_train_images(out, ckpt.train_images);
+    const std::uint32_t crc = out.crc;
+    put_raw(out, crc);
+  });
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  SectionReader r(path);
+  const std::uint32_t version = r.read_preamble();
+  if (version < kFirstChecksummed) {
+    Checkpoint c = read_sections(r, path, version);
+    r.expect_end();
+    check_shapes(path, c);
+    return c;
+  }
+  // Read once, the checksum computed on the way; damage is reported as a checksum mismatch first,
+  // with what it broke, if anything, after it. A file that broke the reading is checksummed apart.
+  Checkpoint c;
+  std::optional<FileChecksum> sum;
+  try {
+    c = read_sections(r, path, version);
+    const std::uint32_t covered = r.crc();
+    sum = FileChecksum{r.checksum(), covered};
+    r.expect_end();
+    check_shapes(path, c);
+  } catch (const Error& e) {
+    if (!sum) sum = file_checksum(path);
+    if (sum && sum->stored != sum->computed) throw damaged(path, *sum, e.what());
+    throw;
+  }
+  if (sum->stored != sum->computed) throw damaged(path, *sum, "");
+  return c;
+}
+
+std::vector<TrainImage> train_images_of(const std::vector<View>& train) {
+  std::vector<TrainImage> images;
+  for (const View& v : train) {
+    std::error_code ec;
+    const std::uintmax_t bytes = v.path.empty() ? 0 : std::filesystem::file_size(v.path, ec);
+    images.push_back({v.name, v.camera.width, v.camera.height, ec ? 0 : std::uint64_t(bytes)});
+  }
+  return images;
+}
+
+void check_same_images(const std::vector<TrainImage>& saved, const std::vector<TrainImage>& here) {
+  if (saved.empty()) return;
+  const std::string other_views =
+      " (another dataset, or other data.holdout_every / data.max_train_views)";
+  if (saved.size() != here.size())
+    throw Error("the checkpoint was trained on " + std::to_string(saved.size()) +
+                " training images, this dataset has " + std::to_string(here.size()) + other_views);
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    const TrainImage &a = saved[i], &b = here[i];
+    std::string differs;
+    if (a.name != b.name)
+      differs = "the name differs" + other_views;
+    else if (a.width != b.width || a.height != b.height)
+      differs =
+          "the size in pixels differs (another dataset, or other data.downscale / "
+          "data.max_image_size / lens settings)";
+    else if (a.file_bytes && b.file_bytes && a.file_bytes != b.file_bytes)
+      differs = "the file size differs (another dataset, or its image files changed)";
+    if (!differs.empty())
+      throw Error("training image " + std::to_string(i + 1) + " of " +
+                  std::to_string(saved.size()) + " is not the one the checkpoint was trained on: " +
+                  describe(b) + " here, " + describe(a) + " in the checkpoint; " + differs);
+  }
 }
 
 }  // namespace splat

@@ -5,8 +5,21 @@
 #include <vector>
 
 #include "core/gaussians.h"
+#include "io/dataset.h"
 
 namespace splat {
+
+// One training image as a run trained on it. The list of them, in the trainer's order
+// (Dataset::train), is the dataset's identity: a resume or a replay on other images is refused.
+struct TrainImage {
+  std::string name;                    // View::name
+  std::int32_t width = 0, height = 0;  // as trained: after downscale, undistortion, max size
+  // The image file's size in bytes; it tells apart scenes whose images share names and sizes
+  // (every NeRF-synthetic scene has r_0.png .. r_99.png at 800x800). 0 when the file cannot be
+  // stat'ed; then it is not compared.
+  std::uint64_t file_bytes = 0;
+  bool operator==(const TrainImage&) const = default;
+};
 
 struct Checkpoint {
   std::int64_t iteration = 0;  // iterations completed
@@ -32,12 +45,22 @@ struct Checkpoint {
   std::vector<float> appearance;
   std::vector<float> appearance_m;
   std::vector<float> appearance_v;
+  // The training images the run trained on (TrainImage); empty before version 6.
+  std::vector<TrainImage> train_images;
 };
 
 void write_checkpoint(const std::string& path, const Checkpoint& ckpt);
 // Throws splat::Error naming the file and the section on a bad magic, version, size or truncation,
 // or a non-finite parameter (the writer refuses those too: a diverged state is no place to resume
-// from).
+// from). From version 6 on, a file whose CRC32C does not match its bytes is refused naming
+// "checksum" (and what the damage broke, if anything), whatever else is found.
 Checkpoint read_checkpoint(const std::string& path);
+
+// The identity of `train`, in its order; each file's size is stat'ed now.
+std::vector<TrainImage> train_images_of(const std::vector<View>& train);
+// Throws splat::Error when `here` (the dataset of a resume or replay) are not the images
+// `saved` (a checkpoint's) trained on: naming the first differing image and what differs. An
+// empty `saved` (a checkpoint before version 6) is not checked.
+void check_same_images(const std::vector<TrainImage>& saved, const std::vector<TrainImage>& here);
 
 }  // namespace splat

@@ -397,11 +397,9 @@ std::vector<ColmapPoint> read_points_txt(const std::string& path) {
 
 // DIR/NAME.bin, else DIR/NAME.txt.
 std::string model_file(const fs::path& dir, const char* name) {
-  std::error_code ec;
   const fs::path bin = dir / (std::string(name) + ".bin");
-  if (fs::is_regular_file(bin, ec)) return bin.string();
   const fs::path txt = dir / (std::string(name) + ".txt");
-  if (fs::is_regular_file(txt, ec)) return txt.string();
+  if (const auto found = find_input({bin, txt})) return found->string();
   throw input_error(bin.string(), "file", "not found (nor " + txt.filename().string() + ")");
 }
 

@@ -12,6 +12,7 @@
 #include "io/colmap.h"
 #include "io/dataset.h"
 #include "io/loader_util.h"
+#include "io/read_file.h"
 #include "io/undistort.h"
 
 namespace splat {
@@ -20,12 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path find_sparse_dir(const fs::path& dir) {
-  std::error_code ec;
-  for (const fs::path& d : {dir / "sparse" / "0", dir / "sparse"}) {
-    if (fs::is_regular_file(d / "cameras.bin", ec) || fs::is_regular_file(d / "cameras.txt", ec)) {
-      return d;
-    }
-  }
+  for (const fs::path& d : {dir / "sparse" / "0", dir / "sparse"})
+    if (find_input({d / "cameras.bin", d / "cameras.txt"})) return d;
   throw input_error(dir.string(), "sparse/0",
                     "no COLMAP model (looked for sparse/0/cameras.{bin,txt} and "
                     "sparse/cameras.{bin,txt})");
@@ -76,8 +73,7 @@ std::optional<std::string> find_mask(const fs::path& dir, const std::string& ima
   const fs::path full = (dir / "masks" / (image_name + ".png")).lexically_normal();
   const fs::path stem =
       (dir / "masks" / fs::path(image_name).replace_extension(".png")).lexically_normal();
-  for (const fs::path& p : {full, stem})
-    if (fs::is_regular_file(p, ec)) return p.string();
+  if (const auto found = find_input({full, stem})) return found->string();
   throw input_error((dir / "masks").string(), image_name,
                     "no mask for images/" + image_name + " (looked for " + full.string() + " and " +
                         stem.string() + ")");
@@ -238,6 +234,7 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   }
   if (!model.points.empty()) {
     PointCloud pc;
+    pc.source = model.points_file;
     for (const ColmapPoint& p : model.points) {
       for (int k = 0; k < 3; ++k) {
         pc.positions.push_back(float(p.xyz[k]));

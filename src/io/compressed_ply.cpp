@@ -261,6 +261,15 @@ Gaussians read_compressed_ply(const std::string& path) {
   if (names != "chunk, vertex" && names != "chunk, vertex, sh")
     throw input_error(path, "elements",
                       "expected chunk, vertex and optionally sh, in that order; found " + names);
+  // No element can have more rows than the whole file holds: then no product or sum of counts
+  // below can wrap past 2^64 into a size that looks right.
+  const std::uint64_t file_size = std::filesystem::file_size(path);
+  for (const PlyElement& e : h.elements)
+    if (e.row_bytes != 0 && e.count > file_size / e.row_bytes)
+      throw input_error(path, "element " + e.name,
+                        "count " + std::to_string(e.count) + " of " + std::to_string(e.row_bytes) +
+                            "-byte rows is more than the whole file (" + std::to_string(file_size) +
+                            " bytes) holds");
   const std::size_t n = vertex->count;
   if (chunk->count != (n + kCompressedChunk - 1) / kCompressedChunk)
     throw input_error(path, "element chunk",
@@ -292,7 +301,6 @@ Gaussians read_compressed_ply(const std::string& path) {
   // The body: each element's rows one after another; the size is checked before anything is read.
   const std::size_t body =
       chunk->count * chunk->row_bytes + n * vertex->row_bytes + (shel ? n * shel->row_bytes : 0);
-  const std::size_t file_size = std::filesystem::file_size(path);
   if (file_size - h.body_start < body)
     throw input_error(path, "body",
                       "truncated: the header's counts need " + std::to_string(body) +

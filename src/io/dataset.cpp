@@ -18,8 +18,6 @@ double scene_extent(const Dataset& data) {
   return max_dist > 0 ? 1.1 * max_dist : 1.0;
 }
 
-namespace {
-
 std::optional<SceneBounds> points_bounds(const PointCloud& pc) {
   const std::size_t n = pc.positions.size() / 3;
   if (n == 0) return std::nullopt;
@@ -39,6 +37,8 @@ std::optional<SceneBounds> points_bounds(const PointCloud& pc) {
   if (!(b.half_size > 0)) return std::nullopt;  // all points at one spot
   return b;
 }
+
+namespace {
 
 // Solves A x = b for a symmetric 3x3 A by Cramer's rule; nullopt when A is near singular
 // relative to its scale (the optical axes are near parallel: no point they all look at).

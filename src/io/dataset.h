@@ -23,6 +23,7 @@ struct View {
 struct PointCloud {
   std::vector<float> positions;  // [M, 3]
   std::vector<float> colors;     // [M, 3] in [0, 1]
+  std::string source = "";       // the file they were read from, for messages
 };
 
 // An axis-aligned cube: the region the scene occupies.
@@ -81,6 +82,10 @@ Dataset load_colmap(const std::string& dir, const LoadOptions& opts);
 // Scene extent for learning-rate scaling: 1.1 x the largest distance of a training camera
 // center from the mean of the centers (as in 3DGS).
 double scene_extent(const Dataset& data);
+
+// The bounding cube of the points (1st to 99th percentile per axis: SfM points have far
+// outliers); nullopt when there are none or they all lie at one spot.
+std::optional<SceneBounds> points_bounds(const PointCloud& pc);
 
 // Where the scene lies, for random initialization: Dataset::bounds when the format defines it;
 // else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM points have

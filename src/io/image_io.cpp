@@ -81,8 +81,12 @@ void png_on_error(png_structp png, png_const_charp msg) {
   png_longjmp(png, 1);
 }
 
-// Warnings (e.g. about iCCP profiles) do not affect pixel values; keep stderr quiet.
-void png_on_warning(png_structp, png_const_charp) {}
+// Most warnings (about iCCP profiles, an ancillary chunk's CRC) do not affect pixel values and
+// stay quiet. A warning about the image data itself is damage: "IDAT: Too much image data" is
+// what an IHDR claiming fewer rows than were stored gives, and libpng would return the top rows.
+void png_on_warning(png_structp png, png_const_charp msg) {
+  if (std::strncmp(msg, "IDAT", 4) == 0) png_on_error(png, msg);
+}
 
 void png_read_bytes(png_structp png, png_bytep out, png_size_t n) {
   auto* r = static_cast<PngReader*>(png_get_io_ptr(png));
@@ -208,8 +212,9 @@ struct JpegReader {
   jpeg_decompress_struct cinfo{};
   jpeg_error_mgr err{};
   std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX] = "unknown libjpeg error";
+  char message[JMSG_LENGTH_MAX + 32] = "unknown libjpeg error";
   bool created = false;
+  bool zeros_are_flat = true;  // zeros_code_flat_blocks, while comp_info is alive
   ~JpegReader() {
     if (created) jpeg_destroy_decompress(&cinfo);
   }
@@ -225,14 +230,62 @@ void jpeg_on_error(j_common_ptr cinfo) {
   std::longjmp(r->jump, 1);
 }
 
-// libjpeg treats running out of data as a warning and pads the image with gray; a silently
-// half-gray training image is worse than an error, so that one warning becomes fatal.
+// libjpeg reports damaged data as warnings and carries on: running out of data pads the image
+// with gray, a frame header claiming more rows than were stored pads the rest ("premature end of
+// data segment"), one claiming fewer leaves "extraneous bytes". A silently damaged training
+// image is worse than an error, so every warning is one (trace messages, level >= 0, are not).
 void jpeg_on_message(j_common_ptr cinfo, int level) {
-  if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
-    JpegReader* r = jpeg_reader(cinfo);
+  if (level != -1) return;
+  JpegReader* r = jpeg_reader(cinfo);
+  if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
     std::snprintf(r->message, sizeof r->message, "truncated");
-    std::longjmp(r->jump, 1);
+  } else {
+    char what[JMSG_LENGTH_MAX];
+    cinfo->err->format_message(cinfo, what);
+    std::snprintf(r->message, sizeof r->message, "damaged (libjpeg: %s)", what);
   }
+  std::longjmp(r->jump, 1);
+}
+
+// JPEG has no checksum: scan data lost to zeroed disk blocks decodes without a word from libjpeg
+// (its Huffman codes resynchronize; the DC terms drift for the rest of the image). A long run of
+// zero bytes is the trace it leaves, unless the file's own codes can write one: in a canonical
+// Huffman table the all-zero code is the first symbol, and when that is the DC difference 0 and
+// the AC end-of-block in every component, zero bits code flat blocks (an encoder with optimized
+// tables on a flat area). Otherwise the codes of 256 zero bits are dozens of -1 coefficients in
+// a row, which no photograph has.
+constexpr std::size_t kMaxZeroRun = 32;
+
+bool zeros_code_flat_blocks(const jpeg_decompress_struct& c) {
+  for (int i = 0; i < c.num_components; ++i) {
+    const JHUFF_TBL* dc = c.dc_huff_tbl_ptrs[c.comp_info[i].dc_tbl_no];
+    const JHUFF_TBL* ac = c.ac_huff_tbl_ptrs[c.comp_info[i].ac_tbl_no];
+    if (!dc || !ac) return true;  // unknown: no claim
+    if (dc->huffval[0] != 0 || ac->huffval[0] != 0) return false;
+  }
+  return true;
+}
+
+// The longest run of zero bytes in the first scan's entropy-coded data (from the end of the SOS
+// segment to the next marker other than a restart), as {offset, length}; {0, 0} when none.
+std::pair<std::size_t, std::size_t> longest_zero_run(const Bytes& b) {
+  std::size_t i = 2;  // after SOI: marker segments up to the first SOS
+  while (i + 4 <= b.size() && b[i] == 0xff && b[i + 1] != 0xda)
+    i += b[i + 1] == 0xff ? 1 : 2 + ((std::size_t(b[i + 2]) << 8) | b[i + 3]);
+  if (i + 4 > b.size() || b[i] != 0xff) return {0, 0};
+  std::pair<std::size_t, std::size_t> best{0, 0};
+  std::size_t run = 0;
+  for (std::size_t j = i + 2 + ((std::size_t(b[i + 2]) << 8) | b[i + 3]); j < b.size(); ++j) {
+    if (b[j] == 0xff && j + 1 < b.size()) {
+      const std::uint8_t next = b[j + 1];
+      if (next != 0 && (next < 0xd0 || next > 0xd7)) break;  // the scan's end
+      ++j, run = 0;  // a stuffed 0xff 0x00 or a restart marker
+      continue;
+    }
+    run = b[j] == 0 ? run + 1 : 0;
+    if (run > best.second) best = {j + 1 - run, run};
+  }
+  return best;
 }
 
 bool jpeg_read_header_info(JpegReader& r, const Bytes& bytes) {
@@ -245,6 +298,8 @@ bool jpeg_read_header_info(JpegReader& r, const Bytes& bytes) {
   const bool cmyk = r.cinfo.jpeg_color_space == JCS_CMYK || r.cinfo.jpeg_color_space == JCS_YCCK;
   r.cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
   jpeg_start_decompress(&r.cinfo);
+  r.zeros_are_flat =
+      r.cinfo.progressive_mode || r.cinfo.arith_code || zeros_code_flat_blocks(r.cinfo);
   return true;
 }
 
@@ -273,6 +328,15 @@ Image decode_jpeg(const std::string& path, const Bytes& bytes) {
   const std::size_t row_bytes = std::size_t(w) * comps;
   Bytes pixels(row_bytes * h);
   if (!jpeg_read_pixels(r, pixels.data(), row_bytes)) throw input_error(path, "JPEG", r.message);
+  if (!r.zeros_are_flat) {
+    const auto [at, n] = longest_zero_run(bytes);
+    if (n >= kMaxZeroRun)
+      throw input_error(path, "JPEG",
+                        "damaged: " + std::to_string(n) + " zero bytes at byte " +
+                            std::to_string(at) +
+                            " of the image data, which its Huffman codes cannot write (a "
+                            "zeroed or lost disk block?)");
+  }
   if (comps == 3) return from_u8(w, h, 3, pixels.data());
 
   // CMYK: Adobe writes the inks inverted (the usual case); otherwise they are stored directly.

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/image_io.h"
+#include "io/read_file.h"
 
 namespace splat {
 
@@ -90,10 +91,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::optional<fs::path> ImageFinder::find(const std::string& rel) const {
-  const fs::path p = (root_ / rel).lexically_normal();
-  std::error_code ec;
-  if (fs::is_regular_file(p, ec)) return p;
-  return std::nullopt;
+  return find_input({(root_ / rel).lexically_normal()});
 }
 
 const std::vector<std::string>& ImageFinder::listing(const fs::path& dir) const {
@@ -133,15 +131,30 @@ std::string ImageFinder::describe_missing(const std::string& rel) const {
 
 namespace {
 
+// The fraction of a mask's pixels that are not black or white: a colour, or a gray level more
+// than a tenth away from both ends. A mask has few (its antialiased or compressed edges); a
+// photograph used as a mask by mistake has most.
+double photo_likeness(const Image& m) {
+  std::size_t unlike = 0;
+  for (std::size_t i = 0; i < m.pixels(); ++i) {
+    const float* p = &m.data[i * std::size_t(m.channels)];
+    const bool black = p[0] < 0.1f && p[1] < 0.1f && p[2] < 0.1f;
+    const bool white = p[0] > 0.9f && p[1] > 0.9f && p[2] > 0.9f;
+    unlike += !black && !white;
+  }
+  return m.pixels() ? double(unlike) / double(m.pixels()) : 0.0;
+}
+
 // The mask file as weights in {0, 1} (its first channel: gray masks decode as RGB), checked
-// against the image's size.
-std::vector<float> read_mask(const std::string& path, const Image& image) {
+// against the image's size; `photo` receives its photo_likeness.
+std::vector<float> read_mask(const std::string& path, const Image& image, double& photo) {
   const Image m = read_image(path);
   if (m.width != image.width || m.height != image.height)
     throw input_error(path, "mask",
                       "is " + std::to_string(m.width) + "x" + std::to_string(m.height) +
                           " but its image is " + std::to_string(image.width) + "x" +
                           std::to_string(image.height));
+  photo = photo_likeness(m);
   std::vector<float> w(m.pixels());
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = m.data[i * std::size_t(m.channels)] >= 0.5f;
   return w;
@@ -176,14 +189,23 @@ Image8 drop_alpha(const Image8& img) {
   return out;
 }
 
+// What decode_one saw on the way, for the warnings of decode_images.
+struct DecodeNotes {
+  std::array<int, 2> full_size{};
+  bool alpha = false;       // the image has an alpha channel
+  double mask_photo = 0.0;  // photo_likeness of its mask file
+};
+
 // Decode, mask, prepare, downscale, to 8 bits: one job of decode_images.
 Image8 decode_one(const ImageJob& job,
                   const LoadOptions& opts,
                   const PrepareImage& prepare,
                   std::size_t index,
-                  std::array<int, 2>& full_size) {
+                  DecodeNotes& notes) {
   Image img = read_image(job.path);
-  full_size = {img.width, img.height};
+  const std::array<int, 2> full_size = {img.width, img.height};
+  notes.full_size = full_size;
+  notes.alpha = img.channels == 4;
   if (img.width / opts.downscale == 0 || img.height / opts.downscale == 0) {
     throw input_error(
         job.path, "image",
@@ -192,8 +214,8 @@ Image8 decode_one(const ImageJob& job,
   const bool alpha_mask = opts.alpha_mask && img.channels == 4;
   const bool masked = !job.mask.empty() || alpha_mask;
   if (masked) {
-    std::vector<float> weights =
-        job.mask.empty() ? std::vector<float>(img.pixels(), 1.0f) : read_mask(job.mask, img);
+    std::vector<float> weights = job.mask.empty() ? std::vector<float>(img.pixels(), 1.0f)
+                                                  : read_mask(job.mask, img, notes.mask_photo);
     if (alpha_mask)
       for (std::size_t i = 0; i < weights.size(); ++i)
         weights[i] = weights[i] * float(img.data[4 * i + 3] >= 0.5f);
@@ -221,6 +243,34 @@ Image8 decode_one(const ImageJob& job,
   return out;
 }
 
+// Inputs that load but are likely not what the user meant: photographs as masks, and
+// data.alpha_mask on images without alpha. One line each, naming the first file and the count.
+void warn_about(const std::vector<ImageJob>& jobs,
+                const std::vector<DecodeNotes>& notes,
+                const LoadOptions& opts) {
+  constexpr double kPhotoLikeness = 0.25;
+  std::size_t photos = 0, opaque_images = 0, first_photo = 0, first_opaque = 0;
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    if (notes[i].mask_photo > kPhotoLikeness && photos++ == 0) first_photo = i;
+    if (opts.alpha_mask && !notes[i].alpha && opaque_images++ == 0) first_opaque = i;
+  }
+  if (photos > 0) {
+    const std::string more =
+        photos > 1 ? "; " + std::to_string(photos - 1) + " more masks are like it" : "";
+    std::fprintf(stderr,
+                 "warning: %s: %.0f%% of its pixels are neither black nor white: a photograph "
+                 "rather than a mask? (a mask is cut at 1/2: dark pixels are left out of the "
+                 "loss)%s\n",
+                 jobs[first_photo].mask.c_str(), 100.0 * notes[first_photo].mask_photo,
+                 more.c_str());
+  }
+  if (opaque_images > 0)
+    std::fprintf(stderr,
+                 "warning: data.alpha_mask = true, but %zu of %zu images have no alpha channel "
+                 "(first: %s): all of their pixels count in the loss\n",
+                 opaque_images, notes.size(), jobs[first_opaque].path.c_str());
+}
+
 }  // namespace
 
 DecodedImages decode_images(const std::vector<ImageJob>& jobs,
@@ -229,12 +279,12 @@ DecodedImages decode_images(const std::vector<ImageJob>& jobs,
   const std::size_t n = jobs.size();
   DecodedImages out;
   out.images.resize(n);
-  out.full_sizes.resize(n);
+  std::vector<DecodeNotes> notes(n);
   std::vector<std::exception_ptr> errors(n);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t i = 0; i < n; ++i) {
     try {
-      out.images[i] = decode_one(jobs[i], opts, prepare, i, out.full_sizes[i]);
+      out.images[i] = decode_one(jobs[i], opts, prepare, i, notes[i]);
     } catch (const Error& e) {
       // The decoder names the image; prefix the file and record that referenced it.
       errors[i] = std::make_exception_ptr(input_error(jobs[i].origin, jobs[i].record, e.what()));
@@ -245,6 +295,8 @@ DecodedImages decode_images(const std::vector<ImageJob>& jobs,
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  for (const DecodeNotes& d : notes) out.full_sizes.push_back(d.full_size);
+  warn_about(jobs, notes, opts);
   return out;
 }
 

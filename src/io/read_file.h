@@ -2,10 +2,21 @@
 // Reading whole input files: only regular files (a FIFO or /dev/zero would never end) and at most
 // a size limit (a multi-gigabyte "config" is a wrong path, not a config).
 #include <cstdint>
+#include <filesystem>
+#include <initializer_list>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
 
 namespace splat {
+
+// The first of `candidates` that is a regular file; else the first that is there as something
+// else (a directory, a FIFO, a device): reading it then says what it is, where "not found" would
+// mislead; else nullopt.
+std::optional<std::filesystem::path> find_input(
+    std::initializer_list<std::filesystem::path> candidates);
+std::optional<std::filesystem::path> find_input(std::span<const std::filesystem::path> candidates);
 
 // Throws splat::Error naming the file when `path` is not a regular file (following symlinks: a
 // device, FIFO, directory or symlink loop) or is larger than max_bytes; `what` says what the file

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "core/error.h"
 
@@ -14,6 +16,29 @@ namespace {
 double fisheye_theta_d(const std::array<double, 4>& k, double theta) {
   const double t2 = theta * theta;
   return theta * (1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3]))));
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string size_text(double w, double h) {
+  return std::to_string(int(w)) + "x" + std::to_string(int(h));
+}
+
+// "k1 = 1000, p2 = 0.01": the lens's nonzero terms (d1..d3: FULL_OPENCV's k4..k6).
+std::string coefficients(const Lens& lens) {
+  std::string out;
+  const auto add = [&](const std::string& name, double v) {
+    if (v != 0) out += (out.empty() ? "" : ", ") + name + " = " + num(v);
+  };
+  for (int i = 0; i < 4; ++i) add("k" + std::to_string(i + 1), lens.k[std::size_t(i)]);
+  for (int i = 0; i < 3; ++i) add("d" + std::to_string(i + 1), lens.d[std::size_t(i)]);
+  add("p1", lens.p1);
+  add("p2", lens.p2);
+  return out;
 }
 
 }  // namespace
@@ -86,7 +111,17 @@ bool Lens::undistort_point(double xd, double yd, double& x, double& y) const {
 }
 
 CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens, bool crop) {
-  if (!crop || lens.is_pinhole()) return in;
+  if (lens.is_pinhole()) return in;
+  // The lens is inverted about the principal point; one outside the image is a wrong cx or cy,
+  // whatever the distortion terms say.
+  for (const auto& [name, c, extent] :
+       {std::tuple{"cx", in.cx, in.width}, std::tuple{"cy", in.cy, in.height}}) {
+    if (!(c >= 0 && c <= extent))
+      throw Error(std::string("principal point ") + name + " = " + num(c) + " lies outside the " +
+                  size_text(in.width, in.height) + " image (0 to " + std::to_string(extent) +
+                  "); a lens with distortion terms is undistorted about it");
+  }
+  if (!crop) return in;
   // The input's border (pixel edges, not centers) in undistorted normalized coordinates: the
   // output rectangle lies inside every edge's innermost point.
   const double inf = std::numeric_limits<double>::infinity();
@@ -99,10 +134,10 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
       if (!lens.undistort_point((pu - in.cx) / in.fx, (pv - in.cy) / in.fy, x, y))
         throw Error("the lens cannot be inverted at pixel (" + std::to_string(pu) + ", " +
                     std::to_string(pv) + ") of the " + std::to_string(in.width) + "x" +
-                    std::to_string(in.height) +
-                    " image: its distortion coefficients fold the image (crop_undistorted = false "
-                    "keeps the "
-                    "input's intrinsics instead)");
+                    std::to_string(in.height) + " image: its distortion terms " +
+                    coefficients(lens) +
+                    " fold the image (crop_undistorted = false keeps the input's intrinsics "
+                    "instead)");
     };
     double x, y;
     at(0, v, x, y), x_lo = std::max(x_lo, x);
@@ -111,9 +146,15 @@ CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens
     at(u, in.height, x, y), y_hi = std::min(y_hi, y);
   }
   const double w = (x_hi - x_lo) * in.fx, h = (y_hi - y_lo) * in.fy;
-  if (!(w >= 1 && h >= 1))
-    throw Error("the lens leaves no valid image: undistorted, the " + std::to_string(in.width) +
-                "x" + std::to_string(in.height) + " image has no inner rectangle");
+  // Undistorted, a real lens's picture keeps about its size (barrel distortion grows it, a
+  // pincushion shrinks it a little); a sliver of it means the terms are wrong, and training on
+  // it would say nothing.
+  if (!(w >= kMinKeptSide * in.width && h >= kMinKeptSide * in.height))
+    throw Error("the distortion terms " + coefficients(lens) + " leave " +
+                (w >= 0 && h >= 0 ? size_text(std::floor(w), std::floor(h)) : "nothing") +
+                " of the " + size_text(in.width, in.height) +
+                " image when it is cropped to what the lens saw (less than half of a side): they "
+                "do not describe a real lens (a wrong camera model or misplaced values?)");
   // Of the focal lengths: a wide fisheye's rectangle would be huge at the input's.
   const double scale = std::min({1.0, 2.0 * in.width / w, 2.0 * in.height / h});
   CameraIntrinsics out;

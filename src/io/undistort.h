@@ -44,7 +44,10 @@ struct CameraIntrinsics {
 // lengths and the largest axis-aligned image that sees only what the input saw (no border
 // pixels invented), at most twice the input size per side (a wide fisheye is reduced to fit).
 // Without crop: `in` itself; samples beyond the input repeat its edge pixels. Throws
-// splat::Error when the lens leaves no valid image or cannot be inverted at the border.
+// splat::Error naming cx or cy when a lens camera's principal point lies outside the image, and
+// naming the distortion terms when the lens cannot be inverted at the border or the crop keeps
+// less than kMinKeptSide of the input's width or height.
+constexpr double kMinKeptSide = 0.5;
 CameraIntrinsics undistorted_camera(const CameraIntrinsics& in, const Lens& lens, bool crop);
 
 // The image of `out` from `img` of `in`: each output pixel center goes through the lens and

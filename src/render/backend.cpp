@@ -1,5 +1,6 @@
 #include "render/backend.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -49,12 +50,16 @@ std::uint64_t Backend::state_digest() const {
   return splat::state_digest(state());
 }
 
-std::string Backend::non_finite_group() const {
+std::vector<std::string> Backend::diverged_groups(const DivergenceLimits& limits) const {
   const TrainState st = state();
-  if (const auto bad = find_non_finite(st.params)) return bad->group;
-  for (const float x : st.appearance.params)
-    if (!std::isfinite(x)) return "appearance";
-  return "";
+  std::vector<std::string> found;
+  const auto check = [&](const std::string& name, const std::vector<float>& v) {
+    const auto range = limits.range(name);
+    if (!std::ranges::all_of(v, [&](float x) { return within(x, range); })) found.push_back(name);
+  };
+  st.params.for_each_group(check);
+  check("appearance", st.appearance.params);
+  return found;
 }
 
 void Backend::update_filter3d(std::span<const Camera>) {

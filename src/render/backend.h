@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/camera.h"
+#include "core/finite.h"
 #include "core/gaussians.h"
 #include "core/image.h"
 #include "render/appearance.h"
@@ -159,10 +160,11 @@ class Backend {
   virtual Gaussians params() const { return state().params; }
   // render/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
-  // The first parameter group (for_each_group order) holding a NaN or inf, or "" when every
-  // parameter is finite: the trainer's periodic divergence check. A GPU backend counts on the
-  // device, so that the check costs one pass over the parameters and no download.
-  virtual std::string non_finite_group() const;
+  // The parameter groups (for_each_group order, then "appearance") holding a value outside their
+  // range of `limits` (NaN and inf included); none when training is sane: the trainer's periodic
+  // divergence check. A GPU backend counts on the device, so that the check costs one pass over
+  // the parameters and no download.
+  virtual std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   virtual std::size_t num_splats() const = 0;
 
   // One optimization step on this rank's views of the batch (settings.batch_size views over all

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "train/init.h"
+
 namespace splat {
 
 std::int64_t auto_iterations(std::size_t train_views) {
@@ -36,7 +38,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   if (cfg.densify.cap_max == 0) {
     double pixels = 0;
     for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
-    const bool from_points = data.points && cfg.model.init != InitKind::Random;
+    const bool from_points = init_uses_points(cfg.model, data);
     const std::size_t initial =
         from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
     cfg.densify.cap_max = auto_cap_max(pixels / 1e6, initial);

@@ -33,7 +33,7 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& cfg) {
     throw Error("backend.type = \"auto\" found no GPU, and backend.submission = \"" +
                 std::string(to_string(cfg.submission)) + "\" / backend.pipelining = \"" +
                 std::string(to_string(cfg.pipelining)) + "\" are the cuda backend's modes");
-  return make_cpu_backend(int(cfg.threads));
+  return make_cpu_backend(cfg.threads);
 }
 
 }  // namespace splat

@@ -121,7 +121,7 @@ const std::vector<Field>& fields() {
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
       data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
-      data("max_image_size", &D::max_image_size, {0, 1 << 20}, "shrink images whose long side exceeds n pixels after downscale, area filter (0 = no limit; 3DGS uses 1600)"),
+      data("max_image_size", &D::max_image_size, {0, 1 << 20}, "shrink images whose long side exceeds n pixels after downscale, area filter (0 = no limit, else at least 32; 3DGS uses 1600)"),
       data("alpha_mask", &D::alpha_mask, "RGBA images: alpha below 1/2 leaves the pixel out of the loss (false: alpha is composited on the background)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
@@ -318,6 +318,14 @@ bool is_bare_word(std::string_view s) {
   });
 }
 
+// Digits, with a sign or not, that a 64-bit integer cannot hold (TOML cannot read them either).
+bool is_out_of_range_integer(std::string_view s) {
+  std::int64_t v;
+  const std::string_view digits = s.starts_with('+') ? s.substr(1) : s;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return ec == std::errc::result_out_of_range && end == digits.data() + digits.size();
+}
+
 }  // namespace
 
 // ---- Public API ---------------------------------------------------------------------------------
@@ -359,11 +367,27 @@ void Config::validate() const {
   if (output.checkpoint_every > 0 && !output.save_checkpoint)
     throw Error("config: output.checkpoint_every = " + std::to_string(output.checkpoint_every) +
                 " asks for checkpoints, but output.save_checkpoint = false");
+  if (output.formats.empty() && !output.save_checkpoint)
+    throw Error(
+        "config: output.formats = [] and output.save_checkpoint = false leave the run with no "
+        "model at all (list a format, e.g. output.formats = [\"ply\"], or save the checkpoint)");
+  // The budget plans from measured steps: under a second leaves a handful of them, no training.
+  if (train.time_budget > 0 && train.time_budget < kMinTimeBudget)
+    throw Error("config: train.time_budget = " + number(train.time_budget) +
+                " s is too short to train (at least " + number(kMinTimeBudget) +
+                " s; 0 = no budget)");
   if (densify.strategy == DensifyStrategy::Mcmc && densify.cap_max > 0 &&
       double(densify.cap_max) < double(model.init_points) && model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +
                 " (MCMC never removes splats, so the cap must hold the initial ones)");
+  // Smaller images hold too little for a 16-pixel tile grid, let alone a scene.
+  constexpr std::int64_t kMinImageSize = 32;
+  if (data.max_image_size > 0 && data.max_image_size < kMinImageSize)
+    throw Error("config: data.max_image_size = " + std::to_string(data.max_image_size) +
+                " would shrink every image to a long side of " +
+                std::to_string(data.max_image_size) + " pixels; it must be at least " +
+                std::to_string(kMinImageSize) + " (or 0: no limit)");
   if (train.coarse_factor > 1 && !std::has_single_bit(std::uint64_t(train.coarse_factor)))
     throw Error("config: train.coarse_factor = " + std::to_string(train.coarse_factor) +
                 " is not a power of two (1, 2, 4, 8 or 16)");
@@ -454,6 +478,11 @@ void apply_override(Config& cfg, const std::string& assignment) {
   try {
     doc = toml::parse("value = " + value + "\n", origin.name);
   } catch (const toml::parse_error& e) {
+    if (is_out_of_range_integer(value))
+      throw Error(origin.name + ": " + path + ": " + value +
+                  " is out of range: an integer holds -9223372036854775808 to "
+                  "9223372036854775807" +
+                  (f->allowed.empty() ? "" : ", and " + path + " takes " + f->allowed));
     if (!is_bare_word(value))
       throw Error(origin.name + ": " + path + ": '" + value + "' is not a TOML value (" +
                   std::string(e.description()) + ")");

@@ -53,11 +53,15 @@ struct ModelConfig {
   bool antialiased = false;
 };
 
+// The shortest train.time_budget: the budget plans from the run's measured steps, and less than
+// this leaves a handful of steps, not a trained model.
+inline constexpr double kMinTimeBudget = 1.0;
+
 struct TrainConfig {
   // 0 = auto: chosen from the dataset when training starts (auto_config.h), then saved resolved.
   std::int64_t iterations = 0;
-  // Seconds of training to fit the run into, 0 = none: the recipe is compressed to fit
-  // (time_budget.h).
+  // Seconds of training to fit the run into (at least kMinTimeBudget), 0 = none: the recipe is
+  // compressed to fit (time_budget.h).
   double time_budget = 0;
   std::uint64_t seed = 0;
   LossKind loss = LossKind::L1Ssim;       // render/loss.h

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -71,15 +72,31 @@ std::vector<float> knn_log_scales(const std::vector<float>& pos) {
   return out;
 }
 
+namespace {
+bool has_points(const Dataset& data) {
+  return data.points && !data.points->positions.empty();
+}
+}  // namespace
+
+bool init_uses_points(const ModelConfig& cfg, const Dataset& data) {
+  return cfg.init != InitKind::Random && has_points(data) && points_bounds(*data.points);
+}
+
 Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uint64_t seed) {
   Rng rng(seed, 0x1417);
   std::vector<float> positions, colors;
-  const bool has_points = data.points && !data.points->positions.empty();
-  if (cfg.init == InitKind::Points && !has_points)
+  if (cfg.init == InitKind::Points && !has_points(data))
     throw Error(
         "model.init = \"points\" but the dataset has no sparse points; use model.init = "
         "\"random\"");
-  if (cfg.init == InitKind::Points || (cfg.init == InitKind::Auto && has_points)) {
+  if (cfg.init != InitKind::Random && has_points(data) && !init_uses_points(cfg, data))
+    std::fprintf(stderr,
+                 "warning: %s: all %zu sparse points lie at one spot, which says nothing of the "
+                 "scene's shape; starting from %lld random splats around what the cameras look "
+                 "at instead (as model.init = \"random\")\n",
+                 data.points->source.empty() ? "the dataset" : data.points->source.c_str(),
+                 data.points->positions.size() / 3, static_cast<long long>(cfg.init_points));
+  if (init_uses_points(cfg, data)) {
     positions = data.points->positions;
     colors = data.points->colors;
   } else {

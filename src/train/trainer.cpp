@@ -43,6 +43,31 @@ std::string lr_key_of(const std::string& group) {
   return "train.lr_" + group;
 }
 
+// The divergence limits of a run: kReach times as far from the origin as the farthest training
+// camera or starting splat (and the scene extent): no sane step takes a splat there.
+DivergenceLimits divergence_limits(const Dataset& data, const Gaussians& start, double extent) {
+  constexpr double kReach = 1e4;
+  double far = extent;
+  for (const View& v : data.train) {
+    const Vec3<double> c = v.camera.center();
+    far = std::max({far, std::abs(c.x), std::abs(c.y), std::abs(c.z)});
+  }
+  for (const float x : start.means) far = std::max(far, double(std::abs(x)));
+  return {float(std::min(kReach * far, double(kMaxParamMagnitude)))};
+}
+
+// What the values of a diverged group should have stayed within.
+std::string limits_text(const std::string& group, const DivergenceLimits& limits) {
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%.3g", double(limits.range(group).second));
+  if (group == "means")
+    return "a coordinate beyond +-" + std::string(bound) +
+           " (10^4 times the farthest camera or starting splat)";
+  if (group == "log_scales")
+    return "a log-scale above " + std::string(bound) + " (a splat 10^4 times the scene's size)";
+  return "a value beyond +-" + std::string(bound);
+}
+
 Gaussians zeros_like(const Gaussians& g) {
   Gaussians z = g;
   z.for_each_group([](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
@@ -78,6 +103,20 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
     throw Error(
         "train.time_budget plans from one process's measured steps; it cannot be used with " +
         std::to_string(comm_.size()) + " ranks");
+  // A coarse_until at or past the last step (1e9, or a resume told to stop sooner than the run
+  // was planned for) would leave every step, and the model, at a fraction of the resolution:
+  // full resolution comes from half of the iterations on, as auto plans it.
+  if (cfg_.train.coarse_factor > 1 && cfg_.train.coarse_until >= cfg_.train.iterations &&
+      cfg_.train.iterations > 1) {
+    const std::int64_t half = cfg_.train.iterations / 2;
+    std::fprintf(stderr,
+                 "warning: train.coarse_until = %lld is not before the last step "
+                 "(train.iterations = %lld), so training would never reach full resolution; "
+                 "full resolution from step %lld instead (half of the iterations)\n",
+                 static_cast<long long>(cfg_.train.coarse_until),
+                 static_cast<long long>(cfg_.train.iterations), static_cast<long long>(half));
+    cfg_.train.coarse_until = half;
+  }
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
@@ -148,6 +187,7 @@ void Trainer::start_fresh(Gaussians params, const std::string& source) {
 void Trainer::start_from(TrainState st) {
   if (!cfg_.model.antialiased) st.filter3d.clear();
   dist::broadcast_state(comm_, st);
+  limits_ = divergence_limits(data_, st.params, scene_extent_);
   backend_.set_state(st);
   // A fresh model, or a checkpoint saved without the filter: compute it now.
   if (cfg_.model.antialiased && st.filter3d.size() != st.params.size()) update_filter3d();
@@ -191,6 +231,21 @@ void Trainer::resume(const Checkpoint& ckpt) {
     throw Error("the checkpoint was trained on " + std::to_string(ckpt.view_order.size()) +
                 " training views, this dataset has " + std::to_string(views) +
                 " (another dataset, or other data.holdout_every / data.max_train_views)");
+  try {
+    check_same_images(ckpt.train_images, train_images_of(data_.train));
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                "; to train the checkpoint's model on these images, start a new run with "
+                "--init-from");
+  }
+  // MCMC never removes splats: above the cap the model trains on at its size and never grows.
+  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && comm_.rank() == 0 &&
+      ckpt.params.size() > std::size_t(cfg_.densify.cap_max))
+    std::fprintf(stderr,
+                 "warning: densify.cap_max = %lld is below the checkpoint's %zu splats: MCMC "
+                 "removes none, so the model stays at %zu splats and does not grow (raise "
+                 "densify.cap_max to let it grow)\n",
+                 (long long)cfg_.densify.cap_max, ckpt.params.size(), ckpt.params.size());
   TrainState st;
   st.params = ckpt.params;
   st.adam_m = ckpt.adam_m;
@@ -231,12 +286,21 @@ AppearanceState Trainer::resumed_appearance(const Checkpoint& ckpt) const {
 }
 
 void Trainer::check_finite() const {
-  const std::string group = backend_.non_finite_group();
-  if (!group.empty())
-    throw Error("training diverged: " + group + " holds NaN or inf at iteration " +
-                std::to_string(iteration_) + " (the check runs every " +
-                std::to_string(kFiniteCheckEvery) + " steps). Lower " + lr_key_of(group) +
-                ", or resume from an earlier checkpoint");
+  std::vector<std::string> groups = backend_.diverged_groups(limits_);
+  if (groups.empty()) return;
+  // MCMC moves the means by noise that the scales, rotations and opacities shape: means out of
+  // range beside another group are that group's doing.
+  if (groups.size() > 1 && groups.front() == "means")
+    std::rotate(groups.begin(), groups.begin() + 1, groups.end());
+  const std::string& group = groups.front();
+  std::string also;
+  for (std::size_t i = 1; i < groups.size(); ++i) also += (i > 1 ? ", " : "") + groups[i];
+  throw Error("training diverged: " + group + " holds NaN, inf or " + limits_text(group, limits_) +
+              " at iteration " + std::to_string(iteration_) +
+              (also.empty() ? "" : " (" + also + " too)") +
+              "; the check runs after each of the first " + std::to_string(kEarlyChecks) +
+              " steps, then every " + std::to_string(kFiniteCheckEvery) + ". Lower " +
+              lr_key_of(group) + ", or resume from an earlier checkpoint");
 }
 
 Checkpoint Trainer::checkpoint() const {
@@ -263,6 +327,7 @@ Checkpoint Trainer::checkpoint() const {
   c.appearance = st.appearance.params;
   c.appearance_m = st.appearance.m;
   c.appearance_v = st.appearance.v;
+  c.train_images = train_images_of(data_.train);
   return c;
 }
 
@@ -317,7 +382,8 @@ EvalResult Trainer::evaluate_now() {
 
 void Trainer::train(RunDir* out) {
   std::int64_t total = cfg_.train.iterations;  // a time budget re-plans it
-  const bool leader = comm_.rank() == 0;       // shows progress and writes
+  const std::int64_t started = iteration_;
+  const bool leader = comm_.rank() == 0;  // shows progress and writes
   const bool writes = leader && out != nullptr;
   Progress progress(iteration_, total, cfg_.train.log_every);
   History history = writes ? History(out->claim("metrics.jsonl"), iteration_) : History();
@@ -445,7 +511,11 @@ void Trainer::train(RunDir* out) {
         replan(stop_here, line);
       }
     }
-    if (iteration_ % kFiniteCheckEvery == 0 || iteration_ == total) check_finite();
+    // A learning rate far too large throws its group out of range in one step, and the next step
+    // spreads NaN to every group: checked at once, the first group out is the one to blame.
+    if (iteration_ - started <= kEarlyChecks || iteration_ % kFiniteCheckEvery == 0 ||
+        iteration_ == total)
+      check_finite();
     if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
       collect(true);
       // The viewer draws plain 3DGS: the 3D filter baked in, as in model.ply.
@@ -498,6 +568,18 @@ void Trainer::train(RunDir* out) {
   use_resolution(1);  // a run stopped early leaves the backend no images the trainer owns
 }
 
+namespace {
+// No splat reached the image: every pixel is the background colour, exactly (a render starts
+// from it and a drawn splat moves it).
+bool background_only(const Image& img, const RasterSettings& rs) {
+  for (std::size_t p = 0; p < img.pixels(); ++p)
+    for (int c = 0; c < 3; ++c)
+      if (img.data[p * std::size_t(img.channels) + std::size_t(c)] != rs.background[std::size_t(c)])
+        return false;
+  return true;
+}
+}  // namespace
+
 EvalResult evaluate(Backend& backend,
                     const std::vector<View>& views,
                     const RasterSettings& rs,
@@ -507,6 +589,7 @@ EvalResult evaluate(Backend& backend,
   for (const View& v : views) {
     const Image img = backend.render(v.camera, rs);
     const Image truth = target_image(v.image);  // every pixel: masks only shape training
+    r.blank_views += background_only(img, rs);
     r.views.push_back(
         {v.name, psnr(img, truth), ssim(img, truth), color_corrected_psnr(img, truth)});
     r.mean_psnr += r.views.back().psnr;

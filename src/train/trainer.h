@@ -28,6 +28,7 @@ struct ViewMetrics {
 struct EvalResult {
   std::vector<ViewMetrics> views;
   double mean_psnr = 0, mean_ssim = 0, mean_cc_psnr = 0;
+  std::size_t blank_views = 0;  // views whose render is the background alone: no splat drawn
 };
 
 class Trainer {
@@ -46,7 +47,8 @@ class Trainer {
   void initialize_from(Gaussians params);
   // Continue exactly where the checkpoint stopped. With train.appearance = affine and a checkpoint
   // without transforms they start at the identity; transforms in a checkpoint that
-  // train.appearance = none would drop are an error.
+  // train.appearance = none would drop are an error, and so is a checkpoint of other training
+  // images (check_same_images). An MCMC cap (densify.cap_max) below its splat count warns.
   void resume(const Checkpoint& ckpt);
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into `out`, if not null (rank 0 only; rank 0
@@ -68,7 +70,7 @@ class Trainer {
   }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
-  // The state to resume from; throws splat::Error when a parameter is not finite.
+  // The state to resume from; throws splat::Error when training has diverged (check_finite()).
   Checkpoint checkpoint() const;
   // Names this run in every output it writes (checkpoint, model.ply, metrics.json), so that a
   // directory holding files of two runs, or of one interrupted final write, is recognised. Fresh
@@ -98,9 +100,11 @@ class Trainer {
   AppearanceState resumed_appearance(const Checkpoint& ckpt) const;
 
   static constexpr std::int64_t kStopCheckEvery = 50;
-  // Parameters are checked for NaN and inf this often (and before every checkpoint): a diverged
-  // run stops within this many steps of going wrong, not at the end. One pass over the model.
+  // Parameters are checked for NaN, inf and values beyond limits_ this often (and before every
+  // checkpoint): a diverged run stops within this many steps of going wrong, not at the end. One
+  // pass over the model. The first kEarlyChecks steps are each checked.
   static constexpr std::int64_t kFiniteCheckEvery = 100;
+  static constexpr std::int64_t kEarlyChecks = 10;
   // model.antialiased: the 3D filter is recomputed this often besides every refine tick (the
   // Mip-Splatting paper's interval).
   static constexpr std::int64_t kFilter3dEvery = 100;
@@ -112,6 +116,7 @@ class Trainer {
   dist::Communicator& comm_;
   std::unique_ptr<Densifier> densifier_;
   double scene_extent_ = 1.0;
+  DivergenceLimits limits_;     // set with the starting state
   std::int64_t iteration_ = 0;  // completed iterations
   Rng rng_;
   std::vector<std::int32_t> view_order_;  // this epoch's random permutation of training views

@@ -2,8 +2,11 @@
 
 #include <httplib.h>
 
+#include <cstdio>
+
 #include "core/error.h"
 #include "train/history.h"
+#include "view/address.h"
 #include "view/model_blob.h"
 #include "view/web_assets.h"
 
@@ -13,6 +16,14 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// A client that sends part of a request and stalls (slowloris) holds a worker until a read has
+// waited kReadTimeout; kWorkers connections are served at once and the rest wait for a worker, so
+// dozens of stalled connections leave the page's requests a free one. An idle keep-alive
+// connection is closed after kKeepAliveTimeoutSeconds (the page polls /info every second).
+constexpr int kWorkers = 128;
+constexpr std::chrono::seconds kReadTimeout{2}, kWriteTimeout{10};
+constexpr time_t kKeepAliveTimeoutSeconds = 2;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -34,13 +45,21 @@ json camera_json(const View& v, const char* split) {
 }  // namespace
 
 ViewServer::ViewServer(const ServeOptions& opts)
-    : http_(std::make_unique<httplib::Server>()), bind_(opts.bind) {
+    : http_(std::make_unique<httplib::Server>()),
+      bind_(unbracketed(opts.bind)),
+      hosts_(served_names(bind_)) {
+  for (const std::string& name : opts.allowed_hosts) hosts_.insert(host_name(name));
   route();
+  http_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  http_->set_read_timeout(kReadTimeout);
+  http_->set_write_timeout(kWriteTimeout);
+  http_->set_keep_alive_timeout(kKeepAliveTimeoutSeconds);
   // SO_REUSEADDR alone (httplib's default adds SO_REUSEPORT, which lets a second server share a
   // port that is in use instead of failing).
-  http_->set_socket_options([](socket_t sock) {
+  http_->set_socket_options([this](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening_ = sock;
   });
   if (opts.port == 0) {
     port_ = http_->bind_to_any_port(bind_);
@@ -48,8 +67,18 @@ ViewServer::ViewServer(const ServeOptions& opts)
     port_ = opts.port;
   }
   if (port_ <= 0)
-    throw Error("view: cannot listen on " + bind_ + ":" + std::to_string(opts.port) +
+    throw Error("view: cannot listen on " + url_host(bind_) + ":" + std::to_string(opts.port) +
                 " (in use, or not an address of this machine; choose another with --port/--bind)");
+  // httplib listens with a backlog of 5 connections: a burst of them (many stalled clients and
+  // the page's) would wait for the client's SYN to be resent, a second or more. Listening again
+  // sets the backlog (Linux).
+  listen(listening_, SOMAXCONN);
+  if (!is_loopback(bind_))
+    std::fprintf(stderr,
+                 "warning: --bind %s serves the model and the dataset's cameras to the network: "
+                 "every machine that reaches port %d of this one can fetch them (the default, "
+                 "--bind 127.0.0.1, serves this machine only)\n",
+                 bind_.c_str(), port_);
   thread_ = std::thread([this] { http_->listen_after_bind(); });
   // stop() acts only on a running server: until it runs, the destructor could not end it.
   while (!http_->is_running()) std::this_thread::yield();
@@ -61,8 +90,7 @@ ViewServer::~ViewServer() {
 }
 
 std::string ViewServer::url() const {
-  const std::string host = bind_ == "0.0.0.0" ? "localhost" : bind_;
-  return "http://" + host + ":" + std::to_string(port_) + "/";
+  return "http://" + url_host(bind_) + ":" + std::to_string(port_) + "/";
 }
 
 void ViewServer::set_scene(const Dataset* data, const std::array<float, 3>& background) {
@@ -125,6 +153,16 @@ std::string ViewServer::model_blob(int max_sh_degree) {
 }
 
 void ViewServer::route() {
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const std::string host = host_name(req.get_header_value("Host"));
+    if (hosts_.count(host)) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 403;
+    res.set_content("splat view: refused a request for host '" + host +
+                        "': this server answers to its own names only (a defence against DNS "
+                        "rebinding); --allow-host NAME adds a name\n",
+                    "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   for (const WebAsset& a : web_assets()) {
     const std::string path = a.path == "/index.html" ? "/" : std::string(a.path);
     http_->Get(path, [a](const httplib::Request&, httplib::Response& res) {

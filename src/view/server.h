@@ -11,13 +11,16 @@
 //                         coefficients go up to degree D (0-3; default 3), or the model's if lower
 //                         (or the highest band that is not all zeros)
 //   GET /metrics          metrics.jsonl's records as one JSON array ([] when there is none)
+// A request whose Host header names another server is refused (403): see address.h.
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/gaussians.h"
 #include "io/dataset.h"
@@ -31,12 +34,15 @@ namespace splat::view {
 struct ServeOptions {
   std::string bind = "127.0.0.1";  // 0.0.0.0 serves every interface
   int port = 8080;                 // 0: any free port
+  // Host header names to answer to beyond those of served_names (address.h), e.g. a DNS name of
+  // this machine that its host name is not.
+  std::vector<std::string> allowed_hosts = {};
 };
 
 class ViewServer {
  public:
   // Binds the port and serves from a thread of its own; throws splat::Error naming the address
-  // when the port cannot be bound.
+  // when the port cannot be bound. Warns (stderr) when the address is not a loopback one.
   explicit ViewServer(const ServeOptions& opts);
   ~ViewServer();
   ViewServer(const ViewServer&) = delete;
@@ -64,6 +70,8 @@ class ViewServer {
   std::thread thread_;
   std::string bind_;
   int port_ = 0;
+  int listening_ = -1;           // the listening socket
+  std::set<std::string> hosts_;  // the names the Host header may carry
 
   mutable std::mutex mutex_;
   nlohmann::json scene_ = {{"background", {0, 0, 0}}, {"cameras", nlohmann::json::array()}};

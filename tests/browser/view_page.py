@@ -9,6 +9,7 @@ Prints one JSON object with the measured figures; exits non-zero when a check fa
 """
 import argparse
 import base64
+import contextlib
 import json
 import math
 import os
@@ -82,6 +83,24 @@ def start_view(splat, *args):
     return server, match.group(1)
 
 
+@contextlib.contextmanager
+def viewing(splat, *args):
+    """start_view as a context: the URL, and the server stopped on leaving."""
+    server, base = start_view(splat, *args)
+    try:
+        yield base
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def report(result, failures):
+    """Prints the measured figures and the failures as one JSON object; the exit status."""
+    result['failures'] = failures
+    print(json.dumps(result))
+    return 1 if failures else 0
+
+
 class Page:
     def __init__(self, url, width, height):
         opts = webdriver.ChromeOptions()
@@ -120,6 +139,12 @@ class Page:
 
     def close(self):
         self.driver.quit()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def main():

@@ -1,9 +1,11 @@
-// The CUDA backend's divergence check (Backend::non_finite_group, a counting kernel on the device)
+// The CUDA backend's divergence check (Backend::diverged_groups, a counting kernel on the device)
 // against the host's answer for the same state: every group, NaN and both infinities, in the first
-// and the last slot, and a finite state.
+// and the last slot, finite values beyond the limits, and a sane state.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "core/finite.h"
 #include "render/backend.h"
@@ -25,14 +27,14 @@ TrainState finite_state(std::size_t n) {
   return st;
 }
 
-TEST(FiniteCheckGpu, NamesTheFirstGroupWithNanOrInfLikeTheHost) {
+TEST(FiniteCheckGpu, NamesTheGroupsWithNanOrInfOrBeyondTheLimitsLikeTheHost) {
   BackendConfig bc;
   bc.type = BackendKind::Cuda;
   auto backend = make_backend(bc);
   const std::size_t n = 70000;  // more than one grid-stride pass
   TrainState st = finite_state(n);
   backend->set_state(st);
-  EXPECT_EQ(backend->non_finite_group(), "");
+  EXPECT_TRUE(backend->diverged_groups().empty());
   const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
                        std::numeric_limits<float>::infinity(),
                        -std::numeric_limits<float>::infinity()};
@@ -47,16 +49,28 @@ TEST(FiniteCheckGpu, NamesTheFirstGroupWithNanOrInfLikeTheHost) {
         if (g++ == group) v[last ? v.size() - 1 : 0] = bad[(group + last) % 3];
       });
       backend->set_state(broken);
-      EXPECT_EQ(backend->non_finite_group(), name) << (last ? "last slot" : "first slot");
+      EXPECT_EQ(backend->diverged_groups(), std::vector<std::string>{name})
+          << (last ? "last slot" : "first slot");
       EXPECT_EQ(find_non_finite(broken.params)->group, name);
     }
     ++group;
   }
+  // Finite values beyond the limits: a mean beyond the reach, a log-scale above log(reach).
+  const DivergenceLimits limits{100.0f};
+  TrainState far = finite_state(n);
+  far.params.means[n * 3 - 1] = 101.0f;
+  backend->set_state(far);
+  EXPECT_EQ(backend->diverged_groups(limits), std::vector<std::string>{"means"});
+  EXPECT_TRUE(backend->diverged_groups().empty());
+  TrainState huge = finite_state(n);
+  huge.params.log_scales[7] = 4.7f;  // e^4.7 > 100
+  backend->set_state(huge);
+  EXPECT_EQ(backend->diverged_groups(limits), std::vector<std::string>{"log_scales"});
   // Adam moments are not parameters: a NaN there is not a divergence of the model.
   TrainState moments = finite_state(n);
   moments.adam_v.means[5] = std::numeric_limits<float>::quiet_NaN();
   backend->set_state(moments);
-  EXPECT_EQ(backend->non_finite_group(), "");
+  EXPECT_TRUE(backend->diverged_groups().empty());
 }
 
 }  // namespace
