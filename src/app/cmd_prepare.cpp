@@ -54,6 +54,7 @@ void add_prepare(CLI::App& app, Action& action) {
   cmd->add_flag("--overwrite", args->overwrite,
                 "replace a dataset splat prepared in the output folder before");
   add_config_options(*cmd, args->config);
+  cmd->remove_option(cmd->get_option("--downscale"));  // training's, not SfM's (max_image_size)
   cmd->callback([args, &action] {
     action = [args] {
       const Config cfg = resolve_config(args->config);
