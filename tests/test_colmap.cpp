@@ -469,15 +469,7 @@ TEST(Colmap, MissingModelListsWhatWasLookedFor) {
 TEST(Colmap, ShortTrainingOnFigurineImprovesPsnr) {
   SPLAT_REQUIRE_SHARED("data/figurine");
   const Dataset data = load_colmap(figurine().string(), downscaled(8));
-  Config cfg;  // model.init = auto: the sparse points
-  cfg.train.iterations = 150;
-  // 3DGS's initial splats (nearest-neighbour size, opacity 0.1): they cover the images from the
-  // first step, so 150 steps show whether the cameras see the points. MCMC's smaller ones (the
-  // default) need more steps than a unit test has.
-  cfg.model.init_opacity = 0.1;
-  cfg.model.init_scale = 1.0;
-  cfg.train.log_every = 0;
-  cfg.backend.type = BackendKind::Cpu;
+  const Config cfg = test::short_cpu_training(150);  // model.init = auto: the sparse points
   auto backend = make_backend(cfg.backend);
   Trainer t(cfg, data, *backend);
   t.initialize();

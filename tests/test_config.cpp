@@ -88,6 +88,13 @@ Config changed_everywhere() {
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter
   c.output.checkpoint_minutes = 2.5;
   c.output.formats = {ModelFormat::Spz, ModelFormat::CompressedPly};
+  c.prepare.max_image_size = 1200;
+  c.prepare.frames = 300;
+  c.prepare.camera = PrepareCamera::Pinhole;
+  c.prepare.sharing = PrepareSharing::PerImage;
+  c.prepare.matcher = PrepareMatcher::Sequential;
+  c.prepare.exhaustive_max = 60;
+  c.prepare.threads = 2;
   return c;
 }
 

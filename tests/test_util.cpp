@@ -66,6 +66,21 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
+std::string demo_video(
+    const std::filesystem::path& dir, int frames, double arc, int w, int h, int supersample) {
+  DemoSceneOptions o;
+  o.width = w;
+  o.height = h;
+  o.supersample = supersample;
+  write_demo_orbit((dir / "frames").string(), frames, 0.35, arc, o);
+  const std::string video = (dir / "demo.mp4").string();
+  const RunResult enc = run_command("ffmpeg -nostdin -loglevel error -framerate 8 -i " +
+                                    (dir / "frames" / "frame_%04d.png").string() +
+                                    " -c:v libx264 -crf 12 -pix_fmt yuv420p " + video);
+  EXPECT_EQ(enc.exit_code, 0) << enc.output;
+  return enc.exit_code == 0 ? video : "";
+}
+
 const std::string& small_demo_scene(std::uint64_t seed) {
   static std::map<std::uint64_t, std::string> dirs;
   auto [at, fresh] = dirs.try_emplace(seed);
@@ -94,6 +109,16 @@ void expect_bit_identical(const Gaussians& a, const Gaussians& b) {
   a.for_each_group([&](const char* name, const std::vector<float>& v) {
     EXPECT_EQ(bits(v), bits(*groups.at(name))) << name;
   });
+}
+
+Config short_cpu_training(std::int64_t iterations) {
+  Config cfg;
+  cfg.train.iterations = iterations;
+  cfg.model.init_opacity = 0.1;
+  cfg.model.init_scale = 1.0;
+  cfg.train.log_every = 0;
+  cfg.backend.type = BackendKind::Cpu;
+  return cfg;
 }
 
 Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at) {

@@ -84,6 +84,12 @@ std::string short_train_args(const std::string& data,
 // sizes, other pictures (as two NeRF-synthetic scenes are).
 const std::string& small_demo_scene(std::uint64_t seed = 7);
 
+// `frames` views of the demo scene on an orbit of `arc` radians (io/demo_scene.h's
+// write_demo_orbit) as dir/frames/frame_NNNN.png, encoded with ffmpeg (H.264, 8 frames a second)
+// into dir/demo.mp4, whose path it returns. A failed encode is a test failure (and "").
+std::string demo_video(
+    const std::filesystem::path& dir, int frames, double arc, int w, int h, int supersample);
+
 }  // namespace splat::test
 
 namespace splat {
@@ -93,6 +99,11 @@ struct Config;
 struct Checkpoint;
 struct Dataset;
 namespace test {
+// The config of a short CPU training in a test: `iterations` steps with 3DGS's initial splats
+// (nearest-neighbour size, opacity 0.1), which cover the images from the first step, so that a
+// few hundred steps show whether the cameras see the scene (MCMC's smaller ones, the default,
+// need more steps than a test has); no progress lines.
+Config short_cpu_training(std::int64_t iterations);
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference

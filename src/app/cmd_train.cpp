@@ -7,7 +7,9 @@
 #include "dist/communicator.h"
 #include "dist/launch.h"
 #include "io/checkpoint.h"
+#include "io/prepare.h"
 #include "io/read_file.h"
+#include "io/run_dir.h"
 #include "train/backend_factory.h"
 
 namespace splat::app {
@@ -48,7 +50,9 @@ void add_train(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
   cmd->add_option("DATA", args->run.data,
-                  "dataset directory: NeRF-synthetic, transforms.json or COLMAP")
+                  "dataset directory (NeRF-synthetic, transforms.json or COLMAP), or a folder of "
+                  "photos or a "
+                  "video without poses (prepared first, as splat prepare does)")
       ->required();
   cmd->add_option("--out", args->run.out, "output directory (default: out/<dataset name>)");
   CLI::Option* resume = cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")
@@ -81,6 +85,11 @@ void add_train(CLI::App& app, Action& action) {
       args->run.view = args->view;
     }
     action = [args] {
+      // Photos or a video get their camera poses first (splat prepare), in this one process.
+      const bool unposed = is_unposed_input(args->run.data);
+      if (unposed && (args->gpus > 1 || dist::world().size() > 1))
+        throw Error(args->run.data + " has no camera poses; prepare it first with splat prepare " +
+                    args->run.data + " --out DATASET, then train on DATASET with several GPUs");
       if (args->gpus > 0) {
         dist::launch_gpus(args->gpus);
         args->config.sets.insert(args->config.sets.begin(), "backend.type=cuda");
@@ -98,7 +107,12 @@ void add_train(CLI::App& app, Action& action) {
                                  !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
       if (nccl_over_mpi) dist::gpus_over_mpi();
       if (args->run.out.empty()) args->run.out = default_out_dir(args->run.data);
-      const int status = run_training(args->run, cfg).second;
+      std::unique_ptr<RunDir> out;
+      if (unposed) {
+        out = open_out_dir(args->run);  // a previous run there is refused before SfM, not after
+        args->run.data = prepare_for_training(args->run, cfg.prepare, *out);
+      }
+      const int status = run_training(args->run, cfg, out.get()).second;
       if (args->gpus > 1 || nccl_over_mpi) dist::finish_gpus();
       return status;
     };

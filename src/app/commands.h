@@ -26,5 +26,6 @@ void add_demo(CLI::App& app, Action& action);
 void add_config(CLI::App& app, Action& action);
 void add_bench(CLI::App& app, Action& action);
 void add_view(CLI::App& app, Action& action);
+void add_prepare(CLI::App& app, Action& action);
 
 }  // namespace splat::app

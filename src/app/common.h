@@ -92,4 +92,9 @@ std::pair<EvalResult, int> run_training(const TrainRun& run,
 
 std::string default_out_dir(const std::string& data_path);
 
+// `splat train` on photos or a video (io/prepare.h's is_unposed_input): prepares a COLMAP dataset
+// in the run's folder `out` (opened by open_out_dir), as its dataset/ tree, and returns its path;
+// a resumed run takes the one prepared before (cmd_prepare.cpp).
+std::string prepare_for_training(const TrainRun& run, const PrepareOptions& opts, RunDir& out);
+
 }  // namespace splat::app

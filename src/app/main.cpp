@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   splat::app::Action action;
+  splat::app::add_prepare(app, action);
   splat::app::add_train(app, action);
   splat::app::add_eval(app, action);
   splat::app::add_render(app, action);

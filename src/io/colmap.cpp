@@ -221,8 +221,8 @@ std::vector<ColmapPoint> read_points_bin(const std::string& path) {
     for (double& x : p.xyz) x = r.get<double>(rec);
     for (std::uint8_t& c : p.rgb) c = r.get<std::uint8_t>(rec);
     p.error = r.get<double>(rec);
-    const auto track_length = r.get<std::uint64_t>(rec);
-    r.skip(track_length, 8, rec);  // image_id, point2D_idx (uint32 each)
+    p.track_length = r.get<std::uint64_t>(rec);
+    r.skip(p.track_length, 8, rec);  // image_id, point2D_idx (uint32 each)
     check_point(path, rec, p);
     out.push_back(p);
   }
@@ -386,6 +386,7 @@ std::vector<ColmapPoint> read_points_txt(const std::string& path) {
       p.rgb[i] = std::uint8_t(c);
     }
     p.error = r.number<double>(f[7], "ERROR", rec);
+    p.track_length = (f.size() - 8) / 2;
     check_point(path, rec, p);
     out.push_back(p);
   }

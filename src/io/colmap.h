@@ -41,7 +41,8 @@ struct ColmapPoint {
   std::uint64_t id = 0;
   std::array<double, 3> xyz{};
   std::array<std::uint8_t, 3> rgb{};
-  double error = 0;
+  double error = 0;                // mean reprojection error over the track, pixels
+  std::uint64_t track_length = 0;  // the images that observe it
 };
 
 struct ColmapModel {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -411,6 +412,53 @@ void check_options(const DemoSceneOptions& o) {
     fail("camera_angle_x", "must be in (0, pi)");
 }
 
+// The floor of write_demo_orbit: the plane z = kFloorZ, just under the box, a 6 x 6 square of
+// cells of hashed grey levels (two sizes mixed): the fine detail a real video's surroundings give
+// structure from motion, which the objects' soft textures alone do not.
+constexpr double kFloorZ = -0.45, kFloorHalf = 3.0;
+
+double cell_noise(double x, double y, double cell) {
+  const auto ix = static_cast<std::uint64_t>(std::floor(x / cell) + 1e6);
+  const auto iy = static_cast<std::uint64_t>(std::floor(y / cell) + 1e6);
+  SplitMix64 h{ix * 0x9e3779b97f4a7c15ULL ^ iy};
+  return h.uniform();
+}
+
+// The floor's colour along the unit ray o + t d, or the grey background where it misses.
+V3 floor_color(V3 o, V3 d) {
+  const V3 grey{0.5, 0.5, 0.5};
+  if (d.z >= -1e-9) return grey;
+  const double t = (kFloorZ - o.z) / d.z;
+  const V3 p = o + d * t;
+  if (std::abs(p.x) > kFloorHalf || std::abs(p.y) > kFloorHalf) return grey;
+  const double v = 0.15 + 0.5 * cell_noise(p.x, p.y, 0.06) + 0.3 * cell_noise(p.x, p.y, 0.25);
+  return V3{0.9, 0.8, 0.65} * v;
+}
+
+Image orbit_frame(const Scene& scene, const Pose& c2w, const DemoSceneOptions& opts) {
+  Image rgba = render_view(scene, c2w, opts);
+  Image out(opts.width, opts.height, 3);
+  const double f = 0.5 * opts.width / std::tan(0.5 * opts.camera_angle_x);
+  const V3 ax{c2w[0], c2w[4], c2w[8]}, ay{c2w[1], c2w[5], c2w[9]}, az{c2w[2], c2w[6], c2w[10]};
+  const V3 origin{c2w[3], c2w[7], c2w[11]};
+  const int s = opts.supersample;
+  for (int y = 0; y < opts.height; ++y)
+    for (int x = 0; x < opts.width; ++x) {
+      V3 floor{};
+      for (int sy = 0; sy < s; ++sy)
+        for (int sx = 0; sx < s; ++sx) {
+          const double u = (x + (sx + 0.5) / s - 0.5 * opts.width) / f;
+          const double v = (y + (sy + 0.5) / s - 0.5 * opts.height) / f;
+          floor += floor_color(origin, normalize(ax * u - ay * v - az)) * (1.0 / (s * s));
+        }
+      // Every shape is above the floor, so it is in front wherever it covers the pixel.
+      const float a = rgba.at(x, y, 3);
+      for (int c = 0; c < 3; ++c)
+        out.at(x, y, c) = rgba.at(x, y, c) * a + float(floor[c]) * (1.0f - a);
+    }
+  return out;
+}
+
 }  // namespace
 
 void write_demo_scene(const std::string& dir, const DemoSceneOptions& opts) {
@@ -428,6 +476,25 @@ void write_demo_scene(const std::string& dir, const DemoSceneOptions& opts) {
   const Scene scene;
   write_split(root, "train", train, scene, opts);
   write_split(root, "test", test, scene, opts);
+}
+
+void write_demo_orbit(const std::string& dir,
+                      int frames,
+                      double elevation,
+                      double arc,
+                      const DemoSceneOptions& opts) {
+  check_options(opts);
+  if (frames < 1) throw Error("demo orbit: frames: must be at least 1");
+  make_directory(dir);
+  const Scene scene;
+  for (int i = 0; i < frames; ++i) {
+    const double phi = arc * i / std::max(1, frames - 1);
+    const V3 d{std::cos(phi) * std::cos(elevation), std::sin(phi) * std::cos(elevation),
+               std::sin(elevation)};
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%04d.png", i);
+    write_png((fs::path(dir) / name).string(), orbit_frame(scene, look_at_origin(d), opts));
+  }
 }
 
 }  // namespace splat

@@ -29,4 +29,13 @@ struct DemoSceneOptions {
 // out of range.
 void write_demo_scene(const std::string& dir, const DemoSceneOptions& opts);
 
+// What a video circling the scene would show: `frames` views from radius 4 at `elevation`
+// radians above the equator, `arc` radians of azimuth apart in all, the scene standing on a
+// finely textured floor (the detail structure from motion needs, which the shapes' soft textures
+// lack) before a grey background, written as dir/frame_0000.png, frame_0001.png, ... (tests of
+// splat prepare encode them with ffmpeg). opts gives the size, field of view and supersampling;
+// its view counts and seed are not used.
+void write_demo_orbit(
+    const std::string& dir, int frames, double elevation, double arc, const DemoSceneOptions& opts);
+
 }  // namespace splat

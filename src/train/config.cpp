@@ -108,6 +108,7 @@ const std::vector<Field>& fields() {
   const Section backend{"backend", &Config::backend};
   const Section densify{"densify", &Config::densify};
   const Section output{"output", &Config::output};
+  const Section prepare{"prepare", &Config::prepare};
   using D = DataConfig;
   using M = ModelConfig;
   using T = TrainConfig;
@@ -191,6 +192,13 @@ const std::vector<Field>& fields() {
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
       output("checkpoint_minutes", &O::checkpoint_minutes, {0}, "rewrite checkpoint.ckpt every m minutes of training (0 = never)"),
       output("formats", &O::formats, "model files written at the end: model.ply, .splat, .spz, .compressed.ply"),
+      prepare("max_image_size", &PrepareOptions::max_image_size, {0, 1 << 20}, "structure from motion finds features in images shrunk to this long side (0 = full size); the cameras are those of the full-size images"),
+      prepare("frames", &PrepareOptions::frames, {3, 100000}, "video: frames kept, the sharpest of each of this many equal windows"),
+      prepare("camera_model", &PrepareOptions::camera, "COLMAP camera model (auto: OPENCV for one shared camera, SIMPLE_RADIAL for a camera per image)"),
+      prepare("shared_camera", &PrepareOptions::sharing, "auto: one camera for a video's frames and for photos of one size, else one per image"),
+      prepare("matcher", &PrepareOptions::matcher, "image pairs matched (auto: sequential for video frames and for more than exhaustive_max photos, else exhaustive)"),
+      prepare("exhaustive_max", &PrepareOptions::exhaustive_max, {0}, "matcher auto: every pair is matched up to this many photos"),
+      prepare("threads", &PrepareOptions::threads, {0}, "COLMAP's threads (0 = all cores)"),
   };
   // clang-format on
   return table;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/model_file.h"
+#include "io/prepare.h"
 #include "render/backend_config.h"
 #include "render/loss.h"
 
@@ -150,6 +151,7 @@ struct Config {
   BackendConfig backend;
   DensifyConfig densify;
   OutputConfig output;
+  PrepareOptions prepare;  // splat prepare, and splat train on photos or a video
 
   // Rejects incompatible combinations, naming both keys. Throws splat::Error.
   void validate() const;

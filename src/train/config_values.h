@@ -75,6 +75,16 @@ inline EnumInfo<AppearanceKind> enum_info(AppearanceKind) {
   return {"appearance compensation", kAppearanceKinds};
 }
 
+inline EnumInfo<PrepareCamera> enum_info(PrepareCamera) {
+  return {"camera model", kPrepareCameraNames};
+}
+inline EnumInfo<PrepareSharing> enum_info(PrepareSharing) {
+  return {"camera sharing", kPrepareSharingNames};
+}
+inline EnumInfo<PrepareMatcher> enum_info(PrepareMatcher) {
+  return {"matcher", kPrepareMatcherNames};
+}
+
 template <class E>
 std::string valid_names() {
   std::string out;
