@@ -51,8 +51,7 @@ void add_train(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
   cmd->add_option("DATA", args->run.data,
                   "dataset directory (NeRF-synthetic, transforms.json or COLMAP), or a folder of "
-                  "photos or a "
-                  "video without poses (prepared first, as splat prepare does)")
+                  "photos or a video without poses (prepared first, as splat prepare does)")
       ->required();
   cmd->add_option("--out", args->run.out, "output directory (default: out/<dataset name>)");
   CLI::Option* resume = cmd->add_option("--resume", args->run.resume, "continue from a checkpoint")
