@@ -39,7 +39,7 @@ std::string write_ply_rows(const fs::path& dir, const std::string& rows) {
 }
 
 const std::string kGoodRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 1 0 0 0\n";
-const std::string kScale20Row = "0 0 0 0.5 0.5 0.5 2 20 20 20 1 0 0 0\n";  // finite, undrawable
+const std::string kInvisibleRow = "0 0 0 0.5 0.5 0.5 -30 -2 -2 -2 1 0 0 0\n";  // alpha < 1/255
 const std::string kZeroQuatRow = "0 0 0 0.5 0.5 0.5 2 -2 -2 -2 0 0 0 0\n";
 const std::string kHugeScaleRow = "0 0 0 0.5 0.5 0.5 2 -2 60 -2 1 0 0 0\n";
 
@@ -193,13 +193,13 @@ const std::vector<CliCase> kCliCases = {
     // ---- results that look fine and are not (issue 45 item 7) ----
     {"EvalDrawsNothing",
      [](const fs::path& d) {
-       return "eval " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene();
+       return "eval " + write_ply_rows(d, kInvisibleRow + kInvisibleRow) + " " + scene();
      },
      {"m.ply", "draws nothing", "background alone"}},
     {"RenderDrawsNothing",
      [](const fs::path& d) {
-       return "render " + write_ply_rows(d, kScale20Row + kScale20Row) + " " + scene() + " --out " +
-              (d / "r").string();
+       return "render " + write_ply_rows(d, kInvisibleRow + kInvisibleRow) + " " + scene() +
+              " --out " + (d / "r").string();
      },
      {"m.ply", "draws nothing"}},
     {"RenderNoTestViews",

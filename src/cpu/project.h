@@ -4,6 +4,7 @@
 // ../shared/golden/README.md. Forward and backward live side by side so the math reads once.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -151,6 +152,17 @@ SplatGeometry<double> splat_geometry(const GaussiansT<P>& g,
 template <class P>
 using FilterVars = std::type_identity_t<std::span<const P>>;
 
+// A screen radius converted as the GPU converts it (cvt.rzi.s32: saturating, NaN to 0), so that a
+// splat far larger than the screen covers all of it on both backends (an out-of-range float to
+// int conversion is undefined behaviour in C++).
+template <class T>
+int radius_px(T r) {
+  if (!(r == r)) return 0;
+  if (r >= T(2147483647.0)) return std::numeric_limits<int>::max();
+  if (r <= T(-2147483648.0)) return std::numeric_limits<int>::min();
+  return int(r);
+}
+
 template <class P>
 Projected<P> project_fwd(const GaussiansT<P>& g,
                          const Camera& camera,
@@ -181,11 +193,11 @@ Projected<P> project_fwd(const GaussiansT<P>& g,
       extent = std::min(extent, std::sqrt(T(2) * std::log(opacity / T(config::alpha_min))));
     }
     const T mx = cam.fx * s.p.x / s.p.z + cam.cx, my = cam.fy * s.p.y / s.p.z + cam.cy;
-    int rx = int(std::ceil(extent * std::sqrt(s.cov2d[0])));
-    int ry = int(std::ceil(extent * std::sqrt(s.cov2d[2])));
+    int rx = radius_px(std::ceil(extent * std::sqrt(s.cov2d[0])));
+    int ry = radius_px(std::ceil(extent * std::sqrt(s.cov2d[2])));
     if (rs.smooth_cutoff) {  // cover the whole image
-      rx = int(std::ceil(std::abs(mx))) + cam.width + 1;
-      ry = int(std::ceil(std::abs(my))) + cam.height + 1;
+      rx = radius_px(std::ceil(std::abs(mx)) + T(cam.width + 1));
+      ry = radius_px(std::ceil(std::abs(my)) + T(cam.height + 1));
     }
     if (rx <= 0 && ry <= 0) continue;
     if (mx + rx <= 0 || mx - rx >= cam.width || my + ry <= 0 || my - ry >= cam.height) continue;
