@@ -1,7 +1,7 @@
 #pragma once
 // A backend that forwards every call to another one: tests derive from it and override the calls
 // they record.
-#include "render/backend.h"
+#include "engine/backend.h"
 
 namespace splat::test {
 

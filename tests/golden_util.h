@@ -11,7 +11,7 @@
 
 #include "core/camera.h"
 #include "core/gaussians.h"
-#include "render/settings.h"
+#include "engine/settings.h"
 #include "test_util.h"
 
 namespace splat::test {

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <random>
 
-#include "cpu/adam.h"
+#include "cpu/adam_cpu.h"
+#include "engine/backend.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"

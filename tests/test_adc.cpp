@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <random>
 
-#include "cpu/adc.h"
-#include "cpu/loss.h"
+#include "cpu/adc_cpu.h"
+#include "cpu/loss_cpu.h"
 #include "cpu/pipeline.h"
+#include "engine/adc.h"
+#include "engine/target.h"
 #include "forwarding_backend.h"
 #include "io/demo_scene.h"
-#include "render/adc.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/densify.h"

@@ -9,9 +9,9 @@
 #include <random>
 
 #include "core/error.h"
+#include "engine/backend.h"
+#include "engine/target.h"
 #include "io/checkpoint.h"
-#include "render/backend.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/metrics.h"

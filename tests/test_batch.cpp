@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "cpu/adam.h"
+#include "cpu/adam_cpu.h"
+#include "engine/backend.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
+#include "report/bench_stats.h"
 #include "test_util.h"
-#include "train/bench_stats.h"
 
 namespace splat {
 namespace {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/target.h"
 #include "io/dataset.h"
 #include "io/npy.h"
-#include "render/target.h"
 #include "test_util.h"
 
 namespace splat {

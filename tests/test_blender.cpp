@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "engine/target.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
-#include "render/target.h"
 #include "test_util.h"
 
 namespace splat {

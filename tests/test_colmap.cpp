@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "engine/backend.h"
+#include "engine/target.h"
 #include "io/colmap.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
-#include "render/backend.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"

@@ -10,13 +10,13 @@
 #include <deque>
 #include <future>
 
+#include "app/launch.h"
 #include "core/error.h"
-#include "dist/communicator.h"
-#include "dist/launch.h"
-#include "dist/peers.h"
-#include "dist/sync.h"
+#include "distributed/communicator.h"
+#include "distributed/peers.h"
+#include "distributed/sync.h"
+#include "engine/state_digest.h"
 #include "io/checkpoint.h"
-#include "render/state_digest.h"
 #include "test_util.h"
 
 namespace splat {

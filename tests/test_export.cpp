@@ -9,13 +9,13 @@
 #include <random>
 
 #include "core/gaussians.h"
+#include "engine/backend.h"
 #include "io/compressed_ply.h"
 #include "io/dataset.h"
 #include "io/model_file.h"
 #include "io/quantize.h"
 #include "io/splat_format.h"
 #include "io/spz.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/config.h"

@@ -9,11 +9,11 @@
 #include <random>
 
 #include "core/gaussians.h"
+#include "engine/filter3d_host.h"
 #include "io/checkpoint.h"
 #include "io/model_file.h"
 #include "io/ply.h"
 #include "io/quantize.h"
-#include "render/filter3d_host.h"
 #include "test_util.h"
 
 namespace splat {

@@ -1,4 +1,4 @@
-// Mip-Splatting's 3D smoothing filter (render/filter3d.h): the variances from the training
+// Mip-Splatting's 3D smoothing filter (engine/filter3d.h): the variances from the training
 // cameras, the filter in the CPU reference's projection, baking it into plain 3DGS parameters,
 // and model.antialiased through training, checkpoints and model.ply.
 #include <gtest/gtest.h>
@@ -9,11 +9,11 @@
 
 #include "core/error.h"
 #include "cpu/pipeline.h"
+#include "engine/backend.h"
+#include "engine/filter3d.h"
+#include "engine/filter3d_host.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
-#include "render/filter3d.h"
-#include "render/filter3d_host.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/metrics.h"

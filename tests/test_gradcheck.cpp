@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/appearance.h"
-#include "cpu/loss.h"
+#include "cpu/appearance_cpu.h"
+#include "cpu/loss_cpu.h"
 #include "cpu/pipeline.h"
 
 namespace splat {
@@ -444,7 +444,7 @@ TEST(Gradcheck, EndToEndAntialiased) {
 TEST(Gradcheck, EndToEndFilter3dAntialiased) {
   check_end_to_end(true, true);
 }
-// train.appearance = affine: the loss of r' = A r + b (cpu/appearance.h) w.r.t. [A | b] and the
+// train.appearance = affine: the loss of r' = A r + b (cpu/appearance_cpu.h) w.r.t. [A | b] and the
 // render r, through each loss kind, with a mask (every 7th pixel out). The transform is off the
 // identity (A = I + 0.2 noise, b = 0.1 noise) so that A^T differs from A; the targets keep every
 // |r' - t| >= 0.02 so no step crosses the L1 kink.

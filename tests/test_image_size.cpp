@@ -8,10 +8,10 @@
 #include <string>
 
 #include "core/image.h"
+#include "engine/target.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/loader_util.h"
-#include "render/target.h"
 #include "test_util.h"
 
 namespace splat {

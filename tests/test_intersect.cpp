@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "cpu/intersect.h"
+#include "cpu/intersect_cpu.h"
 
 namespace splat::cpu {
 namespace {

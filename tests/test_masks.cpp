@@ -1,7 +1,7 @@
-// Loss masks and 8-bit training images: the masked loss (cpu/loss.h) ignores what lies under the
-// mask and is today's loss without one; the loaders read COLMAP's masks/ folder, transforms.json's
-// mask_path and (data.alpha_mask) RGBA alpha, and name the file of a bad mask; RGBA kept in 8 bits
-// composites to the float target the loaders used to compute on the host.
+// Loss masks and 8-bit training images: the masked loss (cpu/loss_cpu.h) ignores what lies under
+// the mask and is today's loss without one; the loaders read COLMAP's masks/ folder,
+// transforms.json's mask_path and (data.alpha_mask) RGBA alpha, and name the file of a bad mask;
+// RGBA kept in 8 bits composites to the float target the loaders used to compute on the host.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/image.h"
-#include "cpu/loss.h"
+#include "cpu/loss_cpu.h"
+#include "engine/target.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"

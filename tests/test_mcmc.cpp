@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <random>
 
-#include "cpu/mcmc.h"
+#include "cpu/mcmc_cpu.h"
 #include "cpu/pipeline.h"
-#include "render/mcmc.h"
+#include "engine/mcmc.h"
 
 namespace splat {
 namespace {

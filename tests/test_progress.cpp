@@ -4,13 +4,13 @@
 
 #include <cmath>
 
+#include "engine/backend.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
+#include "report/progress.h"
 #include "test_util.h"
 #include "train/auto_config.h"
 #include "train/backend_factory.h"
 #include "train/densify.h"
-#include "train/progress.h"
 #include "train/trainer.h"
 
 namespace splat {

@@ -12,10 +12,10 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "io/image_io.h"
+#include "report/report.h"
+#include "report/report_images.h"
+#include "report/svg_plot.h"
 #include "test_util.h"
-#include "train/report.h"
-#include "train/report_images.h"
-#include "train/svg_plot.h"
 
 namespace splat {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <csignal>
 
+#include "engine/target.h"
 #include "forwarding_backend.h"
-#include "render/target.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/interrupt.h"

@@ -1,4 +1,4 @@
-// Tile culling (render/tiles.h): a splat is listed only in the tiles where the rasterizer could
+// Tile culling (engine/tiles.h): a splat is listed only in the tiles where the rasterizer could
 // blend it. Dropping the others must not change a single bit of the image or of any gradient.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cpu/pipeline.h"
-#include "render/tiles.h"
+#include "engine/tiles.h"
 
 namespace splat {
 namespace {

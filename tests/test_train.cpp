@@ -6,9 +6,9 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "engine/backend.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"

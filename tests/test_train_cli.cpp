@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/checkpoint.h"
+#include "report/history.h"
 #include "test_util.h"
-#include "train/history.h"
 
 namespace splat {
 namespace {

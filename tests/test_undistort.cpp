@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include "engine/target.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/undistort.h"
-#include "render/target.h"
 #include "test_util.h"
 
 namespace splat {

@@ -13,12 +13,12 @@
 #include <random>
 
 #include "core/gaussians.h"
-#include "cpu/loss.h"
+#include "cpu/loss_cpu.h"
 #include "cpu/pipeline.h"
+#include "engine/target.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "io/quantize.h"
-#include "render/target.h"
 #include "train/backend_factory.h"
 #include "train/trainer.h"
 

@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "core/gaussians.h"
+#include "engine/settings.h"
 #include "io/dataset.h"
-#include "render/settings.h"
 
 namespace splat::test {
 

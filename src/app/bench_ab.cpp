@@ -18,7 +18,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "io/file_util.h"
-#include "train/bench_stats.h"
+#include "report/bench_stats.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

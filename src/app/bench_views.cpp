@@ -12,14 +12,14 @@
 
 #include "app/bench.h"
 #include "core/error.h"
+#include "engine/target.h"
 #include "io/file_util.h"
 #include "io/npy.h"
-#include "render/target.h"
 
 namespace splat::app {
 namespace {
 
-// The view's target as the loss reads it (render/target.h), in 8 bits: RGB bytes as they are;
+// The view's target as the loss reads it (engine/target.h), in 8 bits: RGB bytes as they are;
 // straight alpha composited on the background and rounded to the nearest byte.
 std::vector<std::uint8_t> rgb_bytes(const View& v) {
   const Image8& img = v.image;

@@ -3,9 +3,9 @@
 // [--gpus N]
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/launch.h"
 #include "core/error.h"
-#include "dist/communicator.h"
-#include "dist/launch.h"
+#include "distributed/communicator.h"
 #include "io/checkpoint.h"
 #include "io/prepare.h"
 #include "io/read_file.h"

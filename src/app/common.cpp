@@ -13,18 +13,18 @@
 
 #include "core/error.h"
 #include "core/finite.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
+#include "engine/filter3d_host.h"
+#include "engine/target.h"
 #include "io/checkpoint.h"
 #include "io/file_util.h"
 #include "io/model_file.h"
 #include "io/ply.h"
 #include "io/read_file.h"
-#include "render/filter3d_host.h"
-#include "render/target.h"
+#include "report/history.h"
+#include "report/report.h"
 #include "train/backend_factory.h"
-#include "train/history.h"
 #include "train/interrupt.h"
-#include "train/report.h"
 
 namespace fs = std::filesystem;
 

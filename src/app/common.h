@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "app/live_view.h"
+#include "engine/backend.h"
 #include "io/dataset.h"
 #include "io/run_dir.h"
-#include "render/backend.h"
 #include "train/config.h"
 #include "train/trainer.h"
 

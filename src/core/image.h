@@ -36,7 +36,7 @@ enum class AlphaUse {
 
 // A training image as stored: 8-bit samples, row-major [height, width, channels], channels 3
 // (RGB, every pixel counts) or 4. A sample k means k / 255. The float target the loss reads is
-// formed where it is read (cpu backend, cuda loss kernel) by render/target.h.
+// formed where it is read (cpu backend, cuda loss kernel) by engine/target.h.
 struct Image8 {
   int width = 0;
   int height = 0;

@@ -1,8 +1,8 @@
 #pragma once
 // The whole differentiable renderer on the CPU: project -> intersect + sort -> rasterize, and back.
-#include "cpu/intersect.h"
-#include "cpu/project.h"
-#include "cpu/rasterize.h"
+#include "cpu/intersect_cpu.h"
+#include "cpu/project_cpu.h"
+#include "cpu/rasterize_cpu.h"
 
 namespace splat::cpu {
 

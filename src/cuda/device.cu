@@ -1,10 +1,10 @@
-// Which CUDA devices this build can run on (cuda/backend.h).
+// Which CUDA devices this build can run on (cuda/cuda_backend.h).
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "core/error.h"
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
 
 #ifndef SPLAT_CUDA_ARCHITECTURES
 #define SPLAT_CUDA_ARCHITECTURES "unknown"

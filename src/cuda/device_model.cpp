@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "cuda/digest.h"
-#include "cuda/filter3d.h"
-#include "render/state_digest.h"
+#include "cuda/filter3d_cuda.h"
+#include "engine/state_digest.h"
 
 namespace splat::cuda {
 

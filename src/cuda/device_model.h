@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "core/camera.h"
-#include "cuda/backend.h"
 #include "cuda/buffer.h"
-#include "cuda/mcmc.h"
-#include "cuda/sync.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/mcmc_cuda.h"
+#include "cuda/sync_log.h"
 #include "cuda/types.h"
-#include "render/backend.h"
+#include "engine/backend.h"
 
 namespace splat::cuda {
 
@@ -45,7 +45,7 @@ struct Groups {
   }
 };
 
-// train.appearance = affine: the per-image colour transforms (render/appearance.h), the step's
+// train.appearance = affine: the per-image colour transforms (engine/appearance.h), the step's
 // gradient and the Adam moments, [images, 12] each; empty when off.
 struct DeviceAppearance {
   DeviceBuffer<float> params, grads, m, v;
@@ -62,14 +62,14 @@ class DeviceModel {
   void upload(const TrainState& s);
   TrainState download() const;
   Gaussians download_params() const;
-  // render/state_digest.h's digest of the parameters and moments, summed on the device.
+  // engine/state_digest.h's digest of the parameters and moments, summed on the device.
   std::uint64_t digest() const;
   // Backend::diverged_groups: the groups holding a value outside their range of `limits` (NaN
   // and infinities included; "appearance" for the transforms).
   std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;
-  // cuda/backend.h model_arrays: the 20 arrays with their sizes and capacities.
+  // cuda/cuda_backend.h model_arrays: the 20 arrays with their sizes and capacities.
   std::vector<DeviceArrayView> arrays() const;
 
   // ADC statistics: one entry per live splat. Allocated by the first step that accumulates and
@@ -85,7 +85,7 @@ class DeviceModel {
   // changed the splats since the last update_filter3d.
   const float* filter3d() const;
 
-  // The groups' pointers and widths for the refine kernels (cuda/mcmc.h).
+  // The groups' pointers and widths for the refine kernels (cuda/mcmc_cuda.h).
   McmcSlots slots();
   // `size` floats with at least `like`'s capacity (geometric growth past it) and a zero tail;
   // [0, size) is for the caller to write.

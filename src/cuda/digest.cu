@@ -5,7 +5,7 @@
 #include "cuda/check.h"
 #include "cuda/digest.h"
 #include "cuda/warp.cuh"
-#include "render/state_digest.h"
+#include "engine/state_digest.h"
 
 namespace splat::config {
 inline constexpr int digest_block_size = 256;

@@ -1,6 +1,6 @@
 #pragma once
 // Reductions over the state on the device: the terms of a group's words for the state digest
-// (render/state_digest.h), and the count of values outside a range (the divergence check).
+// (engine/state_digest.h), and the count of values outside a range (the divergence check).
 #include <cstddef>
 #include <cstdint>
 

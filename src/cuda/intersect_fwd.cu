@@ -17,9 +17,9 @@
 
 #include "core/error.h"
 #include "cuda/check.h"
-#include "cuda/intersect.h"
-#include "render/settings.h"
-#include "render/tiles.h"
+#include "cuda/intersect_cuda.h"
+#include "engine/settings.h"
+#include "engine/tiles.h"
 
 namespace splat::config {
 // Every kernel here is a flat map over splats or intersections with little state per thread.

@@ -1,4 +1,4 @@
-// NCCL behind dist::Communicator (dist/nccl.h). The library is opened with dlopen: nccl.h gives
+// NCCL behind dist::Communicator (cuda/nccl.h). The library is opened with dlopen: nccl.h gives
 // the types and signatures, the functions come from libnccl.so.2 at run time.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -15,9 +15,8 @@
 
 #include "core/error.h"
 #include "cuda/check.h"
-#include "dist/launch.h"
-#include "dist/nccl.h"
-#include "dist/peers.h"
+#include "cuda/nccl.h"
+#include "distributed/peers.h"
 
 namespace splat::dist {
 namespace {
@@ -88,7 +87,7 @@ class NcclCommunicator final : public Communicator {
     check(Nccl::get().comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
     // Rank 0 watches the ranks it started: one that fails ends the job even while this rank
     // waits inside a step's collective on the GPU (ranks 1 .. N-1 die with rank 0,
-    // dist/launch.cpp).
+    // app/launch.cpp).
     if (!peers_.empty())
       watch_ = std::make_unique<PeerWatch>(
           peers_, [this](const std::string& failed) { abort("error: " + failed); });

@@ -1,12 +1,12 @@
 // Projection backward: gradients of the projected quantities -> raw parameters, one thread per
 // splat, no atomics (each splat's gradient entries are overwritten, by its thread or its block).
-// The specification is cpu/project.h (project_bwd); the geometry is recomputed, not stored.
+// The specification is cpu/project_cpu.h (project_bwd); the geometry is recomputed, not stored.
 // With ShAdam (one-view steps), Adam updates the SH coefficients where their gradients are formed.
 #include <cuda_runtime.h>
 
-#include "cuda/adam.cuh"
+#include "cuda/adam_cuda.cuh"
 #include "cuda/check.h"
-#include "cuda/project.h"
+#include "cuda/project_cuda.h"
 #include "cuda/project_math.cuh"
 
 namespace splat::cuda {

@@ -1,10 +1,10 @@
 // Projection forward: 3D Gaussians -> 2D conics, depths, screen radii and view-dependent colors,
 // one thread per splat. EWA splatting (Zwicker et al. 2002) as in 3DGS (Kerbl et al. 2023); the
-// specification is cpu/project.h (project_fwd), conventions in ../shared/golden/README.md.
+// specification is cpu/project_cpu.h (project_fwd), conventions in ../shared/golden/README.md.
 #include <cuda_runtime.h>
 
 #include "cuda/check.h"
-#include "cuda/project.h"
+#include "cuda/project_cuda.h"
 #include "cuda/project_math.cuh"
 
 namespace splat::cuda {

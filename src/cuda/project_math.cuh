@@ -1,6 +1,6 @@
 #pragma once
 // Device math shared by project_fwd.cu and project_bwd.cu: the per-splat EWA geometry and the real
-// spherical-harmonics basis. Mirrors cpu/project.h (splat_geometry) and cpu/sh.h in float; the
+// spherical-harmonics basis. Mirrors cpu/project_cpu.h (splat_geometry) and cpu/sh.h in float; the
 // backward recomputes the geometry instead of storing it, as the CPU reference does.
 #include <cstdint>
 #include <initializer_list>
@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/gaussians.h"
-#include "cuda/project.h"
-#include "render/settings.h"
+#include "cuda/project_cuda.h"
+#include "engine/settings.h"
 
 namespace splat::config {
 // Threads per block, a splat per thread. Both passes stage each block's SH coefficients in shared
@@ -145,7 +145,7 @@ __device__ __forceinline__ void quat_to_rotmat(const float q[4], float r[3][3]) 
 // A = J R_cam M (2x3), cov2d_orig = A A^T and, by Cauchy-Binet, det(A A^T) is the sum of the
 // squared 2x2 minors of A -- non-negative and accurate for needles, where a*c - b*b would cancel.
 // det after the low-pass is det_orig + eps*(a + c) + eps^2, again a sum of non-negative terms.
-// filter_var is the splat's 3D filter variance (render/filter3d.h), 0 for none.
+// filter_var is the splat's 3D filter variance (engine/filter3d.h), 0 for none.
 __device__ __forceinline__ SplatGeometry splat_geometry(const CameraParams& cam,
                                                         const float* __restrict__ mean,       // [3]
                                                         const float* __restrict__ log_scale,  // [3]

@@ -14,9 +14,9 @@
 
 #include "core/error.h"
 #include "cuda/check.h"
-#include "cuda/rasterize.h"
 #include "cuda/rasterize_common.cuh"
-#include "render/settings.h"
+#include "cuda/rasterize_cuda.h"
+#include "engine/settings.h"
 
 namespace splat::cuda {
 namespace {

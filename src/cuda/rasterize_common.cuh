@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "cuda/check.h"
-#include "cuda/rasterize.h"
-#include "render/settings.h"
-#include "render/tiles.h"
+#include "cuda/rasterize_cuda.h"
+#include "engine/settings.h"
+#include "engine/tiles.h"
 
 namespace splat::cuda {
 
@@ -130,7 +130,7 @@ struct Chunk {
 
 // Which entries of a chunk (n valid) can blend into some pixel of the box wp (the warp's active
 // pixels), as a bit mask: lane l tests entry l with box_reached, the intersection's tile test
-// (render/tiles.h, conservative by its margin) with approximate reciprocals. Both passes visit, in
+// (engine/tiles.h, conservative by its margin) with approximate reciprocals. Both passes visit, in
 // order, only the entries whose bit is set: an entry that reaches none of the warp's pixels would
 // be skipped at each of them, so nothing else changes, and it costs a 32nd of a test instead of an
 // exponent per pixel.

@@ -1,6 +1,6 @@
 // Rasterization forward on the GPU: front-to-back alpha blending of depth-sorted splats per
 // tile (3DGS, Kerbl et al. 2023, eq. 3), the blending rule of cpu::blend_pixel. One thread block
-// per tile (kSide x kSide pixels, render/tiles.h), one thread per pixel, and each warp (an 8x4
+// per tile (kSide x kSide pixels, engine/tiles.h), one thread per pixel, and each warp (an 8x4
 // patch) walks the tile's list on its own: chunks of 32 splats, one staged by each lane into the
 // warp's shared memory one chunk ahead (rasterize_common.cuh), so a splat is read once per warp,
 // not once per pixel, and no warp waits at a block barrier for the others (warps skip different
@@ -11,9 +11,9 @@
 #include "core/error.h"
 #include "cuda/buffer.h"
 #include "cuda/check.h"
-#include "cuda/rasterize.h"
 #include "cuda/rasterize_common.cuh"
-#include "render/settings.h"
+#include "cuda/rasterize_cuda.h"
+#include "engine/settings.h"
 
 namespace splat::cuda {
 namespace {

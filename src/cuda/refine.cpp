@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "render/adc.h"
+#include "engine/adc.h"
 
 namespace splat::cuda {
 

@@ -1,18 +1,18 @@
 #pragma once
-// The refine ticks on the device (render/backend.h): MCMC relocation and growth, ADC clone, split
+// The refine ticks on the device (engine/backend.h): MCMC relocation and growth, ADC clone, split
 // and prune, and the opacity reset, each on a DeviceModel with nothing in flight that reads it
 // (the backend drains the step engine first). Their scratch and host readbacks live here.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "cuda/adc.h"
+#include "cuda/adc_cuda.h"
 #include "cuda/buffer.h"
 #include "cuda/device_model.h"
-#include "cuda/mcmc.h"
-#include "cuda/sync.h"
-#include "dist/communicator.h"
-#include "render/backend.h"
+#include "cuda/mcmc_cuda.h"
+#include "cuda/sync_log.h"
+#include "distributed/communicator.h"
+#include "engine/backend.h"
 
 namespace splat::cuda {
 

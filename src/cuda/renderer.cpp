@@ -1,8 +1,8 @@
 #include "cuda/renderer.h"
 
-#include "cuda/intersect.h"
-#include "cuda/loss.h"
-#include "render/tiles.h"
+#include "cuda/intersect_cuda.h"
+#include "cuda/loss_cuda.h"
+#include "engine/tiles.h"
 
 namespace splat::cuda {
 

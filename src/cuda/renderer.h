@@ -7,12 +7,12 @@
 
 #include "core/camera.h"
 #include "cuda/arena.h"
-#include "cuda/intersect.h"
-#include "cuda/project.h"
-#include "cuda/rasterize.h"
-#include "cuda/sync.h"
+#include "cuda/intersect_cuda.h"
+#include "cuda/project_cuda.h"
+#include "cuda/rasterize_cuda.h"
+#include "cuda/sync_log.h"
 #include "cuda/timing.h"
-#include "render/settings.h"
+#include "engine/settings.h"
 
 namespace splat::cuda {
 
@@ -93,7 +93,7 @@ class Renderer {
   // every entry of grads. Deterministic: the rasterizer's sums in fixed point
   // (rasterize_bwd_deterministic), the same bits on every run. With sh_adam, grads.sh is not
   // written: the projection backward updates the SH coefficients with Adam instead (ShAdam in
-  // cuda/project.h).
+  // cuda/project_cuda.h).
   void backward(GaussianPtrs params,
                 const ForwardState& fwd,
                 const RasterOutGrad& v_out,

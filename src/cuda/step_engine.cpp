@@ -27,12 +27,12 @@
 
 #include "core/error.h"
 #include "cuda/accumulate.h"
-#include "cuda/adam.h"
-#include "cuda/adc.h"
-#include "cuda/appearance.h"
-#include "cuda/loss.h"
-#include "cuda/mcmc.h"
-#include "dist/communicator.h"
+#include "cuda/adam_cuda.h"
+#include "cuda/adc_cuda.h"
+#include "cuda/appearance_cuda.h"
+#include "cuda/loss_cuda.h"
+#include "cuda/mcmc_cuda.h"
+#include "distributed/communicator.h"
 
 namespace splat::cuda {
 
@@ -65,7 +65,7 @@ StepEngine::~StepEngine() {
   for (auto& e : done_events_) cudaEventDestroy(e);
 }
 
-// Several ranks (a GPU communicator, dist/nccl.h): the step's gradients and loss sums are
+// Several ranks (a GPU communicator, cuda/nccl.h): the step's gradients and loss sums are
 // all-reduced on the stream before Adam, the ADC statistics before a refine decides. Every rank
 // must issue the same collectives in the same order and finish every step it starts, so no graph
 // capture and no abandoned steps: auto modes become chained and off, explicit ones are refused.
@@ -95,7 +95,7 @@ void StepEngine::step(std::span<const BatchView> views, const StepSettings& s) {
     throw Error("cuda backend: " + std::to_string(views.size()) + " views in one step; at most " +
                 std::to_string(kMaxViews) + " per GPU");
   if (views.size() > 1 && submission_ == Submission::Graph && auto_submission_) {
-    drain();  // auto means chained for batches (render/backend_config.h); nothing queued may see
+    drain();  // auto means chained for batches (engine/backend_config.h); nothing queued may see
               // the switch
     submission_ = Submission::Chained;
   }

@@ -13,14 +13,14 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/adam.h"
+#include "cuda/adam_cuda.h"
 #include "cuda/device_model.h"
-#include "cuda/mcmc.h"
+#include "cuda/mcmc_cuda.h"
 #include "cuda/renderer.h"
 #include "cuda/training_images.h"
-#include "dist/communicator.h"
-#include "render/backend.h"
-#include "render/backend_config.h"
+#include "distributed/communicator.h"
+#include "engine/backend.h"
+#include "engine/backend_config.h"
 
 namespace splat::cuda {
 

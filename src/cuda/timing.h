@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda/check.h"
-#include "cuda/sync.h"
+#include "cuda/sync_log.h"
 
 namespace splat::cuda {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The training images for the loss kernels as they are on the host (core/image.h Image8): 8-bit,
-// RGB or RGBA, with the format the loss kernels form the target from (render/target.h). Images
+// RGB or RGBA, with the format the loss kernels form the target from (engine/target.h). Images
 // are kept on the GPU up to a byte budget (backend.gpu_images_gb), in the order given; the rest
 // stay where the caller holds them, pinned in place (cudaHostRegister, no copy), and are copied to
 // the device for each step that uses them: on a copy stream, into one of two landing buffers,
@@ -15,8 +15,8 @@
 
 #include "core/image.h"
 #include "cuda/buffer.h"
-#include "cuda/sync.h"
-#include "render/target.h"
+#include "cuda/sync_log.h"
+#include "engine/target.h"
 
 namespace splat::cuda {
 
@@ -24,7 +24,7 @@ struct DeviceImage {
   int width = 0, height = 0;
   TargetFormat format;
   DeviceBuffer<std::uint8_t> pixels;   // [H, W, format.channels]; empty for a streamed image
-  DeviceBuffer<float> norm;            // [1]: H W / pixels the mask keeps (cuda/loss.h)
+  DeviceBuffer<float> norm;            // [1]: H W / pixels the mask keeps (cuda/loss_cuda.h)
   const std::uint8_t* host = nullptr;  // a streamed image's bytes in host memory
   std::size_t bytes() const { return std::size_t(width) * height * format.channels; }
 };

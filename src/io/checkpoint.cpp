@@ -46,7 +46,7 @@ constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
 // the appearance transforms, version 5 the training images and the checksum; all are still read.
 constexpr std::uint32_t kVersion = 6;
 constexpr std::uint32_t kFirstChecksummed = 6;
-constexpr std::size_t kAppearanceFloats = 12;  // render/appearance.h: [A | b] per training image
+constexpr std::size_t kAppearanceFloats = 12;  // engine/appearance.h: [A | b] per training image
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 

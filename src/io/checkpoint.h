@@ -37,11 +37,11 @@ struct Checkpoint {
   // The run this state belongs to (train.h: every output of a run carries it); empty in files
   // before version 3.
   std::string run_id;
-  // Mip-Splatting's 3D filter variance per splat (model.antialiased; render/filter3d.h), so that
+  // Mip-Splatting's 3D filter variance per splat (model.antialiased; engine/filter3d.h), so that
   // eval, render and view draw the model as it trained; empty otherwise and before version 4.
   std::vector<float> filter3d;
   // train.appearance = affine: the per-training-image colour transforms, [images, 3, 4] row-major
-  // [A | b] (render/appearance.h), and their Adam moments; empty otherwise and before version 5.
+  // [A | b] (engine/appearance.h), and their Adam moments; empty otherwise and before version 5.
   std::vector<float> appearance;
   std::vector<float> appearance_m;
   std::vector<float> appearance_v;

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "cpu/backend.h"
+#include "cpu/cpu_backend.h"
 #if SPLAT_HAVE_CUDA
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
 #endif
 
 namespace splat {

@@ -2,8 +2,8 @@
 // The one place that knows which backends this build has.
 #include <memory>
 
-#include "render/backend.h"
-#include "render/backend_config.h"
+#include "engine/backend.h"
+#include "engine/backend_config.h"
 
 namespace splat {
 

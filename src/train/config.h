@@ -7,17 +7,17 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/backend_config.h"
+#include "engine/loss.h"
 #include "io/model_file.h"
 #include "io/prepare.h"
-#include "render/backend_config.h"
-#include "render/loss.h"
 
 namespace splat {
 
 enum class InitKind { Auto, Random, Points };
 enum class DensifyStrategy { None, Mcmc, Adc };
 enum class LrBatchScaling { None, Sqrt, Linear };
-// train.appearance: per-training-image colour compensation (render/appearance.h).
+// train.appearance: per-training-image colour compensation (engine/appearance.h).
 enum class AppearanceKind { None, Affine };
 
 std::string_view to_string(InitKind k);
@@ -25,7 +25,7 @@ std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
 std::string_view to_string(AppearanceKind k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
-// valid names. Defined for the enums above, render/backend_config.h's and LossKind (config.cpp).
+// valid names. Defined for the enums above, engine/backend_config.h's and LossKind (config.cpp).
 template <class E>
 E from_string(std::string_view name);
 
@@ -49,7 +49,7 @@ struct ModelConfig {
   double init_opacity = 0.5;
   double init_scale = 0.1;  // multiplies the nearest-neighbour scale of each initial point
   // Mip-Splatting (Yu et al. 2024): the 3D smoothing filter and the 2D mip filter, in training,
-  // evaluation and rendering; model.ply gets the 3D filter baked in (render/filter3d.h).
+  // evaluation and rendering; model.ply gets the 3D filter baked in (engine/filter3d.h).
   bool antialiased = false;
 };
 
@@ -64,7 +64,7 @@ struct TrainConfig {
   // compressed to fit (time_budget.h).
   double time_budget = 0;
   std::uint64_t seed = 0;
-  LossKind loss = LossKind::L1Ssim;       // render/loss.h
+  LossKind loss = LossKind::L1Ssim;       // engine/loss.h
   double ssim_lambda = 0.2;               // l1_ssim only
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
   // Coarse-to-fine resolution (train/resolution.h): the first steps on the training images
@@ -85,7 +85,7 @@ struct TrainConfig {
   // (docs/benchmarks.md).
   bool sparse_sh_adam = true;
   // Real captures: an affine colour transform per training image, applied to the render before
-  // the loss and trained with Adam at lr_appearance (render/appearance.h); off for synthetic data.
+  // the loss and trained with Adam at lr_appearance (engine/appearance.h); off for synthetic data.
   AppearanceKind appearance = AppearanceKind::None;
   // About 1% of a gain per step: an image's transform, which a gradient reaches once per epoch,
   // settles in a few epochs, without the jitter of a larger rate (the splats' colours use 2.5e-3).

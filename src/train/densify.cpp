@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "render/adc.h"
-#include "render/mcmc.h"
+#include "engine/adc.h"
+#include "engine/mcmc.h"
 
 namespace splat {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "render/backend.h"
+#include "engine/backend.h"
 #include "train/config.h"
 
 namespace splat {

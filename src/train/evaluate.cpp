@@ -1,8 +1,8 @@
 // evaluate(): a model's renders of a set of views against their images (trainer.h).
 #include <filesystem>
 
+#include "engine/target.h"
 #include "io/image_io.h"
-#include "render/target.h"
 #include "train/metrics.h"
 #include "train/trainer.h"
 

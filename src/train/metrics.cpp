@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "cpu/loss.h"
+#include "cpu/loss_cpu.h"
 
 namespace splat {
 

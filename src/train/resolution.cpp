@@ -3,8 +3,8 @@
 #include <bit>
 
 #include "core/error.h"
+#include "engine/target.h"
 #include "io/image_io.h"
-#include "render/target.h"
 
 namespace splat {
 

@@ -11,8 +11,8 @@
 #include "core/camera.h"
 #include "core/image.h"
 #include "io/dataset.h"
+#include "report/progress.h"
 #include "train/config.h"
-#include "train/progress.h"
 
 namespace splat {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "render/backend.h"
+#include "engine/backend.h"
 #include "train/config.h"
 
 namespace splat {

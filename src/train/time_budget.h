@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/progress.h"
 #include "train/config.h"
-#include "train/progress.h"
 
 namespace splat {
 

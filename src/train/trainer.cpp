@@ -8,13 +8,13 @@
 #include <random>
 
 #include "core/error.h"
-#include "dist/sync.h"
+#include "distributed/sync.h"
+#include "engine/filter3d_host.h"
 #include "io/model_file.h"
-#include "render/filter3d_host.h"
-#include "train/history.h"
+#include "report/history.h"
+#include "report/progress.h"
 #include "train/init.h"
 #include "train/interrupt.h"
-#include "train/progress.h"
 #include "train/schedule.h"
 #include "train/time_budget.h"
 

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
+#include "engine/backend.h"
 #include "io/checkpoint.h"
 #include "io/dataset.h"
 #include "io/run_dir.h"
-#include "render/backend.h"
 #include "train/auto_config.h"
 #include "train/config.h"
 #include "train/densify.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/project.h"
+#include "cpu/project_cpu.h"
 
 namespace splat::view {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "train/history.h"
+#include "report/history.h"
 #include "view/address.h"
 #include "view/model_blob.h"
 #include "view/web_assets.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
 
 namespace splat::test {
 

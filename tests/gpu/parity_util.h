@@ -10,7 +10,7 @@
 #include "core/camera.h"
 #include "core/gaussians.h"
 #include "cuda/buffer.h"
-#include "render/backend.h"
+#include "engine/backend.h"
 
 namespace splat::test {
 

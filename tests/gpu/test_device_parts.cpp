@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "core/error.h"
-#include "cpu/adc.h"
-#include "cuda/appearance.h"
+#include "cpu/adc_cpu.h"
+#include "cuda/appearance_cuda.h"
 #include "cuda/device_model.h"
 #include "cuda/refine.h"
-#include "cuda/sync.h"
+#include "cuda/sync_log.h"
 #include "cuda/training_images.h"
-#include "render/appearance.h"
-#include "render/state_digest.h"
+#include "engine/appearance.h"
+#include "engine/state_digest.h"
 
 namespace splat::cuda {
 namespace {
@@ -233,8 +233,8 @@ TEST(TrainingImagesGpu, KeepsBytesStreamsPastTheBudgetAndRefusesWhatTheLossCanno
   images.set({&rgb, &rgba}, -1);  // auto: half the free memory holds both
   EXPECT_EQ(images.streamed(), 0u);
 
-  // A mask keeping half the pixels weighs each of them twice (cuda/loss.h); one keeping none, or
-  // a gray image, cannot be trained on.
+  // A mask keeping half the pixels weighs each of them twice (cuda/loss_cuda.h); one keeping none,
+  // or a gray image, cannot be trained on.
   Image8 half(4, 2, 4);
   half.alpha = AlphaUse::mask;
   for (std::size_t i = 0; i < half.pixels(); i += 2) half.data[4 * i + 3] = 255;
@@ -246,7 +246,7 @@ TEST(TrainingImagesGpu, KeepsBytesStreamsPastTheBudgetAndRefusesWhatTheLossCanno
   EXPECT_THROW(images.set({&gray}, 0), Error);
 }
 
-// The transforms' mean held at the identity (render/appearance.h) on the device: the host's bits,
+// The transforms' mean held at the identity (engine/appearance.h) on the device: the host's bits,
 // for one image, a few, and many (each entry's mean sums over all images in one thread).
 TEST(AppearanceGpu, RecenteringGivesTheHostsBits) {
   Stream stream;

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
+#include "engine/backend.h"
+#include "engine/state_digest.h"
 #include "io/dataset.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
-#include "render/state_digest.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/config.h"

@@ -10,9 +10,9 @@
 #include <iostream>
 #include <vector>
 
-#include "cpu/rasterize.h"
-#include "cuda/rasterize.h"
-#include "render/settings.h"
+#include "cpu/rasterize_cpu.h"
+#include "cuda/rasterize_cuda.h"
+#include "engine/settings.h"
 
 namespace splat {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/finite.h"
-#include "render/backend.h"
+#include "engine/backend.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 

@@ -1,4 +1,4 @@
-// The NCCL communicator (dist/nccl.h). One rank runs on any GPU machine; the launch of two ranks
+// The NCCL communicator (cuda/nccl.h). One rank runs on any GPU machine; the launch of two ranks
 // (`splat train --gpus 2`) needs two GPUs and is skipped, saying so, where there are fewer.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuda/check.h"
-#include "dist/nccl.h"
+#include "cuda/nccl.h"
 #include "io/checkpoint.h"
 #include "test_util.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/adam.h"
-#include "cuda/adam.h"
+#include "cpu/adam_cpu.h"
+#include "cuda/adam_cuda.h"
 #include "parity_util.h"
 
 namespace splat::test {

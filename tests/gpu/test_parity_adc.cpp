@@ -1,8 +1,8 @@
-// ADC densification on the GPU (cuda/adc.h) against the CPU reference (cpu/adc.h): the per-step
-// statistics, refine ticks from the same state and statistics (same clone / split / prune sets,
-// same compacted order, survivors bit-identical with their Adam state, zero moments on new slots,
-// split children equal up to device-math ulps, zero tails past the count), the opacity reset,
-// and invariants over many steps and ticks.
+// ADC densification on the GPU (cuda/adc_cuda.h) against the CPU reference (cpu/adc_cpu.h): the
+// per-step statistics, refine ticks from the same state and statistics (same clone / split / prune
+// sets, same compacted order, survivors bit-identical with their Adam state, zero moments on new
+// slots, split children equal up to device-math ulps, zero tails past the count), the opacity
+// reset, and invariants over many steps and ticks.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "core/math.h"
-#include "cpu/adc.h"
-#include "cuda/backend.h"
+#include "cpu/adc_cpu.h"
+#include "cuda/cuda_backend.h"
+#include "engine/adc.h"
+#include "engine/backend.h"
 #include "parity_util.h"
-#include "render/adc.h"
-#include "render/backend.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstdint>
 
-#include "cuda/filter3d.h"
+#include "cuda/filter3d_cuda.h"
+#include "engine/backend.h"
+#include "engine/filter3d_host.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "parity_util.h"
-#include "render/backend.h"
-#include "render/filter3d_host.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/config.h"

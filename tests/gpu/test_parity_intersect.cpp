@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/intersect.h"
-#include "cpu/project.h"
+#include "cpu/intersect_cpu.h"
+#include "cpu/project_cpu.h"
 #include "cuda/buffer.h"
-#include "cuda/intersect.h"
+#include "cuda/intersect_cuda.h"
+#include "engine/settings.h"
+#include "engine/tiles.h"
 #include "parity_util.h"
-#include "render/settings.h"
-#include "render/tiles.h"
 
 namespace splat {
 namespace {

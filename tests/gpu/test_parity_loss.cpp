@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/loss.h"
-#include "cuda/loss.h"
+#include "cpu/loss_cpu.h"
+#include "cuda/loss_cuda.h"
 #include "parity_util.h"
 
 namespace splat::test {

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "core/image.h"
-#include "cpu/loss.h"
-#include "cuda/loss.h"
+#include "cpu/loss_cpu.h"
+#include "cuda/loss_cuda.h"
+#include "engine/target.h"
 #include "parity_util.h"
-#include "render/target.h"
 
 namespace splat::test {
 namespace {
@@ -97,7 +97,7 @@ class ParityLossTarget : public ::testing::Test {
 
 constexpr int kSizes[][2] = {{64, 48}, {97, 61}, {33, 200}, {7, 5}};
 
-// The kernel's composite (render/target.h, rounded once per operation) is the host's, bit for bit:
+// The kernel's composite (engine/target.h, rounded once per operation) is the host's, bit for bit:
 // the loss from RGBA bytes equals the loss from the target composited on the host.
 TEST_F(ParityLossTarget, CompositedInTheKernelEqualsCompositedOnTheHost) {
   std::uint32_t seed = 10;

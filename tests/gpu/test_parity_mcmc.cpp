@@ -1,7 +1,7 @@
-// MCMC densification on the GPU (cuda/mcmc.h) against the CPU reference (cpu/mcmc.h): the
+// MCMC densification on the GPU (cuda/mcmc_cuda.h) against the CPU reference (cpu/mcmc_cpu.h): the
 // position noise, single refine ticks from the same state (relocation, growth, both, nearly
 // everything dead, everything dead, one survivor, no splats), a training step with the MCMC terms
-// on both backends (the regularizers go through Adam, cuda/adam.h), and invariants over many
+// on both backends (the regularizers go through Adam, cuda/adam_cuda.h), and invariants over many
 // ticks (count, slots past the live count zero in every model array, finite values).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "core/math.h"
-#include "cpu/mcmc.h"
-#include "cuda/backend.h"
-#include "cuda/mcmc.h"
+#include "cpu/mcmc_cpu.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/mcmc_cuda.h"
+#include "engine/backend.h"
 #include "parity_util.h"
-#include "render/backend.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 

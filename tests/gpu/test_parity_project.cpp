@@ -14,12 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/project.h"
+#include "cpu/project_cpu.h"
 #include "cuda/buffer.h"
-#include "cuda/project.h"
+#include "cuda/project_cuda.h"
 #include "cuda/types.h"
+#include "engine/settings.h"
 #include "parity_util.h"
-#include "render/settings.h"
 
 namespace splat {
 namespace {

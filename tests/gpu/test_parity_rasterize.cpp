@@ -19,15 +19,15 @@
 #include <tuple>
 #include <vector>
 
-#include "cpu/intersect.h"
-#include "cpu/project.h"
-#include "cpu/rasterize.h"
+#include "cpu/intersect_cpu.h"
+#include "cpu/project_cpu.h"
+#include "cpu/rasterize_cpu.h"
 #include "cuda/buffer.h"
-#include "cuda/intersect.h"
-#include "cuda/rasterize.h"
+#include "cuda/intersect_cuda.h"
+#include "cuda/rasterize_cuda.h"
+#include "engine/settings.h"
+#include "engine/tiles.h"
 #include "parity_util.h"
-#include "render/settings.h"
-#include "render/tiles.h"
 
 namespace splat {
 namespace {
@@ -54,7 +54,7 @@ const Case kCases[] = {
     {"faint_n6000_64x48", 6000, 64, 48, 17, false, {0.3f, 0.3f, 0.3f}, true},
 };
 
-// Every case at both tile sides (render/tiles.h): the kernels are built for each.
+// Every case at both tile sides (engine/tiles.h): the kernels are built for each.
 std::vector<Case> both_sides() {
   std::vector<Case> out;
   for (const int side : {tiles::kLargeTile, tiles::kSmallTile})

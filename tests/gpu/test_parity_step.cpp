@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backend.h"
 #include "parity_util.h"
-#include "render/backend.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "engine/backend.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/interrupt.h"

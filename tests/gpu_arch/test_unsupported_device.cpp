@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
 
 namespace splat::cuda {
 namespace {

@@ -1,0 +1,27 @@
+#pragma once
+// Adaptive density control on the CPU reference backend (3DGS, Kerbl et al. 2023; gsplat's
+// DefaultStrategy), the specification the CUDA kernels follow. Naive loops.
+#include "engine/adc.h"
+#include "engine/backend.h"
+
+namespace splat::cpu {
+
+// Adds one step's statistics: every visible splat (adc::visible of its radii [N, 2]) adds
+// adc::grad2d_norm of its screen-space mean gradient v_means2d [N, 2] (pixels) and one count.
+void adc_accumulate(adc::Stats& stats,
+                    const std::vector<int>& radii,
+                    const std::vector<float>& v_means2d,
+                    int width,
+                    int height);
+
+// One refine tick on the state (see Backend::adc_refine); stats must hold one entry per splat
+// and are reset to zeros for the new count afterwards.
+RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSettings& settings);
+
+// raw_opacity = min(raw_opacity, logit(max_opacity)); zero Adam moments of the opacity group.
+void adc_reset_opacity(TrainState& st, float max_opacity);
+
+// Test hook: the statistics of a CPU backend (throws splat::Error for another backend).
+adc::Stats& adc_stats(Backend& cpu_backend);
+
+}  // namespace splat::cpu

@@ -1,0 +1,218 @@
+#pragma once
+// The one interface between the trainer and a compute backend. The backend owns the model, the
+// optimizer state and the training images (on the GPU for cuda), and runs a whole training step:
+// render, loss, backward, Adam. The trainer never knows which backend it drives.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/camera.h"
+#include "core/finite.h"
+#include "core/gaussians.h"
+#include "core/image.h"
+#include "engine/appearance.h"
+#include "engine/loss.h"
+#include "engine/settings.h"
+
+namespace splat::dist {
+class Communicator;
+}
+
+namespace splat {
+
+// Parameters and Adam moments: what a checkpoint needs from the backend.
+namespace adc {
+// ADC's running statistics between refine ticks (gsplat's grad2d and count), one entry per splat.
+struct Stats {
+  std::vector<float> grad2d;        // [N] sum over steps of |d loss / d mean2d| in half-image units
+  std::vector<std::int32_t> count;  // [N] steps in which the splat was visible (radii > 0)
+  std::size_t size() const { return count.size(); }
+  void reset(std::size_t n) {
+    grad2d.assign(n, 0.0f);
+    count.assign(n, 0);
+  }
+};
+}  // namespace adc
+
+struct TrainState {
+  Gaussians params;
+  Gaussians adam_m;  // first moments, shapes of params
+  Gaussians adam_v;  // second moments
+  std::int64_t adam_step = 0;
+  // ADC statistics since the last refine tick, so that a resume between ticks is exact; empty
+  // when the backend gathers none (MCMC, or no ADC step since the last tick or set_state).
+  adc::Stats adc;
+  // Mip-Splatting's 3D filter variance per splat (engine/filter3d.h), applied by every step and
+  // render; empty: no 3D filter. Not a parameter: update_filter3d recomputes it.
+  std::vector<float> filter3d;
+  // train.appearance = affine: one colour transform per training image (set_images' order) with
+  // its Adam moments (engine/appearance.h); empty: off. Steps apply and train them; render()
+  // never applies them.
+  AppearanceState appearance;
+};
+
+// Throws unless `a` is empty or holds transforms and moments of one size, 12 floats each per
+// image, and (once the backend has its training images, images > 0) one transform per image.
+void check_appearance(const AppearanceState& a, std::size_t images, const std::string& backend);
+// The second half: `transforms` (0: off) fit `images` (0: not set yet).
+void check_appearance_images(std::size_t transforms,
+                             std::size_t images,
+                             const std::string& backend);
+
+// The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
+template <class F>
+void for_each_group3(TrainState& st, F&& f) {
+  std::vector<std::vector<float>*> p, m, v;
+  st.params.for_each_group([&](const char*, std::vector<float>& a) { p.push_back(&a); });
+  st.adam_m.for_each_group([&](const char*, std::vector<float>& a) { m.push_back(&a); });
+  st.adam_v.for_each_group([&](const char*, std::vector<float>& a) { v.push_back(&a); });
+  const auto widths = st.params.widths();
+  for (std::size_t g = 0; g < p.size(); ++g) f(*p[g], *m[g], *v[g], widths[g]);
+}
+
+struct LearningRates {
+  double means = 0, log_scales = 0, quats = 0, opacity = 0, sh0 = 0, shN = 0;
+  double appearance = 0;  // the per-image transforms (TrainState::appearance)
+};
+
+struct StepSettings {
+  RasterSettings raster;
+  LossKind loss = LossKind::L1Ssim;  // engine/loss.h
+  double ssim_lambda = 0.2;          // l1_ssim's weight of (1 - SSIM)
+  LearningRates lr;
+  // MCMC (0 = off). L1 regularizers, added to the gradients before Adam:
+  //   opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)).
+  double opacity_reg = 0, scale_reg = 0;
+  // Position noise after Adam (paper eq. 10): means += noise_scale * gate(opacity) * Sigma * z,
+  // z ~ N(0, I) from mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
+  double noise_scale = 0;
+  std::uint64_t noise_seed = 0;
+  // Sparse Adam on the SH coefficients: an element whose gradient in this step is exactly zero
+  // (every coefficient of a splat the view culled or did not blend) keeps its value and both
+  // moments, as if the step had not happened for it; the others get the usual update at the
+  // step's bias corrections. Off: every element's update, zero gradient or not (torch's Adam).
+  bool sparse_sh_adam = false;
+  // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
+  // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
+  bool accumulate_grad2d = false;
+  // With per-image transforms (TrainState::appearance), each view adds the gradient of
+  // appearance_reg * ||[A | b] - [I | 0]||^2 (Frobenius) to its image's transform: a pull toward
+  // the identity, which keeps the transforms from drifting together with the splats' colours.
+  double appearance_reg = 0;
+  // Views in the step's global batch, over all ranks: the gradients of the views are summed
+  // (all-reduced across ranks), divided by batch_size, then regularized and given to Adam once.
+  int batch_size = 1;
+};
+
+// One view of a step: a camera and the index of its training image (see set_images).
+struct BatchView {
+  const Camera* camera = nullptr;
+  int image = 0;
+};
+
+// One MCMC refine tick (engine/mcmc.h has the shared math).
+struct McmcRefineSettings {
+  float min_opacity = 0.005f;    // splats at or below are dead and get relocated
+  std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
+  std::uint64_t seed = 0;        // counter RNG seed of this tick
+  // The count later ticks grow to at most (densify.cap_max), or 0: growth may reserve room for it
+  // once instead of growing step by step.
+  std::size_t max_count = 0;
+};
+// One ADC refine tick (3DGS adaptive density control; engine/adc.h has the shared math). Scales
+// are max(exp(log_scales)) against the threshold times scene_extent.
+struct AdcRefineSettings {
+  float grow_grad2d = 0.0002f;   // mean statistic (see accumulate_grad2d) above: the splat grows
+  float grow_scale3d = 0.01f;    // at or below this scale: cloned; above: split in two
+  float prune_opacity = 0.005f;  // splats below this opacity are removed
+  float prune_scale3d = 0.1f;    // with prune_big, splats above this scale are removed
+  double scene_extent = 1.0;
+  bool prune_big = false;  // gsplat: only after the first opacity reset
+  std::uint64_t seed = 0;  // counter RNG seed of the split samples
+};
+
+struct RefineStats {
+  std::size_t dead = 0, added = 0;                // mcmc: relocated, appended
+  std::size_t cloned = 0, split = 0, pruned = 0;  // adc: decisions; pruned counts the grown set
+  std::size_t count = 0;                          // live after the tick
+};
+
+// The step's loss (the one StepSettings::loss selects), and the means of its terms: l1 = mean
+// |r - t| (l1, l1_ssim), ssim = mean SSIM (l1_ssim); 0 where the loss does not compute them.
+struct StepResult {
+  double loss = 0, l1 = 0, ssim = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Training images, 8-bit (engine/target.h forms the loss target and weights from them), indexed
+  // by the `image` argument of step(). They must outlive the backend's use of them.
+  virtual void set_images(const std::vector<const Image8*>& images) = 0;
+  virtual void set_state(const TrainState& state) = 0;
+  virtual TrainState state() const = 0;
+  // The parameters alone (state().params without the optimizer's moments): a viewer's snapshot.
+  virtual Gaussians params() const { return state().params; }
+  // engine/state_digest.h's digest of state(); a GPU backend computes it where the state is.
+  virtual std::uint64_t state_digest() const;
+  // The parameter groups (for_each_group order, then "appearance") holding a value outside their
+  // range of `limits` (NaN and inf included); none when training is sane: the trainer's periodic
+  // divergence check. A GPU backend counts on the device, so that the check costs one pass over
+  // the parameters and no download.
+  virtual std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
+  virtual std::size_t num_splats() const = 0;
+
+  // One optimization step on this rank's views of the batch (settings.batch_size views over all
+  // ranks): render, loss and backward per view, gradients summed over the views and the ranks and
+  // divided by batch_size, regularizers, one Adam update. It may return before the step has run
+  // (GPU backends queue it); its loss arrives later through collect_losses.
+  virtual void step(std::span<const BatchView> views, const StepSettings& settings) = 0;
+  // A step on a single view (batch_size 1, one rank).
+  void step(const Camera& camera, int image, const StepSettings& settings) {
+    const BatchView view{&camera, image};
+    step(std::span(&view, 1), settings);
+  }
+  // The ranks this backend's steps reduce gradients, losses and densification statistics over
+  // (size 1 until set). A backend that cannot reduce over `comm` throws splat::Error saying why.
+  virtual void set_communicator(dist::Communicator& comm) = 0;
+  // Appends the losses of finished steps, one per step (the mean over its batch, all ranks), in
+  // step order. With wait, blocks until every step submitted so far has finished.
+  virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
+  // MCMC refine tick: relocate dead splats onto live ones sampled by opacity, then append copies
+  // of sampled splats up to target_count, with the opacity/scale correction of mcmc::relocate on
+  // every sampled source and copy. Sources, relocated and new slots get zero Adam moments.
+  // Nothing is in flight while buffers change (the backend drains first).
+  virtual RefineStats mcmc_refine(const McmcRefineSettings& settings) = 0;
+  // ADC refine tick from the statistics accumulated since the last one, summed over the ranks
+  // (which it then resets): clones small splats and splits large ones whose mean statistic is
+  // high, then prunes the grown set. The result is compacted in gsplat's order: surviving unsplit
+  // originals, clones, first split children, second split children, each in source index order.
+  // Survivors keep their Adam moments; clones and children start from zero. Split children are
+  // drawn from the parent's Gaussian (adc::split_offset) with scales / 1.6 and the parent's
+  // opacity (3DGS; not the revised opacity of Bulo et al. 2024). Nothing is in flight while
+  // buffers change.
+  virtual RefineStats adc_refine(const AdcRefineSettings& settings) = 0;
+  // ADC opacity reset: opacity = min(opacity, max_opacity) (as a clamp of the raw logit) for every
+  // splat, and zero Adam moments of the opacity group.
+  virtual void adc_reset_opacity(float max_opacity) = 0;
+  // Recomputes the 3D filter of every splat from its mean and the training cameras
+  // (filter3d::variances); steps and renders apply it from then on. A refine tick changes the
+  // splats, so the trainer calls this after every tick (a step with a filter of another size is
+  // an error). A backend without the 3D filter throws splat::Error saying so.
+  virtual void update_filter3d(std::span<const Camera> cameras);
+
+  // Renders the current model (RGB, background included).
+  virtual Image render(const Camera& camera, const RasterSettings& settings) = 0;
+  // Peak memory the backend used, bytes (device memory for GPUs, resident set for the CPU).
+  virtual std::uint64_t peak_memory_bytes() const = 0;
+  // Named figures for the end-of-run report (host synchronizations, per-stage times, ...), in
+  // display order. Empty when the backend has none.
+  virtual std::vector<std::pair<std::string, double>> report() const { return {}; }
+};
+
+}  // namespace splat
