@@ -1,11 +1,11 @@
-// WebGL2 splat rasterizer with the repository's conventions (src/cpu/project.h,
+// WebGL2 splat rasterizer with the repository's conventions (src/cpu/project_cpu.h,
 // ../shared/golden/README.md): EWA projection with the Jacobian's x/z and y/z clamped to 1.3x the
 // half field of view, a 0.3 px^2 low-pass, a screen extent out to where alpha falls to 1/255
 // (at most 3.33 sigma), alpha = min(0.99, o exp(power)) skipped below 1/255, pixel centres at
 // +0.5. Each splat is one instanced quad over its screen extent; the fragment shader evaluates
 // the Gaussian and the quads blend back to front (premultiplied alpha) over the background, in
 // the order the sort worker computed. The colour is view-dependent up to the blob's SH degree:
-// max(0, 0.5 + SH(dir)) with dir from the camera centre to the splat's mean (src/cpu/project.h),
+// max(0, 0.5 + SH(dir)) with dir from the camera centre to the splat's mean (src/cpu/project_cpu.h),
 // in the real SH basis of src/cpu/sh.h.
 
 const SPLATS_PER_ROW = 1024;  // the data texture holds 4 RGBA32F texels a splat
