@@ -56,8 +56,9 @@ python3 - "$part" "$(part_budget)" <<'PY'
 import os, shutil, sys
 first, budget = sys.argv[1], int(sys.argv[2])
 files = sorted(os.path.relpath(os.path.join(d, f), first) for d, _, fs in os.walk(first) for f in fs)
-# The binaries, libraries and golden vectors first: every part but the first holds data only.
-files.sort(key=lambda f: f.startswith("shared/data/"))
+# The binaries, libraries and golden vectors first, then each data set's top files (transforms)
+# before its images: every part but the first holds data only.
+files.sort(key=lambda f: (f.startswith("shared/data/"), f.count("/")))
 parts, size = [first], 0
 for f in files:
     n = os.path.getsize(os.path.join(first, f))
