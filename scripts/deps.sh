@@ -4,7 +4,7 @@
 # installed so that CI runs the multi-rank tests. COLMAP and ffmpeg are programs `splat prepare`
 # runs (camera poses for photos, frames of a video), not build dependencies. With --test, also what only the tests use: a
 # headless browser (Chromium, and Selenium to drive it from python3) that opens the pages splat
-# writes and serves, clang-format (the format check), and clang with its sanitizer, libFuzzer and OpenMP runtimes (scripts/sanitize.sh).
+# writes and serves, clang-format (the format check), and clang with its sanitizer, libFuzzer and OpenMP runtimes (tools/dev/sanitize.sh).
 #   scripts/deps.sh [--test]
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libpng-dev libjpeg-dev libwebp-dev zlib1g-dev

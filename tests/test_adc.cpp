@@ -448,7 +448,7 @@ class TickLog final : public test::ForwardingBackend {
   }
 };
 
-TEST(Adc, ShortTrainingChangesTheCountAndImproves) {
+TEST(AdcSlow, ShortTrainingChangesTheCountAndImproves) {
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   Config cfg;
   cfg.model.init_points = 2000;

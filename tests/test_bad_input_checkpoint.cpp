@@ -1,6 +1,6 @@
 // Checkpoints a resume cannot trust: damaged bytes (the CRC32C they carry from version 6 on) and
 // the training images of another dataset (the identity they carry). The command-line cases, which
-// train, are BadInputResume.* in test_bad_input_cli.cpp.
+// train, are BadInputResumeSlow.* in test_bad_input_cli.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -364,7 +364,7 @@ TEST(BadInputUnreadable, DatasetDirectoryAndFilesSayPermissionDenied) {
 
 // ---- runs: empty test split, divergence --------------------------------------------------------
 
-TEST(BadInputRun, EmptyTestSplitSaysNoTestViewsNotPsnrZero) {
+TEST(BadInputRunSlow, EmptyTestSplitSaysNoTestViewsNotPsnrZero) {
   const auto dir = test::temp_dir("bad_run_notest");
   const auto r = test::run_splat(train_args(scene_without_tests(dir), dir / "o"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -375,7 +375,7 @@ TEST(BadInputRun, EmptyTestSplitSaysNoTestViewsNotPsnrZero) {
   EXPECT_TRUE(m["cc_psnr"].is_null()) << m.dump();
 }
 
-TEST(BadInputRun, DivergenceStopsAtOnceNamingStepAndGroup) {
+TEST(BadInputRunSlow, DivergenceStopsAtOnceNamingStepAndGroup) {
   const auto dir = test::temp_dir("bad_run_diverge");
   const auto r = test::run_splat(
       train_args(scene(), dir / "o", "--set train.lr_means=1e38 --set train.lr_means_final=1e38"));
@@ -386,7 +386,7 @@ TEST(BadInputRun, DivergenceStopsAtOnceNamingStepAndGroup) {
 }
 
 // A learning rate far too large throws values to 1e30 in a step, finite all the same.
-TEST(BadInputRun, FiniteButAbsurdMeansStopNamingGroupStepAndKey) {
+TEST(BadInputRunSlow, FiniteButAbsurdMeansStopNamingGroupStepAndKey) {
   const auto dir = test::temp_dir("bad_run_absurd_means");
   const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_means=1e30"));
   EXPECT_NE(r.exit_code, 0) << r.output;
@@ -395,7 +395,7 @@ TEST(BadInputRun, FiniteButAbsurdMeansStopNamingGroupStepAndKey) {
   EXPECT_FALSE(fs::exists(dir / "o" / "model.ply"));
 }
 
-TEST(BadInputRun, DivergedLogScalesAreBlamedOnTheirOwnRate) {
+TEST(BadInputRunSlow, DivergedLogScalesAreBlamedOnTheirOwnRate) {
   const auto dir = test::temp_dir("bad_run_absurd_scales");
   const auto r = test::run_splat(train_args(scene(), dir / "o", "--set train.lr_log_scales=1e30"));
   EXPECT_NE(r.exit_code, 0) << r.output;
@@ -431,7 +431,7 @@ std::string resume_args(const fs::path& out,
          out.string() + " " + extra;
 }
 
-TEST(BadInputResume, EveryOutputCarriesTheRunId) {
+TEST(BadInputResumeSlow, EveryOutputCarriesTheRunId) {
   const fs::path& out = finished_run();
   const Checkpoint c = read_checkpoint((out / "checkpoint.ckpt").string());
   ASSERT_EQ(c.run_id.size(), 16u);
@@ -441,14 +441,14 @@ TEST(BadInputResume, EveryOutputCarriesTheRunId) {
             std::vector<std::string>{"splat_run " + c.run_id + " iteration 20"});
 }
 
-TEST(BadInputResume, FewerIterationsThanTheCheckpointIsRefused) {
+TEST(BadInputResumeSlow, FewerIterationsThanTheCheckpointIsRefused) {
   const fs::path out = copy_of_run("bad_resume_fewer");
   const auto r = test::run_splat(resume_args(out, "--set train.iterations=10"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   test::expect_contains(r.output, {"checkpoint.ckpt", "iteration 20", "train.iterations = 10"});
 }
 
-TEST(BadInputResume, AnotherDatasetIsRefusedNamingBoth) {
+TEST(BadInputResumeSlow, AnotherDatasetIsRefusedNamingBoth) {
   const fs::path out = copy_of_run("bad_resume_other_data");
   const auto r = test::run_splat(resume_args(out, "", scene_without_tests(out.parent_path())));
   EXPECT_NE(r.exit_code, 0) << r.output;
@@ -461,7 +461,7 @@ std::string other_scene() {
   return test::small_demo_scene(8);
 }
 
-TEST(BadInputResume, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
+TEST(BadInputResumeSlow, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
   const fs::path out = copy_of_run("bad_resume_same_views");
   const auto before = fs::last_write_time(out / "checkpoint.ckpt");
   const auto r = test::run_splat(resume_args(out, "--set train.iterations=30", other_scene()));
@@ -471,7 +471,7 @@ TEST(BadInputResume, AnotherDatasetWithTheSameViewsIsRefusedNamingTheImage) {
   EXPECT_EQ(fs::last_write_time(out / "checkpoint.ckpt"), before);
 }
 
-TEST(BadInputResume, ADamagedCheckpointIsRefusedNamingTheChecksum) {
+TEST(BadInputResumeSlow, ADamagedCheckpointIsRefusedNamingTheChecksum) {
   const fs::path out = copy_of_run("bad_resume_bit_flip");
   std::ifstream in(out / "checkpoint.ckpt", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
@@ -483,7 +483,7 @@ TEST(BadInputResume, ADamagedCheckpointIsRefusedNamingTheChecksum) {
   test::expect_contains(r.output, {"checkpoint.ckpt", "checksum", "damaged"});
 }
 
-TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
+TEST(BadInputResumeSlow, BenchReplayOnAnotherDatasetIsRefused) {
   const fs::path& out = finished_run();
   const std::string replay =
       "bench replay --checkpoint " + (out / "checkpoint.ckpt").string() + " --iters 2 --warmup 0 ";
@@ -496,7 +496,7 @@ TEST(BadInputResume, BenchReplayOnAnotherDatasetIsRefused) {
 
 // MCMC never removes splats: a cap below the checkpoint's count only stops growth, so the resume
 // goes on, with a warning naming the setting and both counts.
-TEST(BadInputResume, CapMaxBelowTheSplatCountWarns) {
+TEST(BadInputResumeSlow, CapMaxBelowTheSplatCountWarns) {
   const fs::path out = copy_of_run("bad_resume_cap_max");
   const std::size_t splats = read_checkpoint((out / "checkpoint.ckpt").string()).params.size();
   // model.init_points is lowered with it: the config refuses a cap below a random init's count.
@@ -506,7 +506,7 @@ TEST(BadInputResume, CapMaxBelowTheSplatCountWarns) {
   test::expect_contains(r.output, {"warning: densify.cap_max = 100", std::to_string(splats)});
 }
 
-TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {
+TEST(BadInputResumeSlow, CheckpointWithInfIsRefusedByResumeAndEval) {
   const fs::path out = copy_of_run("bad_resume_inf");
   Checkpoint c = read_checkpoint((out / "checkpoint.ckpt").string());
   std::ifstream in(out / "checkpoint.ckpt", std::ios::binary);
@@ -524,7 +524,7 @@ TEST(BadInputResume, CheckpointWithInfIsRefusedByResumeAndEval) {
   test::expect_contains(r.output, {"checkpoint.ckpt", "params.log_scales"});
 }
 
-TEST(BadInputResume, ModelNewerThanTheCheckpointIsReplacedWithAWarning) {
+TEST(BadInputResumeSlow, ModelNewerThanTheCheckpointIsReplacedWithAWarning) {
   // The outputs of iteration 30 beside the checkpoint of iteration 20: what a run that stopped
   // between its final writes (model.ply first, then checkpoint.ckpt) leaves. Training on from the
   // checkpoint replaces model.ply with the same run's later state, and says so first.
@@ -544,7 +544,7 @@ TEST(BadInputResume, ModelNewerThanTheCheckpointIsReplacedWithAWarning) {
                                      " iteration 40"});
 }
 
-TEST(BadInputResume, FilesOfAnotherRunAreAMixedSet) {
+TEST(BadInputResumeSlow, FilesOfAnotherRunAreAMixedSet) {
   const fs::path out = copy_of_run("bad_resume_two_runs");
   const auto other = out.parent_path() / "other";
   ASSERT_EQ(test::run_splat(train_args(scene(), other, "--set train.iterations=5")).exit_code, 0);
@@ -556,7 +556,7 @@ TEST(BadInputResume, FilesOfAnotherRunAreAMixedSet) {
 
 // SIGKILL at any moment of a run that rewrites checkpoint.ckpt every step: whatever it leaves is
 // whole, and resumes.
-TEST(BadInputResume, KillDuringWritesLeavesAResumableSet) {
+TEST(BadInputResumeSlow, KillDuringWritesLeavesAResumableSet) {
   const auto dir = test::temp_dir("bad_resume_kill");
   const auto out = dir / "o";
   const std::string run =

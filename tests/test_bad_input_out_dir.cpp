@@ -48,7 +48,7 @@ void expect_users_files(const fs::path& out) {
   EXPECT_EQ(contents(out / "thesis.tex"), "the user's thesis");
 }
 
-TEST(BadInputOutDir, OverwriteDeletesNothingSplatDidNotWrite) {
+TEST(BadInputOutDirSlow, OverwriteDeletesNothingSplatDidNotWrite) {
   const auto dir = test::temp_dir("out_overwrite_users");
   write_users_files(dir / "o");
   auto r = test::run_splat(train_args(dir / "o"));
@@ -59,7 +59,7 @@ TEST(BadInputOutDir, OverwriteDeletesNothingSplatDidNotWrite) {
   EXPECT_TRUE(fs::exists(dir / "o" / "model.ply"));
 }
 
-TEST(BadInputOutDir, DemoDeletesNothingSplatDidNotWrite) {
+TEST(BadInputOutDirSlow, DemoDeletesNothingSplatDidNotWrite) {
   const auto dir = test::temp_dir("out_demo_users");
   write_users_files(dir / "o");
   const auto r = test::run_splat(demo_args(dir / "o"));
@@ -67,7 +67,7 @@ TEST(BadInputOutDir, DemoDeletesNothingSplatDidNotWrite) {
   expect_users_files(dir / "o");
 }
 
-TEST(BadInputOutDir, DemoReplacesAnEarlierDemoButNotATrainingRun) {
+TEST(BadInputOutDirSlow, DemoReplacesAnEarlierDemoButNotATrainingRun) {
   const auto dir = test::temp_dir("out_demo_run");
   auto r = test::run_splat(demo_args(dir / "demo"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -84,7 +84,7 @@ TEST(BadInputOutDir, DemoReplacesAnEarlierDemoButNotATrainingRun) {
   EXPECT_FALSE(fs::exists(dir / "run" / "scene"));
 }
 
-TEST(BadInputOutDir, AFileOfTheUsersAtAnOutputNameIsNeverReplaced) {
+TEST(BadInputOutDirSlow, AFileOfTheUsersAtAnOutputNameIsNeverReplaced) {
   const auto dir = test::temp_dir("out_users_config");
   test::write_text(dir / "o" / "config.toml", "my own config");
   for (const std::string extra : {"", "--overwrite"}) {
@@ -102,7 +102,7 @@ TEST(BadInputOutDir, AFileOfTheUsersAtAnOutputNameIsNeverReplaced) {
   EXPECT_EQ(contents(dir / "q" / "renders" / "test" / "r_0.png"), "mine");
 }
 
-TEST(BadInputOutDir, ASecondRunIntoTheSameFolderIsRefusedWhileTheFirstWrites) {
+TEST(BadInputOutDirSlow, ASecondRunIntoTheSameFolderIsRefusedWhileTheFirstWrites) {
   const auto dir = test::temp_dir("out_two_runs");
   const fs::path out = dir / "o";
   // The first run trains until it is stopped; the second starts once the first has begun.
@@ -125,7 +125,7 @@ TEST(BadInputOutDir, ASecondRunIntoTheSameFolderIsRefusedWhileTheFirstWrites) {
   EXPECT_TRUE(fs::exists(out / "model.ply")) << first_log;
 }
 
-TEST(BadInputOutDir, AFailedRunDoesNotBlockTheCorrectedCommand) {
+TEST(BadInputOutDirSlow, AFailedRunDoesNotBlockTheCorrectedCommand) {
   const auto dir = test::temp_dir("out_failed_run");
   auto r = test::run_splat(
       train_args(dir / "o", "--set train.lr_means=1e38 --set train.lr_means_final=1e38"));
@@ -137,7 +137,7 @@ TEST(BadInputOutDir, AFailedRunDoesNotBlockTheCorrectedCommand) {
   EXPECT_EQ(r.output.find("--resume"), std::string::npos) << r.output;
 }
 
-TEST(BadInputOutDir, APreviousRunWithoutACheckpointIsNotToldToResume) {
+TEST(BadInputOutDirSlow, APreviousRunWithoutACheckpointIsNotToldToResume) {
   const auto dir = test::temp_dir("out_no_checkpoint");
   auto r = test::run_splat(train_args(dir / "o", "--set output.save_checkpoint=false"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -147,7 +147,7 @@ TEST(BadInputOutDir, APreviousRunWithoutACheckpointIsNotToldToResume) {
   EXPECT_EQ(r.output.find("--resume"), std::string::npos) << r.output;
 }
 
-TEST(BadInputOutDir, TheDiskIsCheckedForTheOutputsBeforeTraining) {
+TEST(BadInputOutDirSlow, TheDiskIsCheckedForTheOutputsBeforeTraining) {
   const auto dir = test::temp_dir("out_disk_space");
   // 100M splats at SH degree 3: 24 GiB of model.ply and 70 GiB per checkpoint.
   const fs::space_info space = fs::space(dir);
@@ -161,7 +161,7 @@ TEST(BadInputOutDir, TheDiskIsCheckedForTheOutputsBeforeTraining) {
   EXPECT_FALSE(fs::exists(dir / "o" / "config.toml")) << "a failed start leaves a run behind";
 }
 
-TEST(BadInputOutDir, TheModelIsSavedWhenTheCheckpointCannotBe) {
+TEST(BadInputOutDirSlow, TheModelIsSavedWhenTheCheckpointCannotBe) {
   const auto dir = test::temp_dir("out_checkpoint_fails");
   // A directory where the checkpoint's temporary file goes: its write fails, as on a full disk.
   test::write_text(dir / "o" / "checkpoint.ckpt.tmp" / "x", "");
@@ -173,7 +173,7 @@ TEST(BadInputOutDir, TheModelIsSavedWhenTheCheckpointCannotBe) {
   EXPECT_GT(read_ply((dir / "o" / "model.ply").string()).size(), 0u);
 }
 
-TEST(BadInputOutDir, TheManifestListsWhatTheRunWrote) {
+TEST(BadInputOutDirSlow, TheManifestListsWhatTheRunWrote) {
   const auto dir = test::temp_dir("out_manifest");
   const auto r = test::run_splat(train_args(dir / "o"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -190,7 +190,7 @@ TEST(BadInputOutDir, TheManifestListsWhatTheRunWrote) {
           << e.path();
 }
 
-TEST(BadInputOutDir, EvalAndRenderReplaceOnlyTheirOwnResults) {
+TEST(BadInputOutDirSlow, EvalAndRenderReplaceOnlyTheirOwnResults) {
   const auto dir = test::temp_dir("out_eval_render");
   auto r = test::run_splat(train_args(dir / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

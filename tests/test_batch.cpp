@@ -93,7 +93,7 @@ TEST(Batch, OneLossPerStepAndBatchViewsAdvanceTheEpoch) {
   EXPECT_EQ(t.checkpoint().view_pos, 6);
 }
 
-TEST(Batch, ResumeMatchesUninterruptedRun) {
+TEST(BatchSlow, ResumeMatchesUninterruptedRun) {
   // Batches of 5 over 24 views: the checkpoint at step 7 (35 views) sits inside the second epoch
   // and step 5 has a batch that spans the epoch boundary; MCMC ticks grow the model before and
   // after it.

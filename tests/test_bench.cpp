@@ -117,7 +117,7 @@ fs::path write_config(const fs::path& dir, const std::string& name, const std::s
   return p;
 }
 
-TEST(Bench, AbEndToEnd) {
+TEST(BenchSlow, AbEndToEnd) {
   const auto dir = test::temp_dir("bench_ab");
   const auto a = write_config(dir, "a.toml", "");
   const auto b = write_config(dir, "b.toml", "ssim_lambda = 0.0\n");
@@ -157,7 +157,7 @@ TEST(Bench, AbEndToEnd) {
 // A gate longer than one sitting: --stop-after leaves a partial report after the first pair,
 // --resume keeps those runs and adds the rest, and refuses other arms, another pair count, a
 // finished gate or a missing report.
-TEST(Bench, AbStopsAndResumes) {
+TEST(BenchSlow, AbStopsAndResumes) {
   const auto dir = test::temp_dir("bench_ab_resume");
   const auto a = write_config(dir, "a.toml", "");
   const auto b = write_config(dir, "b.toml", "ssim_lambda = 0.0\n");
@@ -212,7 +212,7 @@ TEST(Bench, AbStopsAndResumes) {
   test::expect_contains(again.output, {"status is \"done\""});
 }
 
-TEST(Bench, ReplayEndToEnd) {
+TEST(BenchSlow, ReplayEndToEnd) {
   const auto dir = test::temp_dir("bench_replay");
   const auto t = test::run_splat(
       "train " + test::small_demo_scene() + " --out " + (dir / "run").string() +

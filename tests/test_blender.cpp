@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 constexpr double kLegoAngleX = 0.6911112070083618;
 
-TEST(Blender, LegoDownscaledByEight) {
+TEST(BlenderSlow, LegoDownscaledByEight) {
   SPLAT_REQUIRE_SHARED("data/lego");
   LoadOptions opts;
   opts.downscale = 8;

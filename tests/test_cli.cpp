@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Cli, DemoWritesEveryOutput) {
+TEST(CliSlow, DemoWritesEveryOutput) {
   const auto out = test::temp_dir("cli_demo");
   const auto r = test::run_splat("demo --out " + out.string() +
                                  " --set train.iterations=30 --set model.init_points=1000");

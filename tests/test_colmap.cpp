@@ -225,7 +225,7 @@ TEST(Colmap, BinaryIsPreferredWhenBothFormsExist) {
 }
 
 // The fox photos with COLMAP's OPENCV camera (k1 k2 p1 p2): resampled at load, cropped.
-TEST(Colmap, FoxWithLensDistortionLoadsUndistortedAndCropped) {
+TEST(ColmapSlow, FoxWithLensDistortionLoadsUndistortedAndCropped) {
   SPLAT_REQUIRE_SHARED("data/fox_colmap/sparse/0");
   // fox_colmap/images links to fox/images; the link may arrive as a file holding its target.
   const fs::path fox = test::temp_dir("fox_colmap");
@@ -466,7 +466,7 @@ TEST(Colmap, MissingModelListsWhatWasLookedFor) {
 
 // ---- training on a real capture ------------------------------------------------------------
 
-TEST(Colmap, ShortTrainingOnFigurineImprovesPsnr) {
+TEST(ColmapSlow, ShortTrainingOnFigurineImprovesPsnr) {
   SPLAT_REQUIRE_SHARED("data/figurine");
   const Dataset data = load_colmap(figurine().string(), downscaled(8));
   const Config cfg = test::short_cpu_training(150);  // model.init = auto: the sparse points

@@ -282,7 +282,7 @@ Checkpoint train_once(int ranks, const std::string& name, const std::string& ext
 // with batch 5 instead of 6, or linear instead of sqrt learning-rate scaling, measures 0.26 to
 // 1.2; dividing by a rank's own view count instead of B measured 0.19 (2 ranks); a rank that lost
 // an all-reduce or drew another random stream stops on a digest mismatch.
-TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
+TEST(DistMpiSlow, RanksMatchOneProcessWithTheSameBatch) {
   const Checkpoint one = train_once(1, "mpi_single");
   ASSERT_GT(one.params.size(), 1500u);  // MCMC grew the model: refine ticks ran
   for (int ranks : {2, 3}) {
@@ -300,7 +300,7 @@ TEST(DistMpi, RanksMatchOneProcessWithTheSameBatch) {
   }
 }
 
-TEST(DistMpi, AdcDecisionsComeFromTheWholeBatch) {
+TEST(DistMpiSlow, AdcDecisionsComeFromTheWholeBatch) {
   // ADC: each rank accumulates the screen-space statistics of its own views; the tick at step 10
   // must decide from their sum over the ranks, or the ranks would split different splats (and
   // stop on a digest mismatch) and differ from one process. Tolerance as above.
@@ -330,20 +330,20 @@ void expect_job_stopped_by_rank_1(const std::string& name,
   EXPECT_LT(seconds, 60.0);  // train.collective_timeout is 300 s: the failing rank ended the job
 }
 
-TEST(DistMpi, RankFailingMidTrainingStopsTheJob) {
+TEST(DistMpiSlow, RankFailingMidTrainingStopsTheJob) {
   // Rank 1 throws in its 30th collective: 19 set the run up (config check, initial state, first
   // digest), then 6 per step (5 gradient groups and the loss), so this is in the second step.
   expect_job_stopped_by_rank_1("mpi_throw", "SPLAT_TEST_FAULT=throw:1:30", "");
 }
 
-TEST(DistMpi, RankFailingAtStartStopsTheJob) {
+TEST(DistMpiSlow, RankFailingAtStartStopsTheJob) {
   // Rank 1 rejects its config; rank 0 is already waiting in the first collective.
   expect_job_stopped_by_rank_1("mpi_bad_config", "", "--downscale 1000");
 }
 
 // Under mpirun the cuda backend's ranks join NCCL through MPI (dist::gpus_over_mpi). Here, with
 // no GPU, every rank says why it cannot, before any collective on a GPU.
-TEST(DistMpi, CudaBackendUnderMpirunJoinsNcclOrSaysWhyNot) {
+TEST(DistMpiSlow, CudaBackendUnderMpirunJoinsNcclOrSaysWhyNot) {
   const auto out = test::temp_dir("mpi_cuda");
   const test::RunResult r =
       test::run_command(mpirun(2) + SPLAT_BINARY " " + train_args(out, "--set backend.type=cuda"));
@@ -361,7 +361,7 @@ TEST(DistMpi, CudaBackendUnderMpirunJoinsNcclOrSaysWhyNot) {
 #endif
 }
 
-TEST(DistMpi, DifferentConfigsOnTheRanksAreAnError) {
+TEST(DistMpiSlow, DifferentConfigsOnTheRanksAreAnError) {
   const auto out = test::temp_dir("mpi_config");
   const std::string cmd = mpirun(1) + SPLAT_BINARY " " + train_args(out) +
                           " : -n 1 " SPLAT_BINARY " " + train_args(out, "--set train.seed=5");
@@ -370,7 +370,7 @@ TEST(DistMpi, DifferentConfigsOnTheRanksAreAnError) {
   test::expect_contains(r.output, {"ranks diverged", "resolved config", "rank 1"});
 }
 
-TEST(DistMpi, StalledRankTimesOutNamingTheCollective) {
+TEST(DistMpiSlow, StalledRankTimesOutNamingTheCollective) {
   // Rank 1 stops at its 30th collective (in the second step, as above); rank 0 waits
   // out train.collective_timeout and ends the job.
   const auto out = test::temp_dir("mpi_stall");
@@ -388,7 +388,7 @@ TEST(DistMpi, StalledRankTimesOutNamingTheCollective) {
   EXPECT_LT(seconds, 60.0);
 }
 
-TEST(DistMpi, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
+TEST(DistMpiSlow, CheckpointOfTwoRanksResumesOnThreeAndMixedCheckpointsAreAnError) {
   const auto out = test::temp_dir("mpi_resume");
   const std::string first = train_args(out, "--set output.checkpoint_every=8");
   test::RunResult r = test::run_command(mpirun(2) + SPLAT_BINARY " " + first);

@@ -121,7 +121,7 @@ TEST(ExportCli, BadRequestsAreRefused) {
   test::expect_contains(r.output, {broken.string(), "gzip"});
 }
 
-TEST(ExportCli, EvalAndRenderReadEveryFormat) {
+TEST(ExportCliSlow, EvalAndRenderReadEveryFormat) {
   const fs::path dir = test::temp_dir("export_cli_eval");
   const std::string model = small_model(dir);
   const std::string scene = test::small_demo_scene();

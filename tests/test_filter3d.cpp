@@ -143,7 +143,7 @@ Config antialiased_config(std::int64_t iterations) {
   return cfg;
 }
 
-TEST(Filter3d, AntialiasedTrainingKeepsTheFilterWithTheModel) {
+TEST(Filter3dSlow, AntialiasedTrainingKeepsTheFilterWithTheModel) {
   // MCMC grows the splats at its refine ticks (every 100 steps from 500 by default: here from 20),
   // and the filter follows: one variance per splat, recomputed after each tick.
   Config cfg = antialiased_config(60);
@@ -196,7 +196,7 @@ TEST(Filter3d, AntialiasedTrainingKeepsTheFilterWithTheModel) {
       worst_raw);
 }
 
-TEST(Filter3d, CheckpointResumeIsExact) {
+TEST(Filter3dSlow, CheckpointResumeIsExact) {
   // Ticks at 10, 20 and 30; the checkpoint at 15 holds the filter of the tick at 10.
   Config cfg = antialiased_config(30);
   cfg.densify.refine_start = 5;

@@ -91,7 +91,7 @@ double short_training_psnr(const Dataset& data) {
 // 25 of 25 registered, held-out PSNR 18.3 to 18.5 dB on COLMAP's poses (which start from its
 // points) and 16.32 dB on fox's own (random start); SfM about 55 s, the whole test 160 to 250 s
 // (120 to 220 s of CPU, the machine shared).
-TEST(PrepareSfm, FoxPhotosRegisterAndTrainLikeTheirOwnPoses) {
+TEST(PrepareSfmSlow, FoxPhotosRegisterAndTrainLikeTheirOwnPoses) {
   SPLAT_REQUIRE_SHARED("data/fox");
   REQUIRE_PROGRAM("colmap");
   const fs::path dir = test::temp_dir("prepare_fox");
@@ -127,7 +127,7 @@ TEST(PrepareSfm, FoxPhotosRegisterAndTrainLikeTheirOwnPoses) {
 // with the user's file in the output folder kept and a second run into it refused; every other
 // frame as a folder of photos through splat train, which prepares them first and trains 30
 // steps. Measured here: 27 to 33 s (about 21 s of CPU), each SfM about 12 s of CPU.
-TEST(PrepareSfm, DemoVideoAndPhotosEndToEnd) {
+TEST(PrepareSfmSlow, DemoVideoAndPhotosEndToEnd) {
   REQUIRE_PROGRAM("colmap");
   REQUIRE_PROGRAM("ffmpeg");
   const fs::path dir = test::temp_dir("prepare_demo_video");
@@ -180,7 +180,7 @@ TEST(PrepareSfm, DemoVideoAndPhotosEndToEnd) {
 
 // Three overlapping photos and four of noise: under half registered, and the error names the
 // images left out. About 2.5 s here.
-TEST(BadInputPrepareSfm, UnderHalfRegisteredNamesTheImages) {
+TEST(BadInputPrepareSfmSlow, UnderHalfRegisteredNamesTheImages) {
   SPLAT_REQUIRE_SHARED("data/fox");
   REQUIRE_PROGRAM("colmap");
   const fs::path dir = test::temp_dir("prepare_under_half");

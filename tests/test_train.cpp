@@ -39,7 +39,7 @@ double mean_of(const std::vector<double>& v, std::size_t begin, std::size_t end)
   return std::accumulate(v.begin() + begin, v.begin() + end, 0.0) / double(end - begin);
 }
 
-TEST(Train, LossFallsAndPsnrRises) {
+TEST(TrainSlow, LossFallsAndPsnrRises) {
   const Dataset data = load_small();
   const Config cfg = small_config(300);
   auto backend = make_backend(cfg.backend);
@@ -59,7 +59,7 @@ TEST(Train, LossFallsAndPsnrRises) {
   EXPECT_GT(psnr_after, 20.0);
 }
 
-TEST(Train, ResumeMatchesUninterruptedRun) {
+TEST(TrainSlow, ResumeMatchesUninterruptedRun) {
   // The uninterrupted run writes a checkpoint at iteration 30 on its way to 70; 70 iterations
   // cross epoch boundaries (24 views) before and after that point.
   Config cfg = small_config(70);
@@ -69,7 +69,7 @@ TEST(Train, ResumeMatchesUninterruptedRun) {
 
 // ADC between refine ticks: the checkpoint at 35 holds 15 steps of statistics that the tick at 40
 // decides on. Fresh statistics after the resume would see only 5 steps and grow fewer splats.
-TEST(Train, AdcResumeBetweenTicksIsExact) {
+TEST(TrainSlow, AdcResumeBetweenTicksIsExact) {
   Config cfg = small_config(70);
   cfg.densify.strategy = DensifyStrategy::Adc;
   cfg.densify.refine_start = 10;

@@ -63,7 +63,7 @@ TEST(TrainCli, ConflictingOptionsNameBoth) {
   EXPECT_FALSE(fs::exists(dir / "b" / "model.ply"));
 }
 
-TEST(TrainCli, PreviousRunIsKeptUnlessOverwritten) {
+TEST(TrainCliSlow, PreviousRunIsKeptUnlessOverwritten) {
   const auto dir = test::temp_dir("cli_outdir");
   const auto out = dir / "o";
   ASSERT_EQ(test::run_splat(train_args(out, "--set output.checkpoint_every=10")).exit_code, 0);
@@ -124,7 +124,7 @@ TEST(TrainCli, InterruptSavesCheckpointAndModelThenResumes) {
   EXPECT_EQ(m["iterations"], c.iteration + 5);
 }
 
-TEST(TrainCli, HistoryRecordsLossesAndEvaluations) {
+TEST(TrainCliSlow, HistoryRecordsLossesAndEvaluations) {
   const auto dir = test::temp_dir("cli_history");
   const auto out = dir / "o";
   const auto r =

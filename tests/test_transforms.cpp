@@ -28,7 +28,7 @@ void write_text(const fs::path& p, const std::string& s) {
 
 // ---- the real fox capture ------------------------------------------------------------------
 
-TEST(Transforms, FoxLoadsWithHoldoutEveryEighth) {
+TEST(TransformsSlow, FoxLoadsWithHoldoutEveryEighth) {
   SPLAT_REQUIRE_SHARED("data/fox");
   LoadOptions opts;
   opts.downscale = 8;

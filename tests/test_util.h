@@ -35,8 +35,8 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
-// The splat binary the tests run: the build's, or SPLAT_BIN's (the GPU machine runs a copy carried
-// elsewhere; a bad-input test is checked against an older binary this way).
+// The splat binary the tests run: the build's, or SPLAT_BIN's (a copy elsewhere, e.g. on a GPU
+// machine; a bad-input test is checked against an older binary this way).
 inline std::string splat_binary() {
   const char* bin = std::getenv("SPLAT_BIN");
   return bin ? bin : SPLAT_BINARY;

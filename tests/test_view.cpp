@@ -290,7 +290,7 @@ std::string browser_script(const std::string& name) {
 // page must draw the same pictures at those cameras (measured: 54-58 dB; the bound leaves room for
 // SwiftShader's float arithmetic and the 16-bit depth sort's order of near-equal depths) and follow
 // input (tests/browser/view_page.py).
-TEST(ViewBrowser, PageMatchesTheCpuRenderAndFollowsInput) {
+TEST(ViewBrowserSlow, PageMatchesTheCpuRenderAndFollowsInput) {
   if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   const fs::path dir = test::temp_dir("view_browser");
   const std::string scene = browser_scene().string();
@@ -313,7 +313,7 @@ TEST(ViewBrowser, PageMatchesTheCpuRenderAndFollowsInput) {
 // test cameras matches the CPU render (measured: 52.3 dB at both; a sign flipped in one band-1
 // term gives 42 and 32 dB) and, with ?sh=0, does not (22.3 dB; the bound is 30);
 // tests/browser/view_sh.py.
-TEST(ViewBrowser, PageEvaluatesViewDependentColour) {
+TEST(ViewBrowserSlow, PageEvaluatesViewDependentColour) {
   if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   const fs::path dir = test::temp_dir("view_browser_sh");
   const auto r =
@@ -326,7 +326,7 @@ TEST(ViewBrowser, PageEvaluatesViewDependentColour) {
 // `splat view MODEL` without a dataset: the first frame shows the model from outside its robust
 // bounds, large and centred, on a canvas of the window's shape, also after a resize
 // (tests/browser/view_no_data.py).
-TEST(ViewBrowser, ModelWithoutDataOpensAroundIt) {
+TEST(ViewBrowserSlow, ModelWithoutDataOpensAroundIt) {
   if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   const fs::path dir = test::temp_dir("view_browser_no_data");
   const auto r = test::run_command(browser_script("view_no_data.py") + " --splat " +
@@ -338,7 +338,7 @@ TEST(ViewBrowser, ModelWithoutDataOpensAroundIt) {
 // `splat train --view` during a short CPU run: the snapshot version and the step advance, the page
 // loads the newer snapshots, and the run serves its final model until SIGINT
 // (tests/browser/live_view.py).
-TEST(ViewBrowser, LiveTrainingPublishesAdvancingSnapshots) {
+TEST(ViewBrowserSlow, LiveTrainingPublishesAdvancingSnapshots) {
   if (const std::string why = browser_missing(); !why.empty()) GTEST_SKIP() << why;
   const fs::path dir = test::temp_dir("view_live");
   const auto r =

@@ -1,6 +1,6 @@
 // splat bench views DATA --out DIR: the training and held-out views exactly as splat trains and
 // evaluates on them (decoded, undistorted, downscaled, composited), for a peer trainer to train on
-// the same split (scripts/peer/). DIR/views.json lists every view's camera; its image is
+// the same split (tools/peer/). DIR/views.json lists every view's camera; its image is
 // DIR/<split>_<k>.npy, uint8 [H, W, 3]; COLMAP sparse points go to DIR/points.npy, float32
 // [N, 6] (x y z r g b).
 #include <algorithm>

@@ -75,7 +75,7 @@ TEST(TrainLoopGpu, EvaluationsAndCheckpointsDoNotChangeTheRun) {
   EXPECT_TRUE(std::filesystem::exists(out / "checkpoint.ckpt"));
 }
 
-// As Train.AdcResumeBetweenTicksIsExact on the CPU: the checkpoint at 35 carries the statistics
+// As TrainSlow.AdcResumeBetweenTicksIsExact on the CPU: the checkpoint at 35 carries the statistics
 // that the tick at 40 decides on, downloaded from and uploaded to the device.
 TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
   Config cfg = loop_config();

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine with the parts of tools/gpu-machine/build.sh (--scenes ...) and of
+# tools/peer/pack_gsplat.sh staged: the peer trainer gsplat v1.5.3 (MCMC, simple_trainer.py's
+# settings) trained by tools/peer/gsplat_mcmc.py on exactly the training views splat trains on
+# (exported by `splat bench views`), then evaluated by `splat eval` on splat's held-out views; one row.
+#   tools/gpu-machine/peer.sh --build-only            # build gsplat's CUDA extension only (minutes)
+#   tools/gpu-machine/peer.sh SCENE [--config C] [--set k=v ...] [driver args ...]
+#   tools/gpu-machine/peer.sh figurine --set data.downscale=2 --steps 30000 --cap 1000000
+# SCENE is a dataset directory, or the name of a staged one. --config and --set go to both
+# `splat bench views` and `splat eval`, so the views trained on and evaluated on are splat's own;
+# every other argument goes to gsplat_mcmc.py (--steps, --cap, --init, --seed, ...).
+# gsplat is unpacked to $state/peer/gsplat and its extension built once per warm machine (JIT
+# through its gsplat/cuda/_backend.py into $state/peer/torch_extensions; setup.py build_ext
+# --inplace if that fails); later calls reuse it. Outputs in $state/peer/: views-NAME,
+# peer-NAME.{ply,json,log}, peer-NAME-eval/metrics.json; copies of the JSONs and logs in $out/peer/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tools/gpu-machine/env.sh
+splat=$carry/bin/splat
+peer=$state/peer
+gs=$peer/gsplat shims=$peer/shims
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
+export TORCH_EXTENSIONS_DIR=$peer/torch_extensions
+export PYTHONPATH="$gs:$shims${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p "$out/peer" "$peer"
+
+# gsplat's package imports rich and packaging at import time (gsplat/cuda/_backend.py); where the
+# machine lacks them, minimal stand-ins (messages only / torch's vendored packaging) are used.
+write_shims() {
+  mkdir -p "$shims"
+  if ! python3 -c 'import rich.console' 2>/dev/null; then
+    mkdir -p "$shims/rich"
+    : >"$shims/rich/__init__.py"
+    cat >"$shims/rich/console.py" <<'EOF'
+# Stand-in for rich.console (peer.sh): gsplat only prints messages through it.
+import contextlib
+import re
+import sys
+
+
+class Console:
+    def print(self, *args, **kwargs):
+        print(*(re.sub(r"\[/?[a-z ]+\]", "", str(a)) for a in args), file=sys.stderr, flush=True)
+
+    def status(self, message, **kwargs):
+        self.print(message)
+        return contextlib.nullcontext()
+EOF
+    echo "gsplat: using a rich.console stand-in" >&2
+  fi
+  if ! python3 -c 'import packaging.version' 2>/dev/null; then
+    mkdir -p "$shims/packaging"
+    : >"$shims/packaging/__init__.py"
+    cat >"$shims/packaging/version.py" <<'EOF'
+# Stand-in for packaging.version (peer.sh): gsplat compares torch versions with it.
+try:
+    from torch._vendor.packaging.version import *  # noqa: F401,F403
+    from torch._vendor.packaging.version import parse  # noqa: F401
+except ImportError:
+    import re
+
+    def parse(v):
+        return tuple(int(x) for x in re.findall(r"\d+", str(v).split("+")[0])[:3])
+EOF
+    echo "gsplat: using a packaging.version stand-in" >&2
+  fi
+}
+
+setup_gsplat() {
+  if [ ! -f "$gs/.unpacked" ]; then
+    [ -f "$carry/gsplat.tar.xz" ] && [ -f "$carry/glm.tar.xz" ] ||
+      { echo "error: gsplat.tar.xz or glm.tar.xz not staged (tools/peer/pack_gsplat.sh)" >&2; return 1; }
+    rm -rf "$gs" && tar -C "$peer" -xJf "$carry/gsplat.tar.xz" || return 1
+    # _backend.py and setup.py include gsplat/cuda/csrc/third_party/glm (the submodule's root).
+    mkdir -p "$gs/gsplat/cuda/csrc/third_party/glm" &&
+      tar -C "$gs/gsplat/cuda/csrc/third_party/glm" -xJf "$carry/glm.tar.xz" && touch "$gs/.unpacked" || return 1
+  fi
+  write_shims
+  local check='from gsplat.cuda._backend import _C; import gsplat; assert _C is not None, "no _C"; print("gsplat", gsplat.__version__, "ready")'
+  # Importing gsplat.cuda._backend builds the extension when it is not there yet, so look first.
+  if compgen -G "$TORCH_EXTENSIONS_DIR/gsplat_cuda/gsplat_cuda*.so" >/dev/null ||
+    compgen -G "$gs/gsplat/csrc*.so" >/dev/null; then
+    python3 -c "$check" 2>/dev/null && return 0
+  fi
+  command -v nvcc >/dev/null || [ ! -x /usr/local/cuda/bin/nvcc ] ||
+    export PATH="/usr/local/cuda/bin:$PATH" CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+  echo "gsplat: building the CUDA extension (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST, MAX_JOBS=$MAX_JOBS)" >&2
+  local t0=$SECONDS
+  if ! VERBOSE=1 python3 -c "$check" >"$peer/gsplat-build.log" 2>&1; then
+    echo "gsplat: JIT build failed ($(tail -1 "$peer/gsplat-build.log")); trying setup.py build_ext --inplace" >&2
+    (cd "$gs" && python3 setup.py build_ext --inplace) >>"$peer/gsplat-build.log" 2>&1 &&
+      python3 -c "$check" >>"$peer/gsplat-build.log" 2>&1 ||
+      { cp "$peer/gsplat-build.log" "$out/peer/"; tail -30 "$peer/gsplat-build.log" >&2; return 1; }
+  fi
+  echo "gsplat: built in $((SECONDS - t0)) s" >&2
+  cp "$peer/gsplat-build.log" "$out/peer/"
+  tail -1 "$peer/gsplat-build.log"
+}
+
+if [ "${1:-}" = --build-only ]; then
+  setup_gsplat
+  exit
+fi
+[ $# -ge 1 ] || { echo "usage: $0 --build-only | SCENE [--config C] [--set k=v ...] [driver args]" >&2; exit 2; }
+scene=$1
+shift
+[ -d "$scene" ] || [ ! -d "$carry/shared/data/$scene" ] || scene=$carry/shared/data/$scene
+[ -d "$scene" ] || { echo "error: no dataset directory $scene" >&2; exit 2; }
+name=$(basename "$scene")
+load=() driver=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --set | --config) load+=("$1" "$2"); shift ;;
+    *) driver+=("$1") ;;
+  esac
+  shift
+done
+row() { echo "| $name | $* |"; }
+echo "| scene | gsplat train s | splats | held-out PSNR dB |"
+echo "|---|---|---|---|"
+setup_gsplat >/dev/null || { row "failed: gsplat build (see $out/peer/gsplat-build.log)"; exit 1; }
+
+views=$peer/views-$name model=$peer/peer-$name.ply
+rm -rf "$views"
+"$splat" bench views "$scene" --out "$views" "${load[@]}" >"$out/peer/$name-views.log" 2>&1 ||
+  { row "failed: bench views: $(tail -1 "$out/peer/$name-views.log")"; exit 1; }
+python3 tools/peer/gsplat_mcmc.py "$views" --out "$model" --json "$peer/peer-$name.json" \
+  "${driver[@]}" >"$peer/peer-$name.log" 2>&1
+rc=$?
+cp "$peer/peer-$name.log" "$out/peer/"
+[ $rc = 0 ] || { row "failed: gsplat_mcmc.py: $(tail -1 "$peer/peer-$name.log")"; exit 1; }
+cp "$peer/peer-$name.json" "$out/peer/"
+"$splat" eval "$model" "$scene" --out "$peer/peer-$name-eval" "${load[@]}" >"$out/peer/$name-eval.log" 2>&1 ||
+  { row "failed: eval: $(tail -1 "$out/peer/$name-eval.log")"; exit 1; }
+cp "$peer/peer-$name-eval/metrics.json" "$out/peer/$name-eval.json"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); e=json.load(open(sys.argv[2])); print(f\"| {sys.argv[3]} | {r['train_seconds']:.2f} | {r['num_splats']} | {e['psnr']:.3f} |\")" \
+  "$peer/peer-$name.json" "$peer/peer-$name-eval/metrics.json" "$name"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"    gsplat {r['gsplat_version']}, {r['steps']} steps, {r['train_views']} train views, init {r['settings']['init']} ({r['init_splats']}), ssim {r['ssim']}, scene scale {r['scene_scale']:.4g} (views.json {r['views_scene_extent']}), peak {r['peak_memory_mib']:.0f} MiB\")" \
+  "$peer/peer-$name.json"
