@@ -148,7 +148,7 @@ class CpuBackend final : public Backend {
                   [&](std::size_t) { return s.lr.appearance; });
       appearance_recenter(app.params.data(), app.images());
     }
-    if (s.noise_scale > 0) inject_noise(state_.params, s.noise_scale, s.noise_seed);
+    if (s.noise) inject_noise(state_.params, s.noise_scale, s.noise_seed);
     finished_.push_back({sums[0] / batch, sums[1] / batch, sums[2] / batch});
   }
 

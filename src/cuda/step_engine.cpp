@@ -274,7 +274,7 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   if (app.on()) appearance_recenter(app.params.data(), app.images(), stream_, abort);
   timer_.end(stream_);
 
-  if (s.noise_scale > 0) {  // MCMC exploration noise on the updated parameters
+  if (s.noise) {  // MCMC exploration noise on the updated parameters
     timer_.begin("noise", stream_);
     mcmc_inject_noise(model_.n, model_.params.in(), model_.params.g[0].data(),
                       {{float(s.noise_scale), s.noise_seed},
@@ -407,28 +407,18 @@ void StepEngine::run_graph(Pending& p) {
   images_.stage(view.image);
 
   GraphKey key;
+  key.plan = s;  // the whole plan: a setting of StepPlan cannot be left out
   key.generation = model_.generation;
   key.n = model_.n;
   key.capacity = renderer_.capacity();
   key.width = view.cam.width;
   key.height = view.cam.height;
-  key.sh_degree = s.raster.sh_degree;
-  key.antialiased = s.raster.antialiased;
   key.filter3d = model_.filter3d();
-  key.accumulate_grad2d = s.accumulate_grad2d;
-  key.noise = s.noise_scale > 0;
   key.target_channels = target.format.channels;
   key.target_mask = target.format.mask;
   for (int c = 0; c < 3; ++c) key.target_background[c] = target.format.background[c];
-  for (int c = 0; c < 3; ++c) key.background[c] = s.raster.background[c];
-  key.loss = s.loss;
-  key.ssim_lambda = float(s.ssim_lambda);
-  key.opacity_reg = s.opacity_reg;
-  key.scale_reg = s.scale_reg;
   key.appearance = model_.appearance.on();
-  key.appearance_reg = s.appearance_reg;
-  key.sparse_sh_adam = s.sparse_sh_adam;
-  if (key.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
+  if (key.plan.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
     key.generation = -2;  // stats not sized yet
 
   if (graph_ && key == graph_key_) {

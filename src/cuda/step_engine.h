@@ -32,20 +32,18 @@ struct StepScalars {
   int image = 0;  // the training image, whose appearance transform the step applies
 };
 
-// Everything a captured graph bakes in besides StepScalars: when any of it changes, the graph is
-// captured again. `generation` is DeviceModel::generation.
+// Everything a captured graph bakes in besides StepScalars: the step's plan and the shape of the
+// model, view and target. When any of it changes, the graph is captured again. `generation` is
+// DeviceModel::generation.
 struct GraphKey {
+  StepPlan plan;
   long generation = -1;
-  int n = 0, capacity = 0, width = 0, height = 0, sh_degree = 0;
-  bool antialiased = false, accumulate_grad2d = false, noise = false, target_mask = false;
+  int n = 0, capacity = 0, width = 0, height = 0;
   const float* filter3d = nullptr;  // the 3D filter's buffer, or null
-  LossKind loss = LossKind::L1Ssim;
   int target_channels = 0;
-  float background[3] = {}, target_background[3] = {}, ssim_lambda = 0;
-  double opacity_reg = 0, scale_reg = 0;
-  bool appearance = false;
-  double appearance_reg = 0;
-  bool sparse_sh_adam = false;
+  bool target_mask = false;
+  float target_background[3] = {};
+  bool appearance = false;  // the model has per-image transforms
   bool operator==(const GraphKey&) const = default;
 };
 

@@ -78,18 +78,19 @@ struct LearningRates {
   double appearance = 0;  // the per-image transforms (TrainState::appearance)
 };
 
-struct StepSettings {
+// What a step does, apart from the values it does it with (StepSettings adds those). A GPU backend
+// captures the work of a step once and replays it while the plan and the model's shape stay the
+// same, so the whole plan is the replay's key (cuda/step_engine.h): a setting that changes which
+// kernels run or what they bake in belongs here, and cannot be left out of the key.
+struct StepPlan {
   RasterSettings raster;
   LossKind loss = LossKind::L1Ssim;  // engine/loss.h
   double ssim_lambda = 0.2;          // l1_ssim's weight of (1 - SSIM)
-  LearningRates lr;
   // MCMC (0 = off). L1 regularizers, added to the gradients before Adam:
   //   opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)).
   double opacity_reg = 0, scale_reg = 0;
-  // Position noise after Adam (paper eq. 10): means += noise_scale * gate(opacity) * Sigma * z,
-  // z ~ N(0, I) from mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
-  double noise_scale = 0;
-  std::uint64_t noise_seed = 0;
+  // MCMC position noise after Adam (StepSettings::noise_scale and noise_seed say how much).
+  bool noise = false;
   // Sparse Adam on the SH coefficients: an element whose gradient in this step is exactly zero
   // (every coefficient of a splat the view culled or did not blend) keeps its value and both
   // moments, as if the step had not happened for it; the others get the usual update at the
@@ -105,6 +106,18 @@ struct StepSettings {
   // Views in the step's global batch, over all ranks: the gradients of the views are summed
   // (all-reduced across ranks), divided by batch_size, then regularized and given to Adam once.
   int batch_size = 1;
+  bool operator==(const StepPlan&) const = default;
+};
+
+// A step's plan and the values that change from step to step without changing its work: a GPU
+// backend's replay reads these from memory it fills before each step (cuda/step_engine.h
+// StepScalars; tests/gpu/test_engine.cpp varies every one of them between replays).
+struct StepSettings : StepPlan {
+  LearningRates lr;
+  // With noise: means += noise_scale * gate(opacity) * Sigma * z (paper eq. 10), z ~ N(0, I) from
+  // mcmc::normal(noise_seed, mcmc::kNoise, 3 * splat + axis), Sigma = R S^2 R^T.
+  double noise_scale = 0;
+  std::uint64_t noise_seed = 0;
 };
 
 // One view of a step: a camera and the index of its training image (see set_images).

@@ -20,6 +20,7 @@ struct RasterSettings {
   // Test-only: no alpha skip, no early stop, every splat covers the whole image. Makes the
   // image a smooth function of the parameters so central finite differences apply.
   bool smooth_cutoff = false;
+  bool operator==(const RasterSettings&) const = default;
 };
 
 }  // namespace splat

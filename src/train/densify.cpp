@@ -26,6 +26,7 @@ class McmcDensifier final : public Densifier {
   void step_settings(std::int64_t step, StepSettings& s) const override {
     s.opacity_reg = c_.opacity_reg;
     s.scale_reg = c_.scale_reg;
+    s.noise = c_.noise_lr > 0;
     s.noise_scale = s.lr.means * c_.noise_lr;
     s.noise_seed = mcmc::hash64(seed_, std::uint64_t(step), mcmc::kNoise);
   }

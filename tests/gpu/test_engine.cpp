@@ -110,10 +110,15 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     const int view = (i * 5) % int(data.train.size());
     StepSettings s;
     s.raster.sh_degree = std::min(3, i / 20);
-    s.lr = {1.6e-4 * std::pow(0.99, i), 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4, 1e-3};
+    // Every value of StepSettings beyond its StepPlan changes from step to step, so that a graph
+    // replay that baked one in would differ from the modes that submit each step afresh.
+    const double decay = std::pow(0.99, i);
+    s.lr = {1.6e-4 * decay, 5e-3 * decay,    1e-3 * decay, 2.5e-2 + 2.5e-2 * decay,
+            2.5e-3 * decay, 1.25e-4 * decay, 1e-3 * decay};
     s.appearance_reg = 0.01;
     s.opacity_reg = 0.01;
     s.scale_reg = 0.01;
+    s.noise = true;
     s.noise_scale = 50.0 * s.lr.means;
     s.noise_seed = 1000 + std::uint64_t(i);
     s.accumulate_grad2d = true;

@@ -269,6 +269,7 @@ TEST(ParityMcmc, TrainingStepWithMcmcTerms) {
   s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
   s.opacity_reg = 100;  // large, so the terms move the update beyond the tolerances below
   s.scale_reg = 100;
+  s.noise = true;
   s.noise_scale = 5;
   s.noise_seed = 2024;
 
@@ -287,6 +288,7 @@ TEST(ParityMcmc, TrainingStepWithMcmcTerms) {
   const TrainState cpu = run(*cpu_b, s), gpu = run(*gpu_b, s);
   StepSettings plain = s;
   plain.opacity_reg = plain.scale_reg = plain.noise_scale = 0;
+  plain.noise = false;
   const TrainState cpu_plain = run(*cpu_b, plain);
 
   auto delta = [](const std::vector<float>& a, const std::vector<float>& start) {
@@ -331,6 +333,7 @@ TEST(ParityMcmc, InvariantsOverManyTicks) {
   step.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
   step.opacity_reg = 0.01;
   step.scale_reg = 0.01;
+  step.noise = true;
   step.noise_scale = 1e-3;
 
   std::mt19937 rng(99);

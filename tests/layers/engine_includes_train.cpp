@@ -2,4 +2,6 @@
 // layer does not link the train layer, so the build must not find train/ headers from it.
 #include "train/config.h"
 
-int splat_layer_probe() { return sizeof(splat::TrainConfig); }
+int splat_layer_probe() {
+  return sizeof(splat::TrainConfig);
+}

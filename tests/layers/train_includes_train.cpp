@@ -2,4 +2,6 @@
 // target that links the train layer compiles, so Probe_denied fails for the layer rule alone.
 #include "train/config.h"
 
-int splat_layer_probe() { return sizeof(splat::TrainConfig); }
+int splat_layer_probe() {
+  return sizeof(splat::TrainConfig);
+}
