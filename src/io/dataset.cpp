@@ -40,6 +40,13 @@ std::optional<SceneBounds> points_bounds(const PointCloud& pc) {
 
 namespace {
 
+// A cube centered on `center` reaching the farthest camera.
+SceneBounds around(Vec3<double> center, const std::vector<View>& views) {
+  double reach = 0;
+  for (const View& v : views) reach = std::max(reach, norm(v.camera.center() - center));
+  return SceneBounds{center, reach > 0 ? reach : 1.0};
+}
+
 // Solves A x = b for a symmetric 3x3 A by Cramer's rule; nullopt when A is near singular
 // relative to its scale (the optical axes are near parallel: no point they all look at).
 std::optional<Vec3<double>> solve3(const Mat3<double>& A, Vec3<double> b) {
@@ -62,12 +69,13 @@ std::optional<Vec3<double>> solve3(const Mat3<double>& A, Vec3<double> b) {
   return x;
 }
 
-SceneBounds camera_bounds(const std::vector<View>& views) {
-  SceneBounds b;
-  if (views.empty()) return b;
+// A cube around the point the cameras look at, reaching the farthest camera; nullopt when their
+// optical axes do not meet in front of most of them.
+std::optional<SceneBounds> look_at_bounds(const std::vector<View>& views) {
+  if (views.empty()) return std::nullopt;
   // The point nearest, in least squares, to every optical axis: sum (I - d d^T) (x - c) = 0.
   Mat3<double> A;
-  Vec3<double> rhs{}, mean{};
+  Vec3<double> rhs{};
   for (const View& v : views) {
     const Vec3<double> c = v.camera.center();
     const Vec3<double> d{v.camera.R[2][0], v.camera.R[2][1], v.camera.R[2][2]};  // camera +z
@@ -78,30 +86,32 @@ SceneBounds camera_bounds(const std::vector<View>& views) {
         rhs[r] += p * c[k];
       }
     }
-    mean += c;
   }
-  mean = mean * (1.0 / double(views.size()));
-  b.center = mean;
-  if (auto x = solve3(A, rhs)) {
-    // Only a point in front of most cameras is one they look at.
-    std::size_t in_front = 0;
-    for (const View& v : views) in_front += (v.camera.R * *x + v.camera.t).z > 0;
-    if (2 * in_front > views.size()) b.center = *x;
-  }
-  double reach = 0;
-  for (const View& v : views) reach = std::max(reach, norm(v.camera.center() - b.center));
-  b.half_size = reach > 0 ? reach : 1.0;
-  return b;
+  const std::optional<Vec3<double>> x = solve3(A, rhs);
+  if (!x) return std::nullopt;
+  // Only a point in front of most cameras is one they look at.
+  std::size_t in_front = 0;
+  for (const View& v : views) in_front += (v.camera.R * *x + v.camera.t).z > 0;
+  if (2 * in_front <= views.size()) return std::nullopt;
+  return around(*x, views);
 }
 
 }  // namespace
 
-SceneBounds scene_bounds(const Dataset& data) {
+std::optional<SceneBounds> known_scene_bounds(const Dataset& data) {
   if (data.bounds) return *data.bounds;
   if (data.points) {
     if (auto b = points_bounds(*data.points)) return *b;
   }
-  return camera_bounds(data.train);
+  return look_at_bounds(data.train);
+}
+
+SceneBounds scene_bounds(const Dataset& data) {
+  if (auto b = known_scene_bounds(data)) return *b;
+  if (data.train.empty()) return SceneBounds{};
+  Vec3<double> mean{};
+  for (const View& v : data.train) mean += v.camera.center();
+  return around(mean * (1.0 / double(data.train.size())), data.train);
 }
 
 }  // namespace splat

@@ -87,11 +87,15 @@ double scene_extent(const Dataset& data);
 // outliers); nullopt when there are none or they all lie at one spot.
 std::optional<SceneBounds> points_bounds(const PointCloud& pc);
 
-// Where the scene lies, for random initialization: Dataset::bounds when the format defines it;
-// else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM points have
-// far outliers); else a cube around the point the training cameras look at (least squares over
-// their optical axes; the mean camera center when the axes are near parallel) reaching the
-// farthest camera.
+// Where the scene is known to lie, for random initialization: Dataset::bounds when the format
+// defines it; else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM
+// points have far outliers); else a cube around the point the training cameras look at (least
+// squares over their optical axes, when it lies in front of most of them) reaching the farthest
+// camera. nullopt when none of these says: no bounds or points, and optical axes that do not
+// meet in front of the cameras (forward-facing rigs as LLFF captures, outward-facing ones).
+std::optional<SceneBounds> known_scene_bounds(const Dataset& data);
+
+// known_scene_bounds, else a cube around the mean camera center reaching the farthest camera.
 SceneBounds scene_bounds(const Dataset& data);
 
 }  // namespace splat
