@@ -32,22 +32,30 @@ constexpr int kW = 64, kH = 48;
 constexpr double kFocal = 55.4;  // about 60 degrees of horizontal field of view
 
 // A camera-to-world matrix in OpenGL axes (as transforms.json holds it) at `center`, turned by
-// `yaw` radians about world y; yaw 0 looks down world -z with y up.
-std::array<double, 16> c2w(V center, double yaw = 0) {
-  const double c = std::cos(yaw), s = std::sin(yaw);
-  return {c, 0, s, center.x, 0, 1, 0, center.y, -s, 0, c, center.z, 0, 0, 0, 1};
+// `yaw` radians about world y, then `pitch` about its x; 0 and 0 look down world -z with y up.
+std::array<double, 16> c2w(V center, double yaw = 0, double pitch = 0) {
+  const double c = std::cos(yaw), s = std::sin(yaw), cp = std::cos(pitch), sp = std::sin(pitch);
+  return {c,  s * sp, s * cp, center.x, 0, cp, -sp, center.y,
+          -s, c * sp, c * cp, center.z, 0, 0,  0,   1};
 }
 
-Camera camera_at(V center, double yaw = 0) {
-  return Camera::from_c2w_opengl(c2w(center, yaw), kW, kH, kFocal, kFocal, kW / 2.0, kH / 2.0);
+// A rig's camera: 64 x 48 pixels, centered principal point.
+Camera camera_at(const std::array<double, 16>& c2w) {
+  return Camera::from_c2w_opengl(c2w, kW, kH, kFocal, kFocal, kW / 2.0, kH / 2.0);
 }
 
-// An LLFF-style rig: rows x cols camera centers on the plane z = 0, `spacing` apart.
-std::vector<V> grid(int rows, int cols, double spacing) {
-  std::vector<V> out;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      out.push_back({(c - (cols - 1) / 2.0) * spacing, (r - (rows - 1) / 2.0) * spacing, 0});
+// An LLFF-style rig, 1 unit wide: 4 x 5 cameras on the plane z = 0, 0.25 apart, looking down -z
+// within 2 degrees (the pose noise of a handheld capture: their axes meet nowhere, but do have
+// a least-squares point, 0.4 units in front, that no camera looks at).
+std::vector<std::array<double, 16>> forward_rig_poses() {
+  std::vector<std::array<double, 16>> out;
+  Rng rng(0);
+  const double jitter = 2 * M_PI / 180;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 5; ++c) {
+      const double yaw = jitter * (2 * rng.uniform() - 1), pitch = jitter * (2 * rng.uniform() - 1);
+      out.push_back(c2w({(c - 2) * 0.25, (r - 1.5) * 0.25, 0}, yaw, pitch));
+    }
   return out;
 }
 
@@ -59,7 +67,7 @@ Dataset rig(const std::vector<Camera>& cameras) {
 
 std::vector<Camera> forward_rig() {
   std::vector<Camera> out;
-  for (const V& c : grid(4, 5, 0.25)) out.push_back(camera_at(c));
+  for (const auto& pose : forward_rig_poses()) out.push_back(camera_at(pose));
   return out;
 }
 
@@ -153,7 +161,7 @@ TEST(Init, InwardFacingRigAndExplicitBoundsStartAsBefore) {
 TEST(Init, RigThatPlacesNothingWarnsWhatWouldPlaceIt) {
   // Cameras on a ring looking outward (a panorama): they neither meet nor face one way.
   std::vector<Camera> out;
-  for (int i = 0; i < 12; ++i) out.push_back(camera_at({0, 0, 0}, 2 * M_PI * i / 12));
+  for (int i = 0; i < 12; ++i) out.push_back(camera_at(c2w({0, 0, 0}, 2 * M_PI * i / 12)));
   for (Camera& c : out) c.t = c.t - V{0, 0, 0.5};  // each 0.5 forward: a circle of radius 0.5
   testing::internal::CaptureStderr();
   const Gaussians g = initialize_model(random_init(200), rig(out), 1);
@@ -164,11 +172,10 @@ TEST(Init, RigThatPlacesNothingWarnsWhatWouldPlaceIt) {
 
   // One camera: it faces one way, but no baseline gives a depth.
   testing::internal::CaptureStderr();
-  initialize_model(random_init(200), rig({camera_at({0, 0, 0})}), 1);
+  initialize_model(random_init(200), rig({camera_at(c2w({0, 0, 0}))}), 1);
   log = testing::internal::GetCapturedStderr();
   EXPECT_MENTIONS(log, "sit at one spot");
 }
-
 
 // The generated capture of the training test: a textured wall 8 units in front of a 4 x 5 rig
 // 1 unit wide and three coloured cards at depths 3, 4.5 and 6 (content 3 to 8 rig widths away,
@@ -215,19 +222,20 @@ fs::path write_forward_capture() {
   RasterSettings rs;
   rs.sh_degree = 0;
   nlohmann::json frames = nlohmann::json::array();
-  const std::vector<V> centers = grid(4, 5, 0.25);
+  const std::vector<std::array<double, 16>> poses = forward_rig_poses();
   fs::create_directories(dir / "images");
-  for (std::size_t i = 0; i < centers.size(); ++i) {
+  for (std::size_t i = 0; i < poses.size(); ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "images/%02zu.png", i);
-    write_png((dir / name).string(), backend->render(camera_at(centers[i]), rs));
-    const std::array<double, 16> m = c2w(centers[i]);
+    write_png((dir / name).string(), backend->render(camera_at(poses[i]), rs));
+    const std::array<double, 16>& m = poses[i];
     nlohmann::json rows = nlohmann::json::array();
-    for (int r = 0; r < 4; ++r) rows.push_back({m[r * 4], m[r * 4 + 1], m[r * 4 + 2], m[r * 4 + 3]});
+    for (int r = 0; r < 4; ++r)
+      rows.push_back({m[r * 4], m[r * 4 + 1], m[r * 4 + 2], m[r * 4 + 3]});
     frames.push_back({{"file_path", name}, {"transform_matrix", rows}});
   }
-  const nlohmann::json doc = {{"fl_x", kFocal}, {"fl_y", kFocal}, {"cx", kW / 2.0},
-                              {"cy", kH / 2.0}, {"w", kW},         {"h", kH},
+  const nlohmann::json doc = {{"fl_x", kFocal},  {"fl_y", kFocal}, {"cx", kW / 2.0},
+                              {"cy", kH / 2.0},  {"w", kW},        {"h", kH},
                               {"frames", frames}};
   std::ofstream(dir / "transforms.json") << doc.dump(1);
   return dir;
@@ -244,9 +252,9 @@ double held_out_psnr(const Dataset& data) {
 }
 
 // 300 steps from the init in the cameras' views, and from the cube around the cameras that was
-// the init before (the same cube given as scene bounds). Measured here: 18.56 dB against 12.01 dB
-// (and 20.37 dB from a cube around the scene itself, which no capture without points gives);
-// about 18 s.
+// the init before (the same cube given as scene bounds). Measured here: 17.60 dB against
+// 12.00 dB (without the pose noise, 18.56 against 12.01; from a cube around the scene itself,
+// which nothing in a capture without points gives, 20.37); 18 s on 2 idle cores.
 TEST(Init, ForwardFacingCaptureTrainsToASensiblePsnr) {
   const Dataset data = load_transforms(write_forward_capture().string(), LoadOptions{});
   ASSERT_EQ(data.train.size(), 17u);
@@ -256,9 +264,8 @@ TEST(Init, ForwardFacingCaptureTrainsToASensiblePsnr) {
   Dataset around_the_cameras = data;
   around_the_cameras.bounds = scene_bounds(data);
   const double psnr_before = held_out_psnr(around_the_cameras);
-  std::printf("held-out PSNR: %.2f dB (the cube around the cameras: %.2f dB)\n", psnr,
-              psnr_before);
-  EXPECT_GT(psnr, 17.0);
+  std::printf("held-out PSNR: %.2f dB (the cube around the cameras: %.2f dB)\n", psnr, psnr_before);
+  EXPECT_GT(psnr, 16.0);
   EXPECT_GT(psnr, psnr_before + 4.0);
 }
 

@@ -95,21 +95,19 @@ struct DepthRange {
 // from the rig's geometry alone. nullopt, with `why` saying why, when the cameras do not face one
 // way or sit at one spot (no parallax, no depth scale).
 std::optional<DepthRange> forward_depths(const std::vector<View>& views, std::string& why) {
-  Vec3<double> direction{}, center{};
+  Vec3<double> direction{};
   double focal_per_width = 0;
   for (const View& v : views) {
     direction += Vec3<double>{v.camera.R[2][0], v.camera.R[2][1], v.camera.R[2][2]};  // camera +z
-    center += v.camera.center();
     focal_per_width += v.camera.fx / double(v.camera.width);
   }
-  const double n = double(views.size());
-  direction = direction * (1.0 / n), center = center * (1.0 / n), focal_per_width /= n;
+  direction = direction * (1.0 / double(views.size()));
+  focal_per_width /= double(views.size());
   if (!(norm(direction) >= kFacingOneWay)) {
     why = "neither look at one point in front of them nor face one way";
     return std::nullopt;
   }
-  double reach = 0;
-  for (const View& v : views) reach = std::max(reach, norm(v.camera.center() - center));
+  const double reach = camera_reach(views);
   if (!(reach > 0)) {
     why = "all sit at one spot, which gives no depth scale";
     return std::nullopt;
