@@ -244,11 +244,7 @@ fs::path write_forward_capture() {
 double held_out_psnr(const Dataset& data) {
   Config cfg = test::short_cpu_training(300);
   cfg.model.init_points = 3000;
-  auto backend = make_backend(cfg.backend);
-  Trainer t(cfg, data, *backend);
-  t.initialize();
-  t.train(nullptr);
-  return evaluate(*backend, data.test, final_raster_settings(cfg), "").mean_psnr;
+  return test::held_out_psnr(cfg, data);
 }
 
 // 300 steps from the init in the cameras' views, and from the cube around the cameras that was
