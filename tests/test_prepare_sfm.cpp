@@ -17,9 +17,7 @@
 #include "io/image_io.h"
 #include "io/process.h"
 #include "test_util.h"
-#include "train/backend_factory.h"
 #include "train/config.h"
-#include "train/trainer.h"
 
 namespace splat {
 namespace {
@@ -77,11 +75,7 @@ void write_posed_fox(const fs::path& dir, const std::set<std::string>& names) {
 double short_training_psnr(const Dataset& data) {
   Config cfg = test::short_cpu_training(300);
   cfg.model.init_points = 5000;  // random init (fox's own poses come without points)
-  auto backend = make_backend(cfg.backend);
-  Trainer t(cfg, data, *backend);
-  t.initialize();
-  t.train(nullptr);
-  return evaluate(*backend, data.test, final_raster_settings(cfg), "").mean_psnr;
+  return test::held_out_psnr(cfg, data);
 }
 
 // 25 of fox's phone photos without their poses: COLMAP registers at least 90% of them, and a

@@ -104,6 +104,8 @@ namespace test {
 // few hundred steps show whether the cameras see the scene (MCMC's smaller ones, the default,
 // need more steps than a test has); no progress lines.
 Config short_cpu_training(std::int64_t iterations);
+// Trains cfg on data from its initial model; the mean PSNR on data's test views.
+double held_out_psnr(const Config& cfg, const Dataset& data);
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference

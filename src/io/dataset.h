@@ -79,6 +79,9 @@ Dataset load_transforms(const std::string& dir, const LoadOptions& opts);
 // undistorts them. Split as load_transforms, over the images sorted by name.
 Dataset load_colmap(const std::string& dir, const LoadOptions& opts);
 
+// The largest distance of a camera center from the mean of the centers (0 for one camera).
+double camera_reach(const std::vector<View>& views);
+
 // Scene extent for learning-rate scaling: 1.1 x the largest distance of a training camera
 // center from the mean of the centers (as in 3DGS).
 double scene_extent(const Dataset& data);
@@ -87,11 +90,16 @@ double scene_extent(const Dataset& data);
 // outliers); nullopt when there are none or they all lie at one spot.
 std::optional<SceneBounds> points_bounds(const PointCloud& pc);
 
-// Where the scene lies, for random initialization: Dataset::bounds when the format defines it;
-// else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM points have
-// far outliers); else a cube around the point the training cameras look at (least squares over
-// their optical axes; the mean camera center when the axes are near parallel) reaching the
-// farthest camera.
+// Where the scene is known to lie, for random initialization: Dataset::bounds when the format
+// defines it; else the bounding cube of the sparse points (1st to 99th percentile per axis: SfM
+// points have far outliers); else a cube around the point the training cameras look at (least
+// squares over their optical axes, when it lies in front of most of them and their axes pass
+// nearer to it than the cameras are to each other) reaching the farthest camera. nullopt when none
+// of these says: no bounds or points, and optical axes that do not meet in front of the cameras
+// (forward-facing rigs as LLFF captures, outward-facing ones).
+std::optional<SceneBounds> known_scene_bounds(const Dataset& data);
+
+// known_scene_bounds, else a cube around the mean camera center reaching the farthest camera.
 SceneBounds scene_bounds(const Dataset& data);
 
 }  // namespace splat

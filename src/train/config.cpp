@@ -126,7 +126,7 @@ const std::vector<Field>& fields() {
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
       model("init_points", &M::init_points, {1, kMaxSplats}, "random init: number of splats"),
-      model("init_extent", &M::init_extent, {0}, "random init: cube of e scene half-sizes ([-e, e]^3 on NeRF-synthetic)"),
+      model("init_extent", &M::init_extent, {0}, "random init: cube of e scene half-sizes ([-e, e]^3 on NeRF-synthetic; forward-facing rigs without points sample the views instead)"),
       // Stored as a logit, so 0 and 1 themselves would be infinite.
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
       model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),

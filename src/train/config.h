@@ -44,7 +44,7 @@ struct ModelConfig {
   std::int64_t sh_degree = 3;
   InitKind init = InitKind::Auto;  // auto: the dataset's sparse points if it has them, else random
   std::int64_t init_points = 100000;  // random initialization: number of points
-  double init_extent = 1.3;  // random initialization: half-size, in scene_bounds() half-sizes
+  double init_extent = 1.3;  // random init: cube half-size, in scene half-sizes (train/init.h)
   // MCMC's initial opacity and scale (gsplat's MCMC settings); ADC configs set 0.1 and 1.0 (3DGS).
   double init_opacity = 0.5;
   double init_scale = 0.1;  // multiplies the nearest-neighbour scale of each initial point

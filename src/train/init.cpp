@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -76,6 +78,93 @@ namespace {
 bool has_points(const Dataset& data) {
   return data.points && !data.points->positions.empty();
 }
+
+// Cameras face one way when the mean of their viewing directions is at least cos 30 degrees long
+// (it is the mean cosine between each direction and the mean one).
+constexpr double kFacingOneWay = 0.866;
+// A forward-facing rig's scene is taken to lie where a point's parallax across the rig (its shift
+// between cameras 2 x the rig's reach apart) is from 1/2 of the image width (nearer, it would
+// leave most views) down to 1/200 of it (about a pixel at 200 px wide: background).
+constexpr double kNearParallax = 0.5, kFarParallax = 0.005;
+
+struct DepthRange {
+  double near, far;
+};
+
+// The depths in front of the cameras where the scene of a forward-facing rig is taken to lie,
+// from the rig's geometry alone. nullopt, with `why` saying why, when the cameras do not face one
+// way or sit at one spot (no parallax, no depth scale).
+std::optional<DepthRange> forward_depths(const std::vector<View>& views, std::string& why) {
+  Vec3<double> direction{};
+  double focal_per_width = 0;
+  for (const View& v : views) {
+    direction += Vec3<double>{v.camera.R[2][0], v.camera.R[2][1], v.camera.R[2][2]};  // camera +z
+    focal_per_width += v.camera.fx / double(v.camera.width);
+  }
+  direction = direction * (1.0 / double(views.size()));
+  focal_per_width /= double(views.size());
+  if (!(norm(direction) >= kFacingOneWay)) {
+    why = "neither look at one point in front of them nor face one way";
+    return std::nullopt;
+  }
+  const double reach = camera_reach(views);
+  if (!(reach > 0)) {
+    why = "all sit at one spot, which gives no depth scale";
+    return std::nullopt;
+  }
+  // Parallax across the rig, in image widths: (fx / width) x 2 reach / depth.
+  const double near = focal_per_width * 2 * reach / kNearParallax;
+  return DepthRange{near, near * kNearParallax / kFarParallax};
+}
+
+// n points, each uniform over a random training camera's image and uniform in inverse depth
+// between the near and far depths (equal steps of parallax, as NeRF samples forward-facing
+// scenes): the union of the cameras' frusta, denser where depth is better seen.
+std::vector<float> frustum_points(const std::vector<View>& views,
+                                  DepthRange depths,
+                                  std::size_t n,
+                                  Rng& rng) {
+  std::vector<float> out(n * 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Camera& c = views[rng.below(std::uint32_t(views.size()))].camera;
+    const double u = c.width * rng.uniform(), v = c.height * rng.uniform();
+    const double z =
+        1.0 / (1.0 / depths.far + (1.0 / depths.near - 1.0 / depths.far) * rng.uniform());
+    const Vec3<double> in_camera{(u - c.cx) / c.fx * z, (v - c.cy) / c.fy * z, z};
+    const Vec3<double> p = transpose(c.R) * (in_camera - c.t);
+    for (int k = 0; k < 3; ++k) out[i * 3 + k] = float(p[k]);
+  }
+  return out;
+}
+
+// n points uniform in the cube of half-size `half` around b's center.
+std::vector<float> cube_points(const SceneBounds& b, float half, std::size_t n, Rng& rng) {
+  std::vector<float> out(n * 3);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = float(b.center[int(i % 3)]) + half * (2.0f * rng.uniform() - 1.0f);
+  return out;
+}
+
+// Random positions: in the cube of init_extent half-sizes around where the scene is known to lie;
+// else, for a forward-facing rig, in the cameras' frusta at depths its baseline sets; else (with
+// a warning) in the cube around the cameras.
+std::vector<float> random_positions(const ModelConfig& cfg, const Dataset& data, Rng& rng) {
+  const std::size_t n = std::size_t(cfg.init_points);
+  if (const std::optional<SceneBounds> b = known_scene_bounds(data))
+    return cube_points(*b, float(cfg.init_extent * b->half_size), n, rng);
+  std::string why;
+  if (const std::optional<DepthRange> depths = forward_depths(data.train, why))
+    return frustum_points(data.train, *depths, n, rng);
+  const SceneBounds b = scene_bounds(data);
+  std::fprintf(
+      stderr,
+      "warning: the %zu training cameras %s, and neither sparse points nor scene bounds "
+      "say where the scene lies, so the random init is a guess: %zu random splats in a cube of "
+      "half-size %g around the cameras; give the scene's bounds (aabb_scale in "
+      "transforms.json), sparse points, or a model.init_extent that reaches the scene\n",
+      data.train.size(), why.c_str(), n, cfg.init_extent * b.half_size);
+  return cube_points(b, float(cfg.init_extent * b.half_size), n, rng);
+}
 }  // namespace
 
 bool init_uses_points(const ModelConfig& cfg, const Dataset& data) {
@@ -100,15 +189,8 @@ Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uin
     positions = data.points->positions;
     colors = data.points->colors;
   } else {
-    // A cube of init_extent scene half-sizes: [-1.3, 1.3]^3 on NeRF-synthetic, whose bounds are
-    // the unit cube; around the points or what the cameras look at on real captures.
-    const SceneBounds b = scene_bounds(data);
-    const float half = float(cfg.init_extent * b.half_size);
-    const std::size_t n = std::size_t(cfg.init_points);
-    positions.resize(n * 3);
-    colors.resize(n * 3);
-    for (std::size_t i = 0; i < positions.size(); ++i)
-      positions[i] = float(b.center[int(i % 3)]) + half * (2.0f * rng.uniform() - 1.0f);
+    positions = random_positions(cfg, data, rng);
+    colors.resize(positions.size());
     for (float& c : colors) c = rng.uniform();
   }
   Gaussians g;

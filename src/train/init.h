@@ -8,9 +8,14 @@
 
 namespace splat {
 
-// init_points points uniform in a cube with random colors (as gsplat's random initialization):
-// centered on scene_bounds(data), of half-size init_extent times its half-size. Or the dataset's
-// sparse points: model.init = "points", or "auto" when the dataset has them.
+// init_points points with random colors (as gsplat's random initialization): uniform in a cube
+// of half-size init_extent times the half-size of known_scene_bounds(data), centered on it. Where
+// nothing says where the scene lies and the cameras face one way (a forward-facing rig, as LLFF
+// captures), uniform over the training cameras' images instead, at depths from where a point's
+// parallax across the rig is half the image width to 100 times that depth, uniform in inverse
+// depth (init_extent is not used). Cameras that neither converge nor face one way, or sit at one
+// spot, get the cube around the cameras (scene_bounds) and a warning saying what would place the
+// init. Or the dataset's sparse points: model.init = "points", or "auto" when the dataset has them.
 // Sparse points that all lie at one spot (one point, or copies of one) would start every splat
 // there at a scale of nothing: such a cloud is set aside with a warning naming its file, and the
 // init is random as if the dataset had no points.
