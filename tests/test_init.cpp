@@ -13,9 +13,9 @@
 
 #include "core/crc32c.h"
 #include "core/rng.h"
+#include "engine/backend.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
-#include "render/backend.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/init.h"
