@@ -42,6 +42,10 @@ class CMakeBuild(build_ext):
         subprocess.run(["cmake", "--build", str(build), "--target", "_splat",
                         "-j", str(os.cpu_count() or 1)], check=True)
         built = build / ("_splat" + sysconfig.get_config_var("EXT_SUFFIX"))
+        if not built.exists():
+            others = ", ".join(p.name for p in build.glob("_splat.*")) or "none"
+            raise RuntimeError(f"{build}: no {built.name} for this Python (built: {others}); its "
+                               "Python is found by CMake's FindPython3 (Python3_EXECUTABLE)")
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)

@@ -178,6 +178,21 @@ py::object group_array(const std::shared_ptr<Model>& m, int g) {
                             owner);
 }
 
+using Matrix = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Camera.from_w2c and Camera.from_c2w_opengl: a 4x4 matrix (row-major) and the intrinsics.
+auto from_matrix(
+    Camera (*make)(const std::array<double, 16>&, int, int, double, double, double, double),
+    std::string name) {
+  return [make, name](const Matrix& matrix, int width, int height, double fx, double fy, double cx,
+                      double cy) {
+    if (matrix.size() != 16) throw Error("Camera: " + name + " must be a 4x4 matrix");
+    std::array<double, 16> a;
+    std::copy(matrix.data(), matrix.data() + 16, a.begin());
+    return make(a, width, height, fx, fy, cx, cy);
+  };
+}
+
 py::array_t<double> vec3_array(const Vec3<double>& v) {
   py::array_t<double> a(3);
   for (int i = 0; i < 3; ++i) a.mutable_data()[i] = v[i];
@@ -245,10 +260,11 @@ PYBIND11_MODULE(_splat, m) {
   m.doc() = "splat's C++ core: the functions behind the CLI's commands (use the splat package)";
   py::register_exception<Error>(m, "Error");
 
-  py::class_<Camera>(m, "Camera")
+  py::class_<Camera>(m, "Camera",
+                     "A pinhole camera: world-to-camera R, t with OpenCV axes (x right, y "
+                     "down, z forward).")
       .def(py::init([](int width, int height, double fx, double fy, double cx, double cy,
-                       const py::array_t<double, py::array::c_style | py::array::forcecast>& R,
-                       const py::array_t<double, py::array::c_style | py::array::forcecast>& t) {
+                       const Matrix& R, const Matrix& t) {
              if (R.size() != 9 || t.size() != 3)
                throw Error("Camera: R must be 3x3 and t 3 values (world to camera, OpenCV axes)");
              Camera c;
@@ -259,28 +275,12 @@ PYBIND11_MODULE(_splat, m) {
            }),
            py::arg("width"), py::arg("height"), py::arg("fx"), py::arg("fy"), py::arg("cx"),
            py::arg("cy"), py::arg("R"), py::arg("t"))
-      .def_static(
-          "from_c2w_opengl",
-          [](const py::array_t<double, py::array::c_style | py::array::forcecast>& c2w, int width,
-             int height, double fx, double fy, double cx, double cy) {
-            if (c2w.size() != 16) throw Error("Camera.from_c2w_opengl: c2w must be 4x4");
-            std::array<double, 16> a;
-            std::copy(c2w.data(), c2w.data() + 16, a.begin());
-            return Camera::from_c2w_opengl(a, width, height, fx, fy, cx, cy);
-          },
-          py::arg("c2w"), py::arg("width"), py::arg("height"), py::arg("fx"), py::arg("fy"),
-          py::arg("cx"), py::arg("cy"))
-      .def_static(
-          "from_w2c",
-          [](const py::array_t<double, py::array::c_style | py::array::forcecast>& w2c, int width,
-             int height, double fx, double fy, double cx, double cy) {
-            if (w2c.size() != 16) throw Error("Camera.from_w2c: w2c must be 4x4");
-            std::array<double, 16> a;
-            std::copy(w2c.data(), w2c.data() + 16, a.begin());
-            return Camera::from_w2c(a, width, height, fx, fy, cx, cy);
-          },
-          py::arg("w2c"), py::arg("width"), py::arg("height"), py::arg("fx"), py::arg("fy"),
-          py::arg("cx"), py::arg("cy"))
+      .def_static("from_c2w_opengl", from_matrix(&Camera::from_c2w_opengl, "c2w"), py::arg("c2w"),
+                  py::arg("width"), py::arg("height"), py::arg("fx"), py::arg("fy"), py::arg("cx"),
+                  py::arg("cy"))
+      .def_static("from_w2c", from_matrix(&Camera::from_w2c, "w2c"), py::arg("w2c"),
+                  py::arg("width"), py::arg("height"), py::arg("fx"), py::arg("fy"), py::arg("cx"),
+                  py::arg("cy"))
       .def_readwrite("width", &Camera::width)
       .def_readwrite("height", &Camera::height)
       .def_readwrite("fx", &Camera::fx)
@@ -297,7 +297,7 @@ PYBIND11_MODULE(_splat, m) {
       .def_property_readonly("center", [](const Camera& c) { return vec3_array(c.center()); })
       .def("downscaled", &Camera::downscaled, py::arg("factor"));
 
-  py::class_<View>(m, "View")
+  py::class_<View>(m, "View", "One posed image of a dataset: name, path, camera, image.")
       .def_readonly("name", &View::name)
       .def_readonly("path", &View::path)
       .def_readonly("camera", &View::camera)
@@ -313,7 +313,8 @@ PYBIND11_MODULE(_splat, m) {
       out.append(py::cast(&v, py::return_value_policy::reference_internal, self));
     return out;
   };
-  py::class_<Dataset, std::shared_ptr<Dataset>>(m, "Dataset")
+  py::class_<Dataset, std::shared_ptr<Dataset>>(
+      m, "Dataset", "A dataset as training loads it: its train and test views.")
       .def_property_readonly(
           "train",
           [views](py::object self) { return views(self, self.cast<const Dataset&>().train); })
@@ -331,7 +332,9 @@ PYBIND11_MODULE(_splat, m) {
       },
       py::arg("path"), py::arg("config_file"), py::arg("config_text"), py::arg("sets"));
 
-  py::class_<DeviceArray>(m, "DeviceArray")
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "A parameter group of a model on the GPU: DLPack without a copy "
+                          "(torch.from_dlpack), a host copy through np.asarray.")
       .def_property_readonly("shape",
                              [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); })
       .def_property_readonly("dtype", [](const DeviceArray&) { return py::dtype::of<float>(); })
@@ -354,7 +357,10 @@ PYBIND11_MODULE(_splat, m) {
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("numpy", &to_numpy);
 
-  py::class_<Model, std::shared_ptr<Model>>(m, "Model")
+  py::class_<Model, std::shared_ptr<Model>>(
+      m, "Model",
+      "3D Gaussians as stored: means, log_scales, quats (w, x, y, z), raw_opacity, sh [N, K, 3]; "
+      "NumPy views on the CPU, DeviceArrays on the GPU (splat.load).")
       .def_readonly("path", &Model::path)
       .def_readonly("sh_degree", &Model::sh_degree)
       .def_property_readonly("device", [](const Model& m) { return m.on_gpu() ? "cuda" : "cpu"; })
@@ -437,7 +443,9 @@ PYBIND11_MODULE(_splat, m) {
       },
       py::arg("config_file"), py::arg("config_text"), py::arg("sets"));
 
-  py::class_<StepProgress>(m, "TrainProgress")
+  py::class_<StepProgress>(m, "TrainProgress",
+                           "What the progress line shows after a step: iteration, total, loss "
+                           "(smoothed), splats.")
       .def_readonly("iteration", &StepProgress::iteration)
       .def_readonly("total", &StepProgress::total)
       .def_readonly("loss", &StepProgress::loss)

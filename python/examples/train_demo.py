@@ -12,11 +12,12 @@ out = sys.argv[1] if len(sys.argv) > 1 else "demo_out"
 
 
 def show(p: splat.TrainProgress) -> None:
-    print(f"\r{p.iteration}/{p.total}  loss {p.loss:.4f}  {p.splats} splats", end="", flush=True)
+    if p.iteration % 500 == 0 or p.iteration == p.total:
+        print(f"python: {p.iteration}/{p.total}, loss {p.loss:.4f}, {p.splats} splats", flush=True)
 
 
 run = splat.demo(out, progress=show)  # generates out/scene, then trains as `splat demo` does
-print(f"\ntest PSNR {run.metrics['psnr']:.2f} dB with {len(run.model)} splats")
+print(f"test PSNR {run.metrics['psnr']:.2f} dB with {len(run.model)} splats")
 
 view = splat.load_dataset(f"{out}/scene").test[0]
 image = run.model.render(view.camera)  # [H, W, 3] float32 in [0, 1]
