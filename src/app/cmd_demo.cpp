@@ -25,6 +25,21 @@ cap_max = 16000
 )";
 }  // namespace
 
+int demo_command(TrainRun run, const ConfigArgs& config) {
+  const Config cfg = resolve_config(config, kDemoConfig, "demo defaults");
+  // The demo's output is scratch: a new demo replaces the last one (never a training run, nor a
+  // file of the user's: open_out_dir).
+  run.data = (std::filesystem::path(run.out) / "scene").string();
+  run.kind = "demo";
+  const std::unique_ptr<RunDir> dir = open_out_dir(run);
+  const std::string scene = dir->claim_tree("scene");
+  const auto t0 = std::chrono::steady_clock::now();
+  write_demo_scene(scene, DemoSceneOptions{});
+  std::fprintf(stderr, "generated the demo scene in %s (%.1f s)\n", scene.c_str(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return run_training(run, cfg, dir.get()).second;
+}
+
 void add_demo(CLI::App& app, Action& action) {
   struct Args {
     std::string out = "demo_out";
@@ -36,21 +51,7 @@ void add_demo(CLI::App& app, Action& action) {
   cmd->add_option("--out", args->out, "output directory (default: demo_out)");
   add_config_options(*cmd, args->config);
   cmd->callback([args, &action] {
-    action = [args] {
-      const Config cfg = resolve_config(args->config, kDemoConfig, "demo defaults");
-      // The demo's output is scratch: a new demo replaces the last one (never a training run, nor
-      // a file of the user's: open_out_dir).
-      const TrainRun run{.data = (std::filesystem::path(args->out) / "scene").string(),
-                         .out = args->out,
-                         .kind = "demo"};
-      const std::unique_ptr<RunDir> dir = open_out_dir(run);
-      const std::string scene = dir->claim_tree("scene");
-      const auto t0 = std::chrono::steady_clock::now();
-      write_demo_scene(scene, DemoSceneOptions{});
-      std::fprintf(stderr, "generated the demo scene in %s (%.1f s)\n", scene.c_str(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      return run_training(run, cfg, dir.get()).second;
-    };
+    action = [args] { return demo_command(TrainRun{.out = args->out}, args->config); };
   });
 }
 

@@ -49,12 +49,7 @@ void add_eval(CLI::App& app, Action& action) {
           "mean over %zu %s views: PSNR %.3f dB, SSIM %.4f, colour-corrected PSNR %.3f dB\n",
           r.views.size(), args->split.c_str(), r.mean_psnr, r.mean_ssim, r.mean_cc_psnr);
       if (!args->out.empty()) {
-        nlohmann::json j{{"model", args->model},
-                         {"split", args->split},
-                         {"psnr", r.mean_psnr},
-                         {"ssim", r.mean_ssim},
-                         {"cc_psnr", r.mean_cc_psnr}};
-        for (const ViewMetrics& v : r.views) j[args->split + "_views"].push_back(view_json(v));
+        const nlohmann::json j = eval_json(r, args->model, args->split);
         write_atomically(out->claim("metrics.json"),
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }

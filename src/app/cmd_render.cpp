@@ -10,7 +10,6 @@
 #include "io/camera_path.h"
 #include "io/file_util.h"
 #include "io/image_io.h"
-#include "train/backend_factory.h"
 
 namespace splat::app {
 
@@ -48,13 +47,9 @@ void render_path(const std::string& model_path,
   std::vector<std::string> names = {"path.mp4"};
   for (std::size_t k = 0; k < cameras.size(); ++k) names.push_back(frame_name(k));
   dir.claim_all(names);
-  const TrainState model = load_model(model_path);
-  auto backend = make_backend(cfg.backend);
-  backend->set_state(model);
-  RasterSettings rs = final_raster_settings(cfg);
-  rs.sh_degree = model.params.sh_degree;
+  const ModelRenderer r = model_renderer(load_model(model_path), cfg);
   for (std::size_t k = 0; k < cameras.size(); ++k)
-    write_png((out / frame_name(k)).string(), backend->render(cameras[k], rs));
+    write_png((out / frame_name(k)).string(), r.backend->render(cameras[k], r.settings));
   std::printf("rendered %zu frames into %s\n", cameras.size(), out.c_str());
   const std::string ffmpeg = find_on_path("ffmpeg");
   if (ffmpeg.empty()) {

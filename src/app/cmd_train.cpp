@@ -39,6 +39,37 @@ void add_config_options(CLI::App& cmd, ConfigArgs& args) {
       ->check(CLI::Range(1, 64));
 }
 
+int train_command(TrainRun run, ConfigArgs config, int gpus) {
+  // Photos or a video get their camera poses first (splat prepare), in this one process.
+  const bool unposed = is_unposed_input(run.data);
+  if (unposed && (gpus > 1 || dist::world().size() > 1))
+    throw Error(run.data + " has no camera poses; prepare it first with splat prepare " + run.data +
+                " --out DATASET, then train on DATASET with several GPUs");
+  if (gpus > 0) {
+    dist::launch_gpus(gpus);
+    config.sets.insert(config.sets.begin(), "backend.type=cuda");
+  }
+  // A resumed run starts from the checkpoint's config; --config and --set apply on top.
+  const std::string base = run.resume.empty() ? "" : read_checkpoint(run.resume).config_toml;
+  const Config cfg = resolve_config(config, base, run.resume);
+  if (gpus > 0 && cfg.backend.type != BackendKind::Cuda)
+    throw Error("--gpus " + std::to_string(gpus) + " trains on GPUs, but backend.type = \"" +
+                std::string(to_string(cfg.backend.type)) + "\" was set (give one of them)");
+  // Under mpirun on the cuda backend the ranks reduce on the GPU: NCCL, joined through MPI.
+  const bool nccl_over_mpi =
+      dist::world().size() > 1 && !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
+  if (nccl_over_mpi) dist::gpus_over_mpi();
+  if (run.out.empty()) run.out = default_out_dir(run.data);
+  std::unique_ptr<RunDir> out;
+  if (unposed) {
+    out = open_out_dir(run);  // a previous run there is refused before SfM, not after
+    run.data = prepare_for_training(run, cfg.prepare, *out);
+  }
+  const int status = run_training(run, cfg, out.get()).second;
+  if (gpus > 1 || nccl_over_mpi) dist::finish_gpus();
+  return status;
+}
+
 void add_train(CLI::App& app, Action& action) {
   struct Args {
     TrainRun run;
@@ -83,38 +114,7 @@ void add_train(CLI::App& app, Action& action) {
       args->view.serve.port = args->view_port;
       args->run.view = args->view;
     }
-    action = [args] {
-      // Photos or a video get their camera poses first (splat prepare), in this one process.
-      const bool unposed = is_unposed_input(args->run.data);
-      if (unposed && (args->gpus > 1 || dist::world().size() > 1))
-        throw Error(args->run.data + " has no camera poses; prepare it first with splat prepare " +
-                    args->run.data + " --out DATASET, then train on DATASET with several GPUs");
-      if (args->gpus > 0) {
-        dist::launch_gpus(args->gpus);
-        args->config.sets.insert(args->config.sets.begin(), "backend.type=cuda");
-      }
-      // A resumed run starts from the checkpoint's config; --config and --set apply on top.
-      const std::string& resume = args->run.resume;
-      const std::string base = resume.empty() ? "" : read_checkpoint(resume).config_toml;
-      const Config cfg = resolve_config(args->config, base, resume);
-      if (args->gpus > 0 && cfg.backend.type != BackendKind::Cuda)
-        throw Error("--gpus " + std::to_string(args->gpus) +
-                    " trains on GPUs, but backend.type = \"" +
-                    std::string(to_string(cfg.backend.type)) + "\" was set (give one of them)");
-      // Under mpirun on the cuda backend the ranks reduce on the GPU: NCCL, joined through MPI.
-      const bool nccl_over_mpi = dist::world().size() > 1 &&
-                                 !dist::world().reduces_device_buffers() && uses_cuda(cfg.backend);
-      if (nccl_over_mpi) dist::gpus_over_mpi();
-      if (args->run.out.empty()) args->run.out = default_out_dir(args->run.data);
-      std::unique_ptr<RunDir> out;
-      if (unposed) {
-        out = open_out_dir(args->run);  // a previous run there is refused before SfM, not after
-        args->run.data = prepare_for_training(args->run, cfg.prepare, *out);
-      }
-      const int status = run_training(args->run, cfg, out.get()).second;
-      if (args->gpus > 1 || nccl_over_mpi) dist::finish_gpus();
-      return status;
-    };
+    action = [args] { return train_command(args->run, args->config, args->gpus); };
   });
 }
 

@@ -52,6 +52,7 @@ Config resolve_model_config(const ConfigArgs& args, const std::string& model_pat
 
 Config resolve_config(const ConfigArgs& args, Config cfg) {
   if (!args.config_file.empty()) apply_config_file(cfg, args.config_file);
+  if (!args.config_text.empty()) apply_config_text(cfg, args.config_text, "config", false);
   if (args.downscale > 0) apply_override(cfg, "data.downscale=" + std::to_string(args.downscale));
   if (args.timing) apply_override(cfg, "backend.timing=true");
   for (const std::string& s : args.sets) apply_override(cfg, s);
@@ -152,19 +153,30 @@ TrainState load_model(const std::string& path) {
   return st;
 }
 
+ModelRenderer model_renderer(const TrainState& model, const Config& cfg) {
+  ModelRenderer r{make_backend(cfg.backend), final_raster_settings(cfg)};
+  r.backend->set_state(model);
+  r.settings.sh_degree = model.params.sh_degree;
+  return r;
+}
+
 EvalResult evaluate_model(const std::string& model_path,
                           const std::vector<View>& views,
                           const Config& cfg,
                           const std::string& render_dir) {
-  const TrainState model = load_model(model_path);
-  auto backend = make_backend(cfg.backend);
-  backend->set_state(model);
-  RasterSettings rs = final_raster_settings(cfg);
-  rs.sh_degree = model.params.sh_degree;
-  EvalResult r = evaluate(*backend, views, rs, render_dir);
+  return evaluate_model(load_model(model_path), model_path, views, cfg, render_dir);
+}
+
+EvalResult evaluate_model(const TrainState& model,
+                          const std::string& name,
+                          const std::vector<View>& views,
+                          const Config& cfg,
+                          const std::string& render_dir) {
+  ModelRenderer renderer = model_renderer(model, cfg);
+  EvalResult r = evaluate(*renderer.backend, views, renderer.settings, render_dir);
   // A score of the background alone reads like a result; it is a model that draws nothing here.
   if (!views.empty() && r.blank_views == views.size())
-    throw Error(model_path + ": the model draws nothing: every one of the " +
+    throw Error(name + ": the model draws nothing: every one of the " +
                 std::to_string(views.size()) + " renders is the background alone (each of its " +
                 std::to_string(model.params.size()) +
                 " splats is outside the views, too large to draw or too transparent)");
@@ -179,6 +191,17 @@ std::string default_out_dir(const std::string& data_path) {
 
 nlohmann::json view_json(const ViewMetrics& v) {
   return {{"name", v.name}, {"psnr", v.psnr}, {"ssim", v.ssim}, {"cc_psnr", v.cc_psnr}};
+}
+
+nlohmann::json eval_json(const EvalResult& r, const std::string& model, const std::string& split) {
+  nlohmann::json j{{"model", model},
+                   {"split", split},
+                   {"psnr", r.mean_psnr},
+                   {"ssim", r.mean_ssim},
+                   {"cc_psnr", r.mean_cc_psnr}};
+  j[split + "_views"] = nlohmann::json::array();
+  for (const ViewMetrics& v : r.views) j[split + "_views"].push_back(view_json(v));
+  return j;
 }
 
 namespace {
@@ -514,6 +537,7 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, 
     live.emplace(*run.view, data, used, out);
     live->attach(trainer, *backend);
   }
+  if (run.on_step) trainer.set_progress_hook(run.on_step);
   install_interrupt_handlers();
   trainer.train(leader ? dir : nullptr);
   if (!leader) return {EvalResult{}, 0};

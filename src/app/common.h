@@ -1,5 +1,6 @@
 #pragma once
 // Shared pieces of the subcommands: resolving the config, loading data and models, writing results.
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "app/live_view.h"
 #include "engine/backend.h"
 #include "io/dataset.h"
+#include "io/model_file.h"
 #include "io/run_dir.h"
 #include "train/config.h"
 #include "train/trainer.h"
@@ -18,12 +20,15 @@ namespace splat::app {
 
 struct ConfigArgs {
   std::string config_file;
+  // TOML text applied where the --config file is (the Python module's config dict), or empty.
+  std::string config_text;
   std::vector<std::string> sets;
   int downscale = 0;    // 0 = leave data.downscale alone
   bool timing = false;  // --timing: backend.timing = true
 };
 
-// Config{} <- base TOML text (e.g. a checkpoint's) <- --config file <- --downscale <- --set;
+// Config{} <- base TOML text (e.g. a checkpoint's) <- --config file (or config_text) <- --downscale
+// <- --set;
 // validated.
 Config resolve_config(const ConfigArgs& args,
                       const std::string& base_toml = "",
@@ -46,14 +51,39 @@ TrainState load_model(const std::string& path);
 Gaussians viewer_params(const TrainState& st);
 Gaussians viewer_params(const Backend& backend);
 
+// A backend of the config holding `model`, and the settings that render it at its own SH degree
+// (render, eval, the Python module's Model.render).
+struct ModelRenderer {
+  std::unique_ptr<Backend> backend;
+  RasterSettings settings;
+};
+ModelRenderer model_renderer(const TrainState& model, const Config& cfg);
+
 // Renders `views` with the model at model_path (.ply or .ckpt) on the config's backend, at the
 // model's own SH degree; PSNR/SSIM against the views' images, PNGs into render_dir if not empty.
 EvalResult evaluate_model(const std::string& model_path,
                           const std::vector<View>& views,
                           const Config& cfg,
                           const std::string& render_dir);
+// The same for a model in memory; `name` says which in messages.
+EvalResult evaluate_model(const TrainState& model,
+                          const std::string& name,
+                          const std::vector<View>& views,
+                          const Config& cfg,
+                          const std::string& render_dir);
 // One view's entry in metrics.json: name, psnr, ssim, cc_psnr.
 nlohmann::json view_json(const ViewMetrics& v);
+// splat eval's metrics.json: the model, the split, the means and every view (under SPLIT_views).
+nlohmann::json eval_json(const EvalResult& r, const std::string& model, const std::string& split);
+
+// splat export: `model` (viewer_params) into `out` in `format` (ply, splat, spz, compressed-ply;
+// empty: from the name) with SH up to `sh_degree` (-1: the model's; 0 for .splat). `name` is the
+// model's file, for messages. Returns the format and degree written.
+std::pair<ModelFormat, int> export_model(const Gaussians& model,
+                                         const std::string& name,
+                                         const std::string& out,
+                                         const std::string& format,
+                                         int sh_degree);
 
 struct TrainRun {
   std::string data{}, out{};
@@ -62,7 +92,8 @@ struct TrainRun {
   std::string init_from{};
   bool overwrite = false;      // replace a previous run in `out` (otherwise it is refused)
   std::string kind = "train";  // the command, in the folder's manifest ("demo" replaces a demo)
-  std::optional<LiveViewOptions> view{};  // serve the live viewer (rank 0)
+  std::optional<LiveViewOptions> view{};               // serve the live viewer (rank 0)
+  std::function<void(const StepProgress&)> on_step{};  // Trainer::set_progress_hook, or empty
 };
 
 // The files of a training run in an output directory (a previous run is recognised by them).
@@ -91,6 +122,14 @@ std::pair<EvalResult, int> run_training(const TrainRun& run,
                                         RunDir* dir = nullptr);
 
 std::string default_out_dir(const std::string& data_path);
+
+// splat train: a resumed run starts from the checkpoint's config, --config and --set apply on top;
+// photos or a video are prepared first; `gpus` > 0 trains on that many local GPUs (cmd_train.cpp).
+// Returns the exit status (run_training's).
+int train_command(TrainRun run, ConfigArgs config, int gpus);
+// splat demo: generates the demo scene in run.out/scene and trains on it with the demo's settings
+// under `config` (cmd_demo.cpp). run.data and run.kind are set here. Returns the exit status.
+int demo_command(TrainRun run, const ConfigArgs& config);
 
 // `splat train` on photos or a video (io/prepare.h's is_unposed_input): prepares a COLMAP dataset
 // in the run's folder `out` (opened by open_out_dir), as its dataset/ tree, and returns its path;

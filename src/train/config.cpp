@@ -440,7 +440,10 @@ void apply_config_file(Config& cfg, const std::string& path) {
   apply_config_text(cfg, read_input_file(path, "config file", kMaxConfigBytes), path);
 }
 
-void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin) {
+void apply_config_text(Config& cfg,
+                       std::string_view toml,
+                       const std::string& origin,
+                       bool has_lines) {
   toml::table root;
   try {
     root = toml::parse(toml, origin);
@@ -451,7 +454,7 @@ void apply_config_text(Config& cfg, std::string_view toml, const std::string& or
   }
   // All or nothing: a bad key half way through leaves `cfg` as it was.
   Config next = cfg;
-  apply_table(next, root, Origin{origin, true});
+  apply_table(next, root, Origin{origin, has_lines});
   cfg = std::move(next);
 }
 

@@ -163,8 +163,12 @@ struct Config {
 // Applies a TOML file on top of `cfg`. Unknown section/key, wrong type or out-of-range value:
 // splat::Error naming the key, the file and the line.
 void apply_config_file(Config& cfg, const std::string& path);
-// Applies TOML text (used for checkpoints and tests); `origin` names it in errors.
-void apply_config_text(Config& cfg, std::string_view toml, const std::string& origin);
+// Applies TOML text (used for checkpoints and tests); `origin` names it in errors, with the line
+// unless the text was made by a program (`has_lines` false: the Python module's config dict).
+void apply_config_text(Config& cfg,
+                       std::string_view toml,
+                       const std::string& origin,
+                       bool has_lines = true);
 // Applies one "section.key=value" override (value in TOML syntax; bare words are strings).
 void apply_override(Config& cfg, const std::string& assignment);
 // Config{} as TOML with a comment per key (what it does, its range or valid names): the body of

@@ -482,13 +482,17 @@ void Trainer::train(RunDir* out) {
                                std::to_string(tick->added) + " added, ") +
                     std::to_string(tick->count) + " splats");
     collect(false);
+    const double shown_loss = smoothed.empty() ? last_loss : smoothed.value();
     if (leader)
-      progress.update(iteration_, smoothed.empty() ? last_loss : smoothed.value(),
-                      backend_.num_splats(), factor_in_use_, [&] {
-                        return Progress::Ahead{
-                            densifier_->projected_counts(iteration_, total, backend_.num_splats()),
-                            resolution_changes(cfg_.train, iteration_, total)};
-                      });
+      progress.update(iteration_, shown_loss, backend_.num_splats(), factor_in_use_, [&] {
+        return Progress::Ahead{
+            densifier_->projected_counts(iteration_, total, backend_.num_splats()),
+            resolution_changes(cfg_.train, iteration_, total)};
+      });
+    const std::int64_t log_every = cfg_.train.log_every;
+    if (leader && progress_hook_ &&
+        ((log_every > 0 && iteration_ % log_every == 0) || iteration_ == total))
+      progress_hook_({iteration_, total, shown_loss, backend_.num_splats()});
     if (budget) {
       char line[160];
       if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed(), factor)) {

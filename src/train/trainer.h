@@ -25,6 +25,13 @@ struct ViewMetrics {
   double psnr = 0, ssim = 0, cc_psnr = 0;
 };
 
+// What the progress line shows after a step (Trainer::set_progress_hook).
+struct StepProgress {
+  std::int64_t iteration = 0, total = 0;  // completed and planned iterations
+  double loss = 0;                        // smoothed, as the progress line shows it
+  std::size_t splats = 0;
+};
+
 struct EvalResult {
   std::vector<ViewMetrics> views;
   double mean_psnr = 0, mean_ssim = 0, mean_cc_psnr = 0;
@@ -67,6 +74,11 @@ class Trainer {
   void set_snapshots(SnapshotDue due, SnapshotTake take) {
     snapshot_due_ = std::move(due);
     snapshot_take_ = std::move(take);
+  }
+  // Called on rank 0 after every train.log_every steps and after the last with what the progress
+  // line shows (the Python module's progress callback).
+  void set_progress_hook(std::function<void(const StepProgress&)> hook) {
+    progress_hook_ = std::move(hook);
   }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
@@ -131,6 +143,7 @@ class Trainer {
   std::string run_id_;
   SnapshotDue snapshot_due_;
   SnapshotTake snapshot_take_;
+  std::function<void(const StepProgress&)> progress_hook_;
 };
 
 // Renders every view with the backend, PSNR and SSIM against its image; writes PNGs into
