@@ -23,7 +23,7 @@
 #if SPLAT_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "cuda/backend.h"
+#include "cuda/cuda_backend.h"
 #endif
 
 namespace py = pybind11;
