@@ -10,7 +10,8 @@ venv=build/venv
 rm -rf "$venv"
 # Debian's Python (a python3 earlier on the PATH, e.g. pyenv's, sees none of its packages).
 /usr/bin/python3 -m venv --system-site-packages "$venv"
-"$venv/bin/pip" install --no-build-isolation --no-index -q .
+# The CPU module: the tests run on the CPU, and the CLI's build already compiles the CUDA backend.
+CMAKE_ARGS="-DSPLAT_CUDA=OFF ${CMAKE_ARGS:-}" "$venv/bin/pip" install --no-build-isolation --no-index -q .
 # From another folder, so that the installed package is the one imported, not python/ here.
 cd build
 SPLAT_BINARY="$PWD/splat" venv/bin/python -m pytest -q -p no:cacheprovider ../tests/python
