@@ -2,10 +2,8 @@
 // splat index) from two short sorts instead of one long one. The splats are sorted by depth once
 // (the 24-bit tiles::depth_key, N entries; stable, so equal keys keep index order), the
 // intersections are emitted in that order, and a stable sort by tile id alone (12 bits for 2,500
-// tiles) keeps it within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; with
-// those 44-bit keys over all M intersections the sort stage took 0.157 ms per step of Lego's final
-// state on the H200, with the 12-bit tile sort 0.071 (the depth sort over the N splats counts in
-// the intersect stage).
+// tiles) keeps it within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; one sort
+// of those 44-bit keys over all M intersections took twice as long (docs/perf-log.md).
 #include <thrust/iterator/permutation_iterator.h>
 
 #include <algorithm>

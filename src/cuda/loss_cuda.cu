@@ -45,10 +45,8 @@ constexpr int kPartialStride = 48;
 static_assert(kPartialStride >= kRegionW && kPartialStride % 32 == 16, "see kPartialStride");
 static_assert(kTileW == 16, "the bank layouts assume one region row per half-warp");
 static_assert(kThreads % 32 == 0, "block reductions work per warp");
-// Kernel 2 held to 64 registers, four blocks per SM: with 80 it ran three (37.5% occupancy), and
-// 800 x 800 took 110.3-110.8 us for both kernels against 106.1 (one H200, docs/benchmarks.md; the
-// next channel's partials fetched a pass ahead, in registers, needed the 80 and gained nothing).
-// Five blocks spill (118.0 us).
+// Kernel 2 held to 64 registers, four blocks per SM: three (at 80) and five (spills) were both
+// slower on the H200 (docs/perf-log.md, the loss kernels).
 constexpr int kGradBlocks = 4;
 
 // The normalized 1D window, computed once on the host in double by the same function the CPU

@@ -5,10 +5,9 @@
 // transmittance before each splat is recovered by division from the T behind the segment (the
 // final T = 1 - alpha_out, as gsplat does, or the forward's record at the boundary).
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
-// warp and value: a splat usually covers many pixels of a warp (a branch that let a lone blending
-// lane add its own values made the pass slower on Lego, 0.585 -> 0.602 ms), and the kernel is
-// bound by instruction issue, not by its atomics (summing each batch in shared memory first, one
-// global atomic per splat and tile, took it from 1.217 to 1.326 ms).
+// warp and value: a splat usually covers many pixels of a warp (a lone-lane branch was slower), and
+// the kernel is bound by instruction issue, not by its atomics (summing in shared memory first was
+// slower too; docs/perf-log.md).
 #include <cstdint>
 #include <string>
 

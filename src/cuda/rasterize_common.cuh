@@ -41,10 +41,8 @@ void with_tile_side(const tiles::Grid& g, F&& f) {
 // Asks for `kb` of shared memory per SM for a rasterizer pass (of the 228 KB an H200 SM can give;
 // the rest of its 256 KB stays L1 cache), which caps its resident blocks. Every warp stages its
 // own copy of its tile's chunks, so the copies of a block's other warps come from L1, and fewer
-// resident blocks with more L1 are faster on the H200 (replays of the final Lego state): the
-// forward at 64 KB (two blocks of 26 KB) took 0.384 ms against 0.398 at 100 KB and 0.422 at 132,
-// and at 32 KB (one block) it was slower again; the backward at 132 KB (four blocks) took 0.688
-// ms against 0.762 at 100, and at 164 it gained 0.003 ms while the other stages slowed by 1-3%.
+// resident blocks with more L1 are faster on the H200: 64 KB for the forward, 132 KB for the
+// backward (docs/perf-log.md has the replays that chose them).
 template <class Kernel>
 bool limit_shared_memory(Kernel* kernel, int kb) {
   SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,

@@ -18,9 +18,9 @@
 namespace splat::cuda {
 namespace {
 
-// Visited entries whose alphas one step of the loop computes together. On Lego's final state the
-// pass took 0.322 ms with one, 0.289 with two, 0.270 with four; eight were slower (0.282: more
-// registers, and more exponents computed past the last set bit).
+// Visited entries whose alphas one step of the loop computes together: four was the fastest of 1,
+// 2, 4 and 8 (eight: more registers, and exponents computed past the last set bit;
+// docs/perf-log.md).
 constexpr int kVisits = 4;
 
 template <int kSide, bool kFast>  // the tile side; RasterParams::fast_math
