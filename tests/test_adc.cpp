@@ -10,6 +10,7 @@
 #include "cpu/adc_cpu.h"
 #include "cpu/loss_cpu.h"
 #include "cpu/pipeline.h"
+#include "cpu/testing.h"
 #include "engine/adc.h"
 #include "engine/target.h"
 #include "forwarding_backend.h"

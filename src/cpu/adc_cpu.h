@@ -21,7 +21,4 @@ RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSetting
 // raw_opacity = min(raw_opacity, logit(max_opacity)); zero Adam moments of the opacity group.
 void adc_reset_opacity(TrainState& st, float max_opacity);
 
-// Test hook: the statistics of a CPU backend (throws splat::Error for another backend).
-adc::Stats& adc_stats(Backend& cpu_backend);
-
 }  // namespace splat::cpu

@@ -14,6 +14,7 @@
 #include "cpu/loss_cpu.h"
 #include "cpu/mcmc_cpu.h"
 #include "cpu/pipeline.h"
+#include "cpu/testing.h"
 #include "distributed/communicator.h"
 #include "distributed/sync.h"
 #include "engine/backend.h"

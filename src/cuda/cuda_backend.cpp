@@ -19,6 +19,7 @@
 #include "cuda/refine.h"
 #include "cuda/renderer.h"
 #include "cuda/step_engine.h"
+#include "cuda/testing.h"
 #include "cuda/training_images.h"
 #include "distributed/communicator.h"
 #include "engine/backend_config.h"

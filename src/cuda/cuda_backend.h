@@ -4,7 +4,6 @@
 #include <memory>
 #include <vector>
 
-#include "engine/adc.h"
 #include "engine/backend.h"
 
 namespace splat {
@@ -25,23 +24,5 @@ const char* built_architectures();
 // (per-stage CUDA events, mean ms per stage in report()). cfg.validate_backend() has vetted the
 // combination.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
-
-// Test hook: the device arrays behind a cuda backend's model -- parameters, gradients, Adam m and
-// v, five groups each in Gaussians::for_each_group order (20 entries) -- with their element counts
-// and allocated capacities, so tests can check the slots past the live count.
-struct DeviceArrayView {
-  const float* data;
-  std::size_t size, capacity;
-};
-std::vector<DeviceArrayView> model_arrays(const Backend& backend);
-
-// Test hooks: the ADC statistics of a cuda backend, read (draining it first) and replaced (one
-// entry per live splat). Before the first step that accumulates they are empty.
-adc::Stats adc_stats(const Backend& backend);
-void set_adc_stats(Backend& backend, const adc::Stats& stats);
-
-// Test hook: drains a cuda backend, then fills its renderer's scratch memory with 0xFF bytes.
-// Nothing a step reads may come from an earlier step's scratch, so results must not change.
-void poison_scratch(Backend& backend);
 
 }  // namespace splat::cuda

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cuda/cuda_backend.h"
+#include "cuda/testing.h"
 
 namespace splat::test {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/cuda_backend.h"
+#include "cuda/testing.h"
 #include "engine/backend.h"
 #include "engine/state_digest.h"
 #include "io/dataset.h"

@@ -17,7 +17,9 @@
 
 #include "core/math.h"
 #include "cpu/adc_cpu.h"
+#include "cpu/testing.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/testing.h"
 #include "engine/adc.h"
 #include "engine/backend.h"
 #include "parity_util.h"

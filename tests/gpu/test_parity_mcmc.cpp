@@ -19,6 +19,7 @@
 #include "cpu/mcmc_cpu.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/mcmc_cuda.h"
+#include "cuda/testing.h"
 #include "engine/backend.h"
 #include "parity_util.h"
 #include "train/backend_factory.h"
