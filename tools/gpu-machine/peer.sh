@@ -21,7 +21,8 @@ peer=$state/peer
 gs=$peer/gsplat shims=$peer/shims
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 export TORCH_EXTENSIONS_DIR=$peer/torch_extensions
-export PYTHONPATH="$gs:$shims${PYTHONPATH:+:$PYTHONPATH}"
+fs=$peer/fused-ssim
+export PYTHONPATH="$gs:$fs:$shims${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$out/peer" "$peer"
 
 # gsplat's package imports rich and packaging at import time (gsplat/cuda/_backend.py); where the
@@ -97,8 +98,20 @@ setup_gsplat() {
   tail -1 "$peer/gsplat-build.log"
 }
 
+# fused-ssim (simple_trainer's SSIM loss), built in place from the staged sources once per machine.
+setup_fused_ssim() {
+  python3 -c 'import fused_ssim' 2>/dev/null && return 0
+  [ -f "$carry/fused-ssim.tar.xz" ] ||
+    { echo "error: fused-ssim.tar.xz not staged (tools/peer/pack_gsplat.sh ... FUSED_SSIM_GIT_DIR)" >&2; return 1; }
+  rm -rf "$fs" && tar -C "$peer" -xJf "$carry/fused-ssim.tar.xz" || return 1
+  echo "fused-ssim: building (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
+  (cd "$fs" && python3 setup.py build_ext --inplace) >"$peer/fused-ssim-build.log" 2>&1 &&
+    python3 -c 'import fused_ssim' >>"$peer/fused-ssim-build.log" 2>&1 ||
+    { cp "$peer/fused-ssim-build.log" "$out/peer/"; tail -20 "$peer/fused-ssim-build.log" >&2; return 1; }
+}
+
 if [ "${1:-}" = --build-only ]; then
-  setup_gsplat
+  setup_gsplat && setup_fused_ssim
   exit
 fi
 [ $# -ge 1 ] || { echo "usage: $0 --build-only | SCENE [--config C] [--set k=v ...] [driver args]" >&2; exit 2; }
@@ -119,6 +132,7 @@ row() { echo "| $name | $* |"; }
 echo "| scene | gsplat train s | splats | held-out PSNR dB |"
 echo "|---|---|---|---|"
 setup_gsplat >/dev/null || { row "failed: gsplat build (see $out/peer/gsplat-build.log)"; exit 1; }
+setup_fused_ssim || { row "failed: fused-ssim build (see $out/peer/fused-ssim-build.log)"; exit 1; }
 
 views=$peer/views-$name model=$peer/peer-$name.ply
 rm -rf "$views"
