@@ -105,7 +105,7 @@ setup_fused_ssim() {
     { echo "error: fused-ssim.tar.xz not staged (tools/peer/pack_gsplat.sh ... FUSED_SSIM_GIT_DIR)" >&2; return 1; }
   rm -rf "$fs" && tar -C "$peer" -xJf "$carry/fused-ssim.tar.xz" || return 1
   echo "fused-ssim: building (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
-  (cd "$fs" && python3 setup.py build_ext --inplace) >"$peer/fused-ssim-build.log" 2>&1 &&
+  (cd "$fs" && CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES:-90} python3 setup.py build_ext --inplace) >"$peer/fused-ssim-build.log" 2>&1 &&
     python3 -c 'import fused_ssim' >>"$peer/fused-ssim-build.log" 2>&1 ||
     { cp "$peer/fused-ssim-build.log" "$out/peer/"; tail -20 "$peer/fused-ssim-build.log" >&2; return 1; }
 }
