@@ -163,16 +163,19 @@ ModelRenderer model_renderer(const TrainState& model, const Config& cfg) {
 EvalResult evaluate_model(const std::string& model_path,
                           const std::vector<View>& views,
                           const Config& cfg,
-                          const std::string& render_dir) {
-  return evaluate_model(load_model(model_path), model_path, views, cfg, render_dir);
+                          const std::string& render_dir,
+                          float alpha_max) {
+  return evaluate_model(load_model(model_path), model_path, views, cfg, render_dir, alpha_max);
 }
 
 EvalResult evaluate_model(const TrainState& model,
                           const std::string& name,
                           const std::vector<View>& views,
                           const Config& cfg,
-                          const std::string& render_dir) {
+                          const std::string& render_dir,
+                          float alpha_max) {
   ModelRenderer renderer = model_renderer(model, cfg);
+  renderer.settings.alpha_max = alpha_max;
   EvalResult r = evaluate(*renderer.backend, views, renderer.settings, render_dir);
   // A score of the background alone reads like a result; it is a model that draws nothing here.
   if (!views.empty() && r.blank_views == views.size())

@@ -61,16 +61,19 @@ ModelRenderer model_renderer(const TrainState& model, const Config& cfg);
 
 // Renders `views` with the model at model_path (.ply or .ckpt) on the config's backend, at the
 // model's own SH degree; PSNR/SSIM against the views' images, PNGs into render_dir if not empty.
+// alpha_max: the renders' alpha clamp (splat eval --alpha-max scores a peer's model with its own).
 EvalResult evaluate_model(const std::string& model_path,
                           const std::vector<View>& views,
                           const Config& cfg,
-                          const std::string& render_dir);
+                          const std::string& render_dir,
+                          float alpha_max = config::alpha_max);
 // The same for a model in memory; `name` says which in messages.
 EvalResult evaluate_model(const TrainState& model,
                           const std::string& name,
                           const std::vector<View>& views,
                           const Config& cfg,
-                          const std::string& render_dir);
+                          const std::string& render_dir,
+                          float alpha_max = config::alpha_max);
 // One view's entry in metrics.json: name, psnr, ssim, cc_psnr.
 nlohmann::json view_json(const ViewMetrics& v);
 // splat eval's metrics.json: the model, the split, the means and every view (under SPLIT_views).

@@ -52,11 +52,11 @@ T blend_pixel(const Projected<T>& p,
     if (!rs.smooth_cutoff && power < T(kMinPower)) continue;
     const T gauss = std::exp(power);
     const T raw_alpha = p.opacities[g] * gauss;
-    const T alpha = std::min(T(config::alpha_max), raw_alpha);
+    const T alpha = std::min(T(rs.alpha_max), raw_alpha);
     if (!rs.smooth_cutoff && alpha < T(config::alpha_min)) continue;
     const T next = trans * (T(1) - alpha);
     if (!rs.smooth_cutoff && next <= T(config::transmittance_min)) break;
-    emit(Contribution<T>{g, alpha, trans, raw_alpha > T(config::alpha_max), dx, dy, gauss}, k);
+    emit(Contribution<T>{g, alpha, trans, raw_alpha > T(rs.alpha_max), dx, dy, gauss}, k);
     trans = next;
   }
   return trans;

@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
       const float power = gaussian_power(co, r.dx, r.dy);
       r.gauss = gaussian_falloff<kFast>(power);
       r.raw_alpha = co.w * r.gauss;
-      r.a = fminf(config::alpha_max, r.raw_alpha);
+      r.a = fminf(p.alpha_max, r.raw_alpha);
       r.valid = top - 1 - (c0 + t) < my_last && !(power > 0.0f || power < kMinPower) &&
                 !(r.a < config::alpha_min);
       return r;
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
         behind[ch] += col[ch] * w;
       }
       // A clamped alpha is constant in opacity and power: no gradient through them.
-      if (!(s.raw_alpha > config::alpha_max)) {
+      if (!(s.raw_alpha > p.alpha_max)) {
         // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2), dx = mean -
         // px; co holds (-a/2, -b, -c/2).
         const float4 co = c.q[t];

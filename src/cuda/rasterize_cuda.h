@@ -11,6 +11,7 @@
 
 #include "cuda/types.h"
 #include "engine/hd.h"
+#include "engine/settings.h"
 #include "engine/tiles.h"
 
 namespace splat::cuda {
@@ -23,6 +24,7 @@ struct RasterParams {
   // two compiled variants of each pass (rasterize_common.cuh). A backward must be given the value
   // its forward had.
   bool fast_math = true;
+  float alpha_max = config::alpha_max;  // RasterSettings::alpha_max
 };
 
 // A splat as both passes read it, one 48-byte record each (intersect_count writes them): a warp

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_fwd_kernel(
     const auto alpha_at = [&](int j, float& a) {
       const float4 co = c.q[j];
       const float power = gaussian_power(co, c.mean[j].x - px, c.mean[j].y - py);
-      a = fminf(config::alpha_max, co.w * gaussian_falloff<kFast>(power));
+      a = fminf(p.alpha_max, co.w * gaussian_falloff<kFast>(power));
       return !(power > 0.0f || power < kMinPower) && !(a < config::alpha_min);
     };
     // Blends entry j with alpha a; false where T would reach transmittance_min or below, where the

@@ -115,11 +115,9 @@ ForwardState Renderer::forward(GaussianPtrs params,
   timer_.begin("rasterize", stream_);
   PerPixel& px = pixels_.ensure({cam.width, cam.height});
   RasterState& rast = fwd.raster;
-  rast.params = {cam.width,
-                 cam.height,
-                 grid,
-                 {rs.background[0], rs.background[1], rs.background[2]},
-                 fast_math_};
+  rast.params = {cam.width,  cam.height,
+                 grid,       {rs.background[0], rs.background[1], rs.background[2]},
+                 fast_math_, rs.alpha_max};
   rast.lists = {is.sort.ids_out, tl.ranges, tl.order, sp.tiles.records};
   rast.out = {px.image, px.alpha, px.last, px.boundaries};
   rasterize_fwd(rast.params, rast.lists, rast.out, stream_);

@@ -17,6 +17,9 @@ struct RasterSettings {
   int sh_degree = 3;  // active SH degree (<= the model's storage degree)
   std::array<float, 3> background{1.0f, 1.0f, 1.0f};
   bool antialiased = false;  // Mip-Splatting opacity compensation
+  // Where alpha is clamped. Training keeps splat's convention; `splat eval --alpha-max` scores a
+  // peer's model with the peer's (gsplat: 0.999).
+  float alpha_max = config::alpha_max;
   // Test-only: no alpha skip, no early stop, every splat covers the whole image. Makes the
   // image a smooth function of the parameters so central finite differences apply.
   bool smooth_cutoff = false;

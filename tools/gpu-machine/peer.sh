@@ -6,9 +6,13 @@
 #   tools/gpu-machine/peer.sh --build-only            # build gsplat's CUDA extension only (minutes)
 #   tools/gpu-machine/peer.sh SCENE [--config C] [--set k=v ...] [driver args ...]
 #   tools/gpu-machine/peer.sh figurine --set data.downscale=2 --steps 30000 --cap 1000000
+#   tools/gpu-machine/peer.sh lego --config configs/lego.toml --cube 100000 1.3 [--strategy default]
+#   tools/gpu-machine/peer.sh lego --config configs/lego.toml --cube 100000 1.3 --mode same --steps 12500 --cap 400000
 # SCENE is a dataset directory, or the name of a staged one. --config and --set go to both
 # `splat bench views` and `splat eval`, so the views trained on and evaluated on are splat's own;
-# every other argument goes to gsplat_mcmc.py (--steps, --cap, --init, --seed, ...).
+# every other argument goes to gsplat_mcmc.py (--strategy, --mode, --steps, --cap, --cube, ...).
+# The model is scored by gsplat's own renderer (gsplat_mcmc.py) and by `splat eval` twice: with
+# splat's alpha clamp (0.99) and with gsplat's (--alpha-max 0.999).
 # gsplat is unpacked to $state/peer/gsplat and its extension built once per warm machine (JIT
 # through its gsplat/cuda/_backend.py into $state/peer/torch_extensions; setup.py build_ext
 # --inplace if that fails); later calls reuse it. Outputs in $state/peer/: views-NAME,
@@ -21,7 +25,8 @@ peer=$state/peer
 gs=$peer/gsplat shims=$peer/shims
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16}
 export TORCH_EXTENSIONS_DIR=$peer/torch_extensions
-export PYTHONPATH="$gs:$shims${PYTHONPATH:+:$PYTHONPATH}"
+fs=$peer/fused-ssim
+export PYTHONPATH="$gs:$fs:$shims${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$out/peer" "$peer"
 
 # gsplat's package imports rich and packaging at import time (gsplat/cuda/_backend.py); where the
@@ -97,8 +102,20 @@ setup_gsplat() {
   tail -1 "$peer/gsplat-build.log"
 }
 
+# fused-ssim (simple_trainer's SSIM loss), built in place from the staged sources once per machine.
+setup_fused_ssim() {
+  python3 -c 'import fused_ssim' 2>/dev/null && return 0
+  [ -f "$carry/fused-ssim.tar.xz" ] ||
+    { echo "error: fused-ssim.tar.xz not staged (tools/peer/pack_gsplat.sh ... FUSED_SSIM_GIT_DIR)" >&2; return 1; }
+  rm -rf "$fs" && tar -C "$peer" -xJf "$carry/fused-ssim.tar.xz" || return 1
+  echo "fused-ssim: building (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
+  (cd "$fs" && CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES:-90} python3 setup.py build_ext --inplace) >"$peer/fused-ssim-build.log" 2>&1 &&
+    python3 -c 'import fused_ssim' >>"$peer/fused-ssim-build.log" 2>&1 ||
+    { cp "$peer/fused-ssim-build.log" "$out/peer/"; tail -20 "$peer/fused-ssim-build.log" >&2; return 1; }
+}
+
 if [ "${1:-}" = --build-only ]; then
-  setup_gsplat
+  setup_gsplat && setup_fused_ssim
   exit
 fi
 [ $# -ge 1 ] || { echo "usage: $0 --build-only | SCENE [--config C] [--set k=v ...] [driver args]" >&2; exit 2; }
@@ -119,6 +136,7 @@ row() { echo "| $name | $* |"; }
 echo "| scene | gsplat train s | splats | held-out PSNR dB |"
 echo "|---|---|---|---|"
 setup_gsplat >/dev/null || { row "failed: gsplat build (see $out/peer/gsplat-build.log)"; exit 1; }
+setup_fused_ssim || { row "failed: fused-ssim build (see $out/peer/fused-ssim-build.log)"; exit 1; }
 
 views=$peer/views-$name model=$peer/peer-$name.ply
 rm -rf "$views"
@@ -130,10 +148,25 @@ rc=$?
 cp "$peer/peer-$name.log" "$out/peer/"
 [ $rc = 0 ] || { row "failed: gsplat_mcmc.py: $(tail -1 "$peer/peer-$name.log")"; exit 1; }
 cp "$peer/peer-$name.json" "$out/peer/"
-"$splat" eval "$model" "$scene" --out "$peer/peer-$name-eval" "${load[@]}" >"$out/peer/$name-eval.log" 2>&1 ||
-  { row "failed: eval: $(tail -1 "$out/peer/$name-eval.log")"; exit 1; }
-cp "$peer/peer-$name-eval/metrics.json" "$out/peer/$name-eval.json"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); e=json.load(open(sys.argv[2])); print(f\"| {sys.argv[3]} | {r['train_seconds']:.2f} | {r['num_splats']} | {e['psnr']:.3f} |\")" \
-  "$peer/peer-$name.json" "$peer/peer-$name-eval/metrics.json" "$name"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(f\"    gsplat {r['gsplat_version']}, {r['steps']} steps, {r['train_views']} train views, init {r['settings']['init']} ({r['init_splats']}), ssim {r['ssim']}, scene scale {r['scene_scale']:.4g} (views.json {r['views_scene_extent']}), peak {r['peak_memory_mib']:.0f} MiB\")" \
-  "$peer/peer-$name.json"
+for a in 0.99 0.999; do
+  "$splat" eval "$model" "$scene" --out "$peer/peer-$name-eval-$a" --alpha-max "$a" "${load[@]}" \
+    >"$out/peer/$name-eval-$a.log" 2>&1 || { row "failed: eval: $(tail -1 "$out/peer/$name-eval-$a.log")"; exit 1; }
+done
+python3 - "$peer/peer-$name.json" "$peer/peer-$name-eval-0.99/metrics.json" \
+  "$peer/peer-$name-eval-0.999/metrics.json" "$name" <<'PY'
+import json, sys
+r, e99, e999 = (json.load(open(p)) for p in sys.argv[1:4])
+o = r.get("own_metrics") or {}
+f = lambda x, d: "-" if x is None else f"{x:.{d}f}"
+print(f"| {sys.argv[4]} | {r['train_seconds']:.2f} | {r['num_splats']} | {e99['psnr']:.3f} |")
+print(f"    gsplat {r['gsplat_version']} {r['strategy']} ({r['mode']} mode), {r['steps']} steps, cap "
+      f"{r['settings']['cap']}, {r['train_views']} train views, init {r['init_note']} "
+      f"({r['init_splats']}), ssim {r['ssim']}, peak {r['peak_memory_mib']:.0f} MiB")
+print(f"    PSNR/SSIM: splat eval (alpha 0.99) {e99['psnr']:.3f}/{e99['ssim']:.4f}; splat eval "
+      f"(alpha 0.999, gsplat's) {e999['psnr']:.3f}/{e999['ssim']:.4f}; gsplat's own "
+      f"{f(o.get('psnr'), 3)}/{f(o.get('ssim'), 4)}, LPIPS {o.get('lpips')}")
+r["splat_eval"] = {"alpha_0.99": {k: e99[k] for k in ("psnr", "ssim")},
+                   "alpha_0.999": {k: e999[k] for k in ("psnr", "ssim")}}
+json.dump(r, open(sys.argv[1], "w"), indent=2)
+PY
+cp "$peer/peer-$name.json" "$out/peer/"

@@ -1,8 +1,19 @@
 #!/usr/bin/env python3
-"""Trains gsplat (MCMC strategy) on a splat views export and writes a standard 3DGS .ply.
+"""Trains gsplat (MCMC or default strategy) on a splat views export and writes a standard 3DGS .ply.
 
-  python3 gsplat_mcmc.py VIEWS_DIR --out MODEL.ply [--steps 30000] [--cap 1000000]
-                         [--init points|random] [--seed 42] [--json RESULT.json] [--init-only]
+  python3 gsplat_mcmc.py VIEWS_DIR --out MODEL.ply [--strategy mcmc|default] [--mode own|same]
+                         [--steps 30000] [--cap 1000000] [--init points|random|cube]
+                         [--cube N EXTENT] [--seed 42] [--json RESULT.json] [--init-only]
+
+--strategy default follows simple_trainer's default config (DefaultStrategy, init_opa 0.1,
+init_scale 1.0, no opacity/scale regularisation); --strategy mcmc its "mcmc" config (below).
+--cube N EXTENT (with --init cube): N random points in [-EXTENT, EXTENT]^3 of the export's world
+(the splat protocol's cube, e.g. configs/lego.toml: 100000 1.3) instead of gsplat's default cube
+of 3 x its scene scale; --init-opa/--init-scale override the strategy's initial opacity/scale.
+--mode only labels the run in the JSON: own (each trainer's defaults) or same (splat's workload).
+fused_ssim is required (simple_trainer's loss) unless --allow-torch-ssim. After training, the
+held-out views are scored by gsplat's own renderer as simple_trainer's eval does (colors clamped
+to [0, 1]; torchmetrics PSNR, SSIM and, where its weights load, LPIPS alex) into "own_metrics".
 
 VIEWS_DIR is what `splat bench views DATA --out VIEWS_DIR` writes (views.json, format
 splat-views-1, with uint8 [H, W, 3] .npy images already composited on the export's background).
@@ -141,6 +152,11 @@ def init_splats(args, points, scene_scale, sh_degree, device, gen):
             sys.exit("--init points: the export has no points (views.json 'points' is null)")
         means = torch.from_numpy(points[:, :3]).float()
         rgbs = torch.from_numpy(points[:, 3:6]).float()
+    elif args.init == "cube":  # the splat protocol's cube, in the export's frame, normalised
+        n = args.cube_points
+        cube = args.cube_extent * (torch.rand((n, 3), generator=gen, dtype=torch.float64) * 2 - 1)
+        means = (args.norm_scale * (cube - torch.from_numpy(args.norm_centre))).float()
+        rgbs = torch.rand((n, 3), generator=gen)
     else:
         n = args.init_num_pts
         means = args.init_extent * scene_scale * (torch.rand((n, 3), generator=gen) * 2 - 1)
@@ -235,7 +251,7 @@ def train(args, meta, splats, scene_scale, bg, result, device):
     import gsplat
     from gsplat.cuda._backend import _C  # build/load the extension before the clock starts
     from gsplat.rendering import rasterization
-    from gsplat.strategy import MCMCStrategy
+    from gsplat.strategy import DefaultStrategy, MCMCStrategy
 
     if _C is None:
         sys.exit("gsplat's CUDA extension is unavailable (see the messages above)")
@@ -243,6 +259,9 @@ def train(args, meta, splats, scene_scale, bg, result, device):
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     result["gsplat_version"] = gsplat.__version__
     ssim_name, ssim = make_ssim()
+    if not ssim_name.startswith("fused") and not args.allow_torch_ssim:
+        sys.exit("fused_ssim is not importable (simple_trainer trains with it); build it "
+                 "(tools/peer/pack_gsplat.sh packs it) or pass --allow-torch-ssim")
     result["ssim"] = ssim_name
 
     views = meta["train"]
@@ -264,15 +283,22 @@ def train(args, meta, splats, scene_scale, bg, result, device):
     # batch_size 1, world_size 1: lr * sqrt(1), eps 1e-15 / sqrt(1), betas (0.9, 0.999).
     optimizers = {k: torch.optim.Adam([{"params": params[k], "lr": lr, "name": k}], eps=1e-15,
                                       betas=(0.9, 0.999)) for k, lr in lrs.items()}
-    strategy = MCMCStrategy(cap_max=args.cap, verbose=args.verbose)
+    if args.strategy == "mcmc":
+        strategy = MCMCStrategy(cap_max=args.cap, verbose=args.verbose)
+        state = strategy.initialize_state()
+        keys = ("cap_max", "noise_lr", "refine_start_iter", "refine_stop_iter", "refine_every",
+                "min_opacity")
+    else:
+        strategy = DefaultStrategy(verbose=args.verbose)
+        state = strategy.initialize_state(scene_scale=scene_scale)
+        keys = ("prune_opa", "grow_grad2d", "grow_scale3d", "prune_scale3d", "refine_start_iter",
+                "refine_stop_iter", "reset_every", "refine_every", "absgrad")
     strategy.check_sanity(params, optimizers)
-    state = strategy.initialize_state()
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizers["means"],
                                                        gamma=0.01 ** (1.0 / args.steps))
     result["settings"].update({
-        "lr": lrs, "strategy": {k: getattr(strategy, k) for k in (
-            "cap_max", "noise_lr", "refine_start_iter", "refine_stop_iter", "refine_every",
-            "min_opacity")}})
+        "lr": lrs, "strategy": {"name": args.strategy, **{k: getattr(strategy, k) for k in keys}}})
+    absgrad = bool(getattr(strategy, "absgrad", False))
 
     gen = torch.Generator().manual_seed(args.seed)
     order = []
@@ -292,7 +318,7 @@ def train(args, meta, splats, scene_scale, bg, result, device):
             opacities=torch.sigmoid(params["opacities"]),
             colors=torch.cat([params["sh0"], params["shN"]], 1), viewmats=viewmats[i],
             Ks=Ks[i], width=w, height=h, sh_degree=sh_degree, near_plane=args.near_plane,
-            far_plane=args.far_plane, packed=False, absgrad=False, sparse_grad=False,
+            far_plane=args.far_plane, packed=False, absgrad=absgrad, sparse_grad=False,
             rasterize_mode="classic", camera_model="pinhole", backgrounds=backgrounds,
             render_mode="RGB")
         strategy.step_pre_backward(params=params, optimizers=optimizers, state=state,
@@ -309,8 +335,12 @@ def train(args, meta, splats, scene_scale, bg, result, device):
             opt.step()
             opt.zero_grad(set_to_none=True)
         scheduler.step()
-        strategy.step_post_backward(params=params, optimizers=optimizers, state=state,
-                                    step=step, info=info, lr=scheduler.get_last_lr()[0])
+        if args.strategy == "mcmc":
+            strategy.step_post_backward(params=params, optimizers=optimizers, state=state,
+                                        step=step, info=info, lr=scheduler.get_last_lr()[0])
+        else:
+            strategy.step_post_backward(params=params, optimizers=optimizers, state=state,
+                                        step=step, info=info, packed=False)
         if args.log_every and (step + 1) % args.log_every == 0:
             print(f"step {step + 1}/{args.steps}: loss {loss.item():.4f}, "
                   f"{len(params['means'])} splats, {time.perf_counter() - tic:.1f} s", flush=True)
@@ -318,7 +348,55 @@ def train(args, meta, splats, scene_scale, bg, result, device):
     result["train_seconds"] = time.perf_counter() - tic
     result["peak_memory_mib"] = torch.cuda.max_memory_allocated() / 2 ** 20 if cuda else 0.0
     result["device"] = torch.cuda.get_device_name() if cuda else str(device)
+    with torch.no_grad():
+        result["own_metrics"] = own_eval(args, meta, params, backgrounds, rasterization, device)
     return {k: v.detach() for k, v in params.items()}
+
+
+def own_eval(args, meta, params, backgrounds, rasterization, device):
+    """simple_trainer's eval on the export's held-out views: gsplat's render (alpha clamp 0.999)
+    clamped to [0, 1], torchmetrics PSNR and SSIM (data_range 1) and LPIPS (alex, normalize=True)
+    where its pretrained weights load (the GPU machine has no network: else lpips is null)."""
+    views = meta.get("test", [])
+    if not views:
+        return None
+    from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+
+    psnr = PeakSignalNoiseRatio(data_range=1.0).to(device)
+    ssim = StructuralSimilarityIndexMeasure(data_range=1.0).to(device)
+    try:
+        from torchmetrics.image.lpip import LearnedPerceptualImagePatchSimilarity
+
+        lpips = LearnedPerceptualImagePatchSimilarity(net_type="alex", normalize=True).to(device)
+        lpips_note = "torchmetrics alex, normalize=True"
+    except Exception as e:  # no weights offline
+        lpips, lpips_note = None, f"unavailable: {type(e).__name__}: {e}"[:200]
+    out = {"psnr": [], "ssim": [], "lpips": []}
+    for v in views:
+        w2c = v["w2c"].copy()
+        w2c[:3, 3] = args.norm_scale * (w2c[:3, 3] + w2c[:3, :3] @ args.norm_centre)
+        K = torch.tensor([[v["fx"], 0, v["cx"]], [0, v["fy"], v["cy"]], [0, 0, 1]],
+                         dtype=torch.float32, device=device)[None]
+        colors, _, _ = rasterization(
+            means=params["means"], quats=params["quats"], scales=torch.exp(params["scales"]),
+            opacities=torch.sigmoid(params["opacities"]),
+            colors=torch.cat([params["sh0"], params["shN"]], 1),
+            viewmats=torch.tensor(w2c, dtype=torch.float32, device=device)[None], Ks=K,
+            width=v["width"], height=v["height"], sh_degree=args.sh_degree,
+            near_plane=args.near_plane, far_plane=args.far_plane, packed=False,
+            rasterize_mode="classic", camera_model="pinhole", backgrounds=backgrounds,
+            render_mode="RGB")
+        pred = torch.clamp(colors, 0.0, 1.0).permute(0, 3, 1, 2)
+        gt = (torch.from_numpy(load_image(args.views, v)).to(device)[None].float() / 255.0
+              ).permute(0, 3, 1, 2)
+        out["psnr"].append(float(psnr(pred, gt)))
+        out["ssim"].append(float(ssim(pred, gt)))
+        if lpips is not None:
+            out["lpips"].append(float(lpips(pred, gt)))
+    mean = lambda xs: sum(xs) / len(xs) if xs else None
+    return {"psnr": mean(out["psnr"]), "ssim": mean(out["ssim"]), "lpips": mean(out["lpips"]),
+            "lpips_note": lpips_note, "views": len(views), "alpha_max": 0.999,
+            "scorer": "gsplat rasterization + torchmetrics (simple_trainer eval)"}
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -330,8 +408,18 @@ def main():
     ap.add_argument("--out", required=True, help="model .ply to write")
     ap.add_argument("--steps", type=int, default=30_000, help="max_steps (default 30000)")
     ap.add_argument("--cap", type=int, default=1_000_000, help="MCMCStrategy cap_max")
-    ap.add_argument("--init", choices=["points", "random"], default=None,
-                    help="default: points when the export has them, else random")
+    ap.add_argument("--strategy", choices=["mcmc", "default"], default="mcmc")
+    ap.add_argument("--mode", choices=["own", "same"], default="own",
+                    help="label: each trainer's own defaults, or splat's workload")
+    ap.add_argument("--init", choices=["points", "random", "cube"], default=None,
+                    help="default: points when the export has them, else cube with --cube, "
+                         "else random (gsplat's cube of 3 x scene scale)")
+    ap.add_argument("--cube", nargs=2, type=float, metavar=("N", "EXTENT"),
+                    help="--init cube: N points uniform in [-EXTENT, EXTENT]^3 (export frame)")
+    ap.add_argument("--init-opa", type=float, help="override the strategy's init_opa")
+    ap.add_argument("--init-scale", type=float, help="override the strategy's init_scale")
+    ap.add_argument("--allow-torch-ssim", action="store_true",
+                    help="train with the plain-torch SSIM when fused_ssim is missing")
     ap.add_argument("--seed", type=int, default=42, help="simple_trainer: set_random_seed(42)")
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--init-only", action="store_true",
@@ -345,9 +433,14 @@ def main():
     args = ap.parse_args()
     # simple_trainer's Config for "mcmc" (v1.5.3); not options, so runs stay comparable.
     args.init_num_pts, args.init_extent = 100_000, 3.0
-    args.init_opa, args.init_scale = 0.5, 0.1
+    if args.strategy == "mcmc":
+        init_opa, init_scale, args.opacity_reg, args.scale_reg = 0.5, 0.1, 0.01, 0.01
+    else:  # simple_trainer's Config defaults
+        init_opa, init_scale, args.opacity_reg, args.scale_reg = 0.1, 1.0, 0.0, 0.0
+    args.init_opa = init_opa if args.init_opa is None else args.init_opa
+    args.init_scale = init_scale if args.init_scale is None else args.init_scale
     args.sh_degree, args.sh_degree_interval = 3, 1000
-    args.ssim_lambda, args.opacity_reg, args.scale_reg = 0.2, 0.01, 0.01
+    args.ssim_lambda = 0.2
     args.near_plane, args.far_plane = 0.01, 1e10
     args.means_lr, args.scales_lr, args.opacities_lr = 1.6e-4, 5e-3, 5e-2
     args.quats_lr, args.sh0_lr, args.shN_lr = 1e-3, 2.5e-3, 2.5e-3 / 20
@@ -359,7 +452,13 @@ def main():
     meta = load_views(args.views)
     points = load_points(args.views, meta)
     if args.init is None:
-        args.init = "points" if points is not None else "random"
+        args.init = "points" if points is not None else ("cube" if args.cube else "random")
+    if args.init == "cube":
+        if not args.cube:
+            sys.exit("--init cube needs --cube N EXTENT")
+        args.cube_points, args.cube_extent = int(args.cube[0]), float(args.cube[1])
+        if args.cube_points <= 0 or args.cube_extent <= 0:
+            sys.exit("--cube: N and EXTENT must be positive")
     train_c2w = np.stack([v["c2w"] for v in meta["train"]])
     all_c2w = np.stack([v["c2w"] for v in meta["train"] + meta.get("test", [])])
     if args.no_normalize:
@@ -375,7 +474,11 @@ def main():
     bg = [float(c) for c in meta.get("background", [0.0, 0.0, 0.0])]
     result = {
         "views": os.path.abspath(args.views), "dataset": meta.get("dataset"),
-        "model": os.path.abspath(args.out), "steps": args.steps,
+        "model": os.path.abspath(args.out), "steps": args.steps, "mode": args.mode,
+        "strategy": args.strategy,
+        "init_note": (f"{args.cube_points} points uniform in [-{args.cube_extent}, "
+                      f"{args.cube_extent}]^3 of the export's world (splat's protocol cube)"
+                      if args.init == "cube" else args.init),
         "train_views": len(meta["train"]), "test_views": len(meta.get("test", [])),
         "scene_scale": scene_scale / args.norm_scale,
         "scene_scale_note": "gsplat's: 1.1 x max camera distance from the mean, over train + test "
@@ -385,7 +488,7 @@ def main():
         "normalize_scale": args.norm_scale, "normalize_centre": list(map(float, args.norm_centre)),
         "background": bg, "torch_version": torch.__version__,
         "settings": {k: getattr(args, k) for k in (
-            "steps", "cap", "init", "seed", "init_num_pts", "init_extent", "init_opa",
+            "strategy", "mode", "steps", "cap", "init", "cube", "seed", "init_num_pts", "init_extent", "init_opa",
             "init_scale", "sh_degree", "sh_degree_interval", "ssim_lambda", "opacity_reg",
             "scale_reg", "near_plane", "far_plane", "means_lr", "scales_lr", "opacities_lr",
             "quats_lr", "sh0_lr", "shN_lr")},
@@ -410,7 +513,7 @@ def main():
     written, dropped = write_ply(args.out, splats, args.norm_centre, args.norm_scale)
     result["num_splats"], result["dropped_nonfinite"] = written, dropped
     if not args.init_only:
-        print(f"gsplat {result['gsplat_version']} MCMC: {args.steps} steps in "
+        print(f"gsplat {result['gsplat_version']} {args.strategy}: {args.steps} steps in "
               f"{result['train_seconds']:.2f} s, {written} splats, ssim {result['ssim']}")
     print(f"wrote {args.out} ({written} splats{f', {dropped} non-finite dropped' if dropped else ''})")
     if args.json:

@@ -2,7 +2,9 @@
 # Packs the gsplat source and the glm headers its CUDA code includes into the part
 # tools/gpu-machine/carry-peer/ for tools/gpu-machine/peer.sh (the GPU machine has no network, so
 # gsplat is built there from source). Carry it like build.sh's parts: env.sh stages it.
-#   tools/peer/pack_gsplat.sh GSPLAT_GIT_DIR [GLM_GIT_DIR]
+#   tools/peer/pack_gsplat.sh GSPLAT_GIT_DIR [GLM_GIT_DIR] [FUSED_SSIM_GIT_DIR]
+# FUSED_SSIM_GIT_DIR: a bare clone of rahul-goel/fused-ssim (simple_trainer's SSIM loss; the fetch
+# tool's snapshot): its HEAD's sources are packed as fused-ssim.tar.xz and peer.sh builds them.
 # GSPLAT_GIT_DIR: a bare clone of nerfstudio-project/gsplat (e.g. the fetch tool's snapshot);
 # its tag v1.5.3 is used when present, else its HEAD (with a warning). Only the Python package,
 # its CUDA sources, setup.py and LICENSE are packed.
@@ -12,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { echo "usage: $0 GSPLAT_GIT_DIR [GLM_GIT_DIR]" >&2; exit 2; }
-gs=$1 glm=${2:-}
+gs=$1 glm=${2:-} fssim=${3:-}
 rev=v1.5.3
 if ! git --git-dir="$gs" rev-parse -q --verify "$rev^{commit}" >/dev/null; then
   rev=HEAD
@@ -38,4 +40,10 @@ else
   echo "glm from libglm-dev $(dpkg-query -W -f='${Version}' libglm-dev 2>/dev/null) -> $p/glm.tar.xz" \
     "(gsplat pins ${pin:-an unknown commit})"
 fi
-du -h "$p/gsplat.tar.xz" "$p/glm.tar.xz"
+if [ -n "$fssim" ]; then
+  git --git-dir="$fssim" archive --format=tar --prefix=fused-ssim/ HEAD | xz -9 >"$p/fused-ssim.tar.xz"
+  echo "fused-ssim $(git --git-dir="$fssim" rev-parse --short HEAD) -> $p/fused-ssim.tar.xz"
+else
+  echo "warning: no FUSED_SSIM_GIT_DIR: gsplat_mcmc.py will refuse to train without fused_ssim" >&2
+fi
+du -h "$p"/*.tar.xz
