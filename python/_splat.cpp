@@ -62,7 +62,7 @@ std::shared_ptr<Model> load(const std::string& path, const app::ConfigArgs& args
   auto m = std::make_shared<Model>();
   m->path = path;
   m->cfg = app::resolve_model_config(args, path);
-  TrainState st = app::load_model(path);
+  TrainState st = load_model(path);
   m->sh_degree = st.params.sh_degree;
   if (uses_cuda(m->cfg.backend)) {
     m->gpu = app::model_renderer(st, m->cfg);
@@ -328,7 +328,7 @@ PYBIND11_MODULE(_splat, m) {
          const std::vector<std::string>& sets) {
         const Config cfg = app::resolve_config(config_args(config_file, config_text, sets));
         py::gil_scoped_release nogil;
-        return std::make_shared<Dataset>(app::load_dataset(path, cfg));
+        return std::make_shared<Dataset>(load_dataset(path, cfg));
       },
       py::arg("path"), py::arg("config_file"), py::arg("config_text"), py::arg("sets"));
 
@@ -391,7 +391,7 @@ PYBIND11_MODULE(_splat, m) {
           "_export",
           [](const Model& m, const std::string& path, const std::string& format, int sh_degree) {
             py::gil_scoped_release nogil;
-            app::export_model(app::viewer_params(m.state()), m.path, path, format, sh_degree);
+            app::export_model(viewer_params(m.state()), m.path, path, format, sh_degree);
           },
           py::arg("path"), py::arg("format"), py::arg("sh_degree"))
       .def(
@@ -407,7 +407,7 @@ PYBIND11_MODULE(_splat, m) {
             } else {
               const std::string path = data.cast<std::string>();
               py::gil_scoped_release nogil;
-              loaded = std::make_shared<Dataset>(app::load_dataset(path, cfg));
+              loaded = std::make_shared<Dataset>(load_dataset(path, cfg));
             }
             const std::vector<View>& views = split == "train" ? loaded->train : loaded->test;
             if (views.empty())
@@ -489,7 +489,7 @@ PYBIND11_MODULE(_splat, m) {
          const std::string& init_from, bool overwrite, const std::string& config_file,
          const std::string& config_text, const std::vector<std::string>& sets,
          py::object progress) {
-        app::TrainRun run{.data = data, .out = out, .resume = resume, .init_from = init_from};
+        TrainRun run{.data = data, .out = out, .resume = resume, .init_from = init_from};
         run.overwrite = overwrite;
         run.on_step = progress_hook(progress);
         if (!resume.empty()) require_regular_file(resume, "checkpoint");
@@ -505,7 +505,7 @@ PYBIND11_MODULE(_splat, m) {
       "demo",
       [](const std::string& out, const std::string& config_file, const std::string& config_text,
          const std::vector<std::string>& sets, py::object progress) {
-        app::TrainRun run{.out = out};
+        TrainRun run{.out = out};
         run.on_step = progress_hook(progress);
         const app::ConfigArgs args = config_args(config_file, config_text, sets);
         return run_command([&] { return app::demo_command(run, args); });

@@ -1,6 +1,8 @@
 // splat train DATA [--config F] [--set section.key=value ...] [--out DIR] [--resume CKPT |
 // --init-from MODEL]
 // [--gpus N]
+#include <optional>
+
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/launch.h"
@@ -77,6 +79,7 @@ void add_train(CLI::App& app, Action& action) {
     int gpus = 0;
     int view_port = 8080;
     LiveViewOptions view;
+    std::optional<LiveViewWatcher> live;  // --view
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "train 3D Gaussians on a dataset");
@@ -112,7 +115,7 @@ void add_train(CLI::App& app, Action& action) {
   cmd->callback([args, cmd, &action] {
     if (cmd->count("--view") > 0) {
       args->view.serve.port = args->view_port;
-      args->run.view = args->view;
+      args->run.watcher = &args->live.emplace(args->view);
     }
     action = [args] { return train_command(args->run, args->config, args->gpus); };
   });

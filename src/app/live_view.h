@@ -6,9 +6,11 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "io/dataset.h"
 #include "train/config.h"
+#include "train/session.h"
 #include "train/trainer.h"
 #include "view/server.h"
 
@@ -38,6 +40,27 @@ class LiveView {
   std::int64_t total_;
   view::ViewServer server_;
   Clock::time_point last_snapshot_{}, last_progress_{};
+};
+
+// The live viewer as a training session's watcher (train/session.h): started with the session.
+class LiveViewWatcher : public SessionWatcher {
+ public:
+  explicit LiveViewWatcher(const LiveViewOptions& opts) : opts_(opts) {}
+  void start(const Dataset& data,
+             const Config& cfg,
+             const std::filesystem::path& out,
+             Trainer& trainer,
+             const Backend& backend) override {
+    view_.emplace(opts_, data, cfg, out);
+    view_->attach(trainer, backend);
+  }
+  void finish(const Trainer& trainer, const Backend& backend) override {
+    view_->finish_and_serve(trainer, backend);
+  }
+
+ private:
+  LiveViewOptions opts_;
+  std::optional<LiveView> view_;
 };
 
 }  // namespace splat::app

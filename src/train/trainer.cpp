@@ -12,11 +12,16 @@
 #include "engine/filter3d_host.h"
 #include "io/model_file.h"
 #include "report/history.h"
-#include "report/progress.h"
+#include "train/budget_observer.h"
+#include "train/checkpoints.h"
 #include "train/init.h"
 #include "train/interrupt.h"
+#include "train/loss_log.h"
+#include "train/periodic_eval.h"
+#include "train/run_checks.h"
 #include "train/schedule.h"
-#include "train/time_budget.h"
+#include "train/show_progress.h"
+#include "train/snapshots.h"
 
 namespace splat {
 
@@ -376,90 +381,120 @@ EvalResult Trainer::evaluate_now() {
   return evaluate(backend_, data_.test, rs, "");
 }
 
-void Trainer::train(RunDir* out) {
-  std::int64_t total = cfg_.train.iterations;  // a time budget re-plans it
-  const std::int64_t started = iteration_;
+double Trainer::elapsed() const {
+  return train_seconds_ +
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - session_start_).count() -
+         paused_;
+}
+
+void Trainer::off_the_clock(const std::function<void()>& work) {
+  const auto pause = std::chrono::steady_clock::now();
+  collect_losses(true);
+  work();
+  paused_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
+}
+
+// Losses arrive when the backend has them (a GPU queues steps); the observers get them in order.
+void Trainer::collect_losses(bool wait) {
+  std::vector<StepResult> finished;
+  backend_.collect_losses(finished, wait);
+  for (const StepResult& r : finished) {
+    const std::int64_t step = loss_base_ + std::int64_t(loss_history_.size()) + 1;
+    if (!std::isfinite(r.loss))
+      throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
+                  std::to_string(step));
+    loss_history_.push_back(r.loss);
+    for (const auto& o : observers_) o->on_loss(step, r.loss);
+  }
+}
+
+StepInfo Trainer::step_info() const {
+  return {iteration_, cfg_.train.iterations, backend_.num_splats(), factor_in_use_};
+}
+
+std::vector<std::unique_ptr<TrainObserver>> Trainer::observers(RunDir* out, History& history) {
   const bool leader = comm_.rank() == 0;  // shows progress and writes
   const bool writes = leader && out != nullptr;
-  Progress progress(iteration_, total, cfg_.train.log_every);
+  // History records continue a resumed run's clock.
+  auto clock = [this, &history] { return history.resumed_elapsed() + elapsed(); };
+  std::vector<std::unique_ptr<TrainObserver>> list;
+  ShowProgress* progress = nullptr;
+  if (leader) {
+    auto shown = std::make_unique<ShowProgress>(
+        iteration_, cfg_.train.iterations, cfg_.train.log_every, cfg_.densify.strategy,
+        [this](std::int64_t done, std::int64_t total, std::size_t splats) {
+          return Progress::Ahead{densifier_->projected_counts(done, total, splats),
+                                 resolution_changes(cfg_.train, done, total)};
+        },
+        progress_hook_);
+    progress = shown.get();
+    list.push_back(std::move(shown));
+  }
+  auto note = [progress](const std::string& line) {
+    if (progress) progress->note(line);
+  };
+  if (writes)
+    list.push_back(std::make_unique<LossLog>(history, iteration_, cfg_.train.log_every, clock,
+                                             [this] { return backend_.num_splats(); }));
+  if (cfg_.train.time_budget > 0)
+    list.push_back(std::make_unique<BudgetObserver>(
+        cfg_,
+        [extent = scene_extent_](const Config& c, std::int64_t done, std::size_t n) {
+          return make_densifier(c, extent)->projected_counts(done, c.train.iterations, n);
+        },
+        [this] { return elapsed(); },
+        [this](const Config& planned) {
+          cfg_ = planned;
+          densifier_ = make_densifier(cfg_, scene_extent_);
+        },
+        note));
+  list.push_back(std::make_unique<DivergenceChecks>(iteration_, kEarlyChecks, kFiniteCheckEvery,
+                                                    [this] { check_finite(); }));
+  if (leader && snapshot_due_)
+    list.push_back(std::make_unique<Snapshots>(
+        snapshot_due_, snapshot_take_, [this] { collect_losses(true); },
+        [this] {
+          // The viewer draws plain 3DGS: the 3D filter baked in, as in model.ply.
+          return cfg_.model.antialiased
+                     ? filter3d::bake(backend_.params(), backend_.state().filter3d)
+                     : backend_.params();
+        }));
+  list.push_back(std::make_unique<DigestChecks>(
+      cfg_.train.digest_every, [this](const std::string& when) { check_ranks_identical(when); }));
+  // Every rank pauses at these steps (a time budget's clocks stay alike); the leader writes.
+  if (writes || !leader)
+    list.push_back(std::make_unique<StepCheckpoints>(
+        cfg_.output.checkpoint_every,
+        writes ? std::function<void(std::int64_t)>([this, out](std::int64_t step) {
+          write_checkpoint(out->claim("checkpoint_" + std::to_string(step) + ".ckpt"),
+                           checkpoint());
+        })
+               : nullptr));
+  if (writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0)
+    list.push_back(std::make_unique<TimedCheckpoints>(cfg_.output.checkpoint_minutes, [this, out] {
+      write_checkpoint(out->claim("checkpoint.ckpt"), checkpoint());
+    }));
+  if (writes && cfg_.train.eval_every > 0 && !data_.test.empty())
+    list.push_back(std::make_unique<PeriodicEval>(
+        cfg_.train.eval_every, [this] { return evaluate_now(); }, history, clock, note));
+  return list;
+}
+
+void Trainer::train(RunDir* out) {
+  const bool writes = comm_.rank() == 0 && out != nullptr;
   History history = writes ? History(out->claim("metrics.jsonl"), iteration_) : History();
-  Smoothed smoothed;
-  const std::int64_t base =
-      iteration_ - std::int64_t(loss_history_.size());  // the step of history entry 0
-  std::vector<StepResult> finished;
-  double last_loss = 0;
-  const auto start = std::chrono::steady_clock::now();
-  double paused = 0;  // seconds spent on checkpoints and evaluations, not training
-  auto elapsed = [&] {
-    return train_seconds_ +
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - paused;
-  };
-  // History records continue a resumed run's clock; `logged` is the last record's step and time.
-  auto clock = [&] { return history.resumed_elapsed() + elapsed(); };
-  std::pair<std::int64_t, double> logged{iteration_, clock()};
-  // Losses arrive when the backend has them (a GPU queues steps); the history stays in order.
-  auto collect = [&](bool wait) {
-    finished.clear();
-    backend_.collect_losses(finished, wait);
-    for (const StepResult& r : finished) {
-      if (!std::isfinite(r.loss))
-        throw Error("training diverged: loss is " + std::to_string(r.loss) + " at iteration " +
-                    std::to_string(base + std::int64_t(loss_history_.size()) + 1));
-      loss_history_.push_back(r.loss);
-      last_loss = r.loss;
-      smoothed.add(r.loss);
-      const std::int64_t done = base + std::int64_t(loss_history_.size());
-      if (writes && cfg_.train.log_every > 0 && done % cfg_.train.log_every == 0) {
-        const double now = clock();
-        const double rate =
-            now > logged.second ? double(done - logged.first) / (now - logged.second) : 0.0;
-        history.add({{"step", done},
-                     {"elapsed", now},
-                     {"loss", r.loss},
-                     {"loss_smoothed", smoothed.value()},
-                     {"splats", backend_.num_splats()},
-                     {"its_per_s", rate}});
-        logged = {done, now};
-      }
-    }
-  };
-  // Work that is not training (checkpoints, evaluations) runs on a drained queue, off the clock.
-  auto off_the_clock = [&](auto&& work) {
-    const auto pause = std::chrono::steady_clock::now();
-    collect(true);
-    work();
-    paused += std::chrono::duration<double>(std::chrono::steady_clock::now() - pause).count();
-  };
+  session_start_ = std::chrono::steady_clock::now();
+  paused_ = 0;
+  loss_base_ = iteration_ - std::int64_t(loss_history_.size());
+  observers_ = observers(out, history);
   // This rank's share of every step's batch: positions [first, last) of the B views drawn.
   const std::int64_t batch = cfg_.train.batch_size, ranks = comm_.size(), rank = comm_.rank();
   const std::int64_t first = batch * rank / ranks, last = batch * (rank + 1) / ranks;
   std::vector<BatchView> mine(std::size_t(last - first));
-  const std::int64_t digest_every = cfg_.train.digest_every;
   check_ranks_identical("at iteration " + std::to_string(iteration_));
-  auto last_checkpoint = std::chrono::steady_clock::now();
-  const auto checkpoint_period =
-      std::chrono::duration<double>(60.0 * cfg_.output.checkpoint_minutes);
-  const bool timed_checkpoints =
-      writes && cfg_.output.save_checkpoint && cfg_.output.checkpoint_minutes > 0;
-  std::optional<TimeBudget> budget;
-  if (cfg_.train.time_budget > 0)
-    budget.emplace(cfg_, cfg_.train.time_budget,
-                   [extent = scene_extent_](const Config& c, std::int64_t done, std::size_t n) {
-                     return make_densifier(c, extent)->projected_counts(done, c.train.iterations,
-                                                                        n);
-                   });
-  std::int64_t noted_total = total;  // the plan last shown: a change over 10% is shown
-  auto replan = [&](const Config& planned, const std::string& why) {
-    cfg_ = planned;
-    densifier_ = make_densifier(cfg_, scene_extent_);
-    total = cfg_.train.iterations;
-    progress.set_total(total);
-    if (leader && std::abs(double(total - noted_total)) > 0.1 * double(noted_total))
-      progress.note(why), noted_total = total;
-  };
   // The resolution only rises: a time budget's re-plan can move coarse_until later.
   int factor = std::numeric_limits<int>::max();
-  while (iteration_ < total) {
+  while (iteration_ < cfg_.train.iterations) {
     factor = std::min(factor, resolution_factor(cfg_.train, iteration_));
     use_resolution(factor);
     for (std::int64_t j = 0; j < batch; ++j) {
@@ -472,98 +507,20 @@ void Trainer::train(RunDir* out) {
     // Mip-Splatting recomputes the 3D filter whenever the splats change (a refine tick) and every
     // kFilter3dEvery steps, as the means move.
     if (cfg_.model.antialiased && (tick || iteration_ % kFilter3dEvery == 0)) update_filter3d();
-    if (tick && leader && cfg_.train.log_every > 0 && iteration_ % (cfg_.train.log_every * 10) == 0)
-      progress.note("refine at " + std::to_string(iteration_) + ": " +
-                    (cfg_.densify.strategy == DensifyStrategy::Adc
-                         ? std::to_string(tick->cloned) + " cloned, " +
-                               std::to_string(tick->split) + " split, " +
-                               std::to_string(tick->pruned) + " pruned, "
-                         : std::to_string(tick->dead) + " relocated, " +
-                               std::to_string(tick->added) + " added, ") +
-                    std::to_string(tick->count) + " splats");
-    collect(false);
-    const double shown_loss = smoothed.empty() ? last_loss : smoothed.value();
-    if (leader)
-      progress.update(iteration_, shown_loss, backend_.num_splats(), factor_in_use_, [&] {
-        return Progress::Ahead{
-            densifier_->projected_counts(iteration_, total, backend_.num_splats()),
-            resolution_changes(cfg_.train, iteration_, total)};
-      });
-    const std::int64_t log_every = cfg_.train.log_every;
-    if (leader && progress_hook_ &&
-        ((log_every > 0 && iteration_ % log_every == 0) || iteration_ == total))
-      progress_hook_({iteration_, total, shown_loss, backend_.num_splats()});
-    if (budget) {
-      char line[160];
-      if (auto planned = budget->after_step(iteration_, backend_.num_splats(), elapsed(), factor)) {
-        std::snprintf(line, sizeof line,
-                      "time budget %.4g s: %lld iterations planned (%.3f of the recipe's steps)",
-                      budget->seconds(), (long long)planned->train.iterations,
-                      budget->compression());
-        replan(*planned, line);
-      }
-      if (iteration_ < total && budget->spent(elapsed())) {
-        Config stop_here = cfg_;
-        stop_here.train.iterations = iteration_;
-        std::snprintf(line, sizeof line, "time budget %.4g s spent: stopping at iteration %lld",
-                      budget->seconds(), (long long)iteration_);
-        noted_total = -1000000000;  // always shown
-        replan(stop_here, line);
-      }
-    }
-    // A learning rate far too large throws its group out of range in one step, and the next step
-    // spreads NaN to every group: checked at once, the first group out is the one to blame.
-    if (iteration_ - started <= kEarlyChecks || iteration_ % kFiniteCheckEvery == 0 ||
-        iteration_ == total)
-      check_finite();
-    if (leader && snapshot_due_ && snapshot_due_(iteration_)) {
-      collect(true);
-      // The viewer draws plain 3DGS: the 3D filter baked in, as in model.ply.
-      snapshot_take_(iteration_, cfg_.model.antialiased
-                                     ? filter3d::bake(backend_.params(), backend_.state().filter3d)
-                                     : backend_.params());
-    }
-    if (digest_every > 0 && iteration_ % digest_every == 0)
-      check_ranks_identical("at iteration " + std::to_string(iteration_));
+    if (tick)
+      for (const auto& o : observers_) o->on_refine(iteration_, *tick);
+    collect_losses(false);
+    for (const auto& o : observers_) o->on_step(step_info());
     if (stop_requested()) {
       interrupted_ = true;
       break;
     }
-    const std::int64_t every = cfg_.output.checkpoint_every;
-    // Every rank pauses at these steps (a time budget's clocks stay alike); the leader writes.
-    if (every > 0 && iteration_ % every == 0 && iteration_ < total && (writes || !leader)) {
-      off_the_clock([&] {
-        if (writes)
-          write_checkpoint(out->claim("checkpoint_" + std::to_string(iteration_) + ".ckpt"),
-                           checkpoint());
-      });
-    }
-    if (timed_checkpoints && iteration_ < total &&
-        std::chrono::steady_clock::now() - last_checkpoint >= checkpoint_period) {
-      off_the_clock([&] { write_checkpoint(out->claim("checkpoint.ckpt"), checkpoint()); });
-      last_checkpoint = std::chrono::steady_clock::now();
-    }
-    const std::int64_t eval_every = cfg_.train.eval_every;
-    if (writes && eval_every > 0 && iteration_ % eval_every == 0 && iteration_ < total &&
-        !data_.test.empty()) {
-      off_the_clock([&] {
-        const EvalResult e = evaluate_now();
-        history.add(
-            {{"step", iteration_},
-             {"elapsed", clock()},
-             {"eval", {{"psnr", e.mean_psnr}, {"ssim", e.mean_ssim}, {"views", e.views.size()}}}});
-        char line[128];
-        std::snprintf(line, sizeof line,
-                      "eval at %lld: PSNR %.3f dB, SSIM %.4f over %zu test views",
-                      (long long)iteration_, e.mean_psnr, e.mean_ssim, e.views.size());
-        progress.note(line);
-      });
-    }
+    for (const auto& o : observers_)
+      if (o->due(step_info())) off_the_clock([&] { o->on_due(step_info()); });
   }
-  collect(true);
-  if (leader) progress.finish();
-  if (!interrupted_ && digest_every > 0 && total % digest_every != 0)
-    check_ranks_identical("at the end of training");
+  collect_losses(true);
+  for (const auto& o : observers_) o->on_end(step_info(), interrupted_);
+  observers_.clear();
   train_seconds_ = elapsed();
   use_resolution(1);  // a run stopped early leaves the backend no images the trainer owns
 }

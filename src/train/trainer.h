@@ -1,7 +1,9 @@
 #pragma once
 // The training loop, backend-agnostic: pick a view, step, schedule, report, save.
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +17,12 @@
 #include "train/auto_config.h"
 #include "train/config.h"
 #include "train/densify.h"
+#include "train/observer.h"
 #include "train/resolution.h"
 
 namespace splat {
+
+class History;
 
 // cc_psnr: the PSNR after the best affine colour map (train/metrics.h color_corrected_psnr).
 struct ViewMetrics {
@@ -102,6 +107,16 @@ class Trainer {
   void check_ranks_identical(const std::string& when);
   bool stop_requested();
   EvalResult evaluate_now();
+  // The observers of train(), in the order they are told: what the run shows, logs, checks and
+  // writes (observer.h).
+  std::vector<std::unique_ptr<TrainObserver>> observers(RunDir* out, History& history);
+  StepInfo step_info() const;
+  // Takes the losses the backend has (all of them when `wait`) and tells the observers.
+  void collect_losses(bool wait);
+  // Training seconds of the run so far, without the time spent off the clock.
+  double elapsed() const;
+  // Runs `work` on a drained queue, off the training clock.
+  void off_the_clock(const std::function<void()>& work);
   void check_finite() const;
   void update_filter3d();  // model.antialiased: from the training cameras
   // train.coarse_factor: gives the backend the training images of this factor (1: full size).
@@ -134,6 +149,11 @@ class Trainer {
   std::vector<std::int32_t> view_order_;  // this epoch's random permutation of training views
   std::int64_t view_pos_ = 0;
   std::vector<double> loss_history_;
+  // During train(): the observers, the step of loss_history_[0], and the clock.
+  std::vector<std::unique_ptr<TrainObserver>> observers_;
+  std::int64_t loss_base_ = 0;
+  std::chrono::steady_clock::time_point session_start_;
+  double paused_ = 0;  // seconds of this session off the clock
   // train.coarse_factor: the images and cameras of every coarser factor, made once at the start
   // (data preparation, like the loader's downscale), and the factor the backend has.
   std::vector<TrainingLevel> levels_;
