@@ -417,7 +417,7 @@ PYBIND11_MODULE(_splat, m) {
             {
               py::gil_scoped_release nogil;
               json = app::eval_json(app::evaluate_model(m.state(), m.path, views, cfg, ""), m.path,
-                                    split)
+                                    split, config::alpha_max)
                          .dump();
             }
             return json;

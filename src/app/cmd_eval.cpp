@@ -60,8 +60,7 @@ void add_eval(CLI::App& app, Action& action) {
           "mean over %zu %s views: PSNR %.3f dB, SSIM %.4f, colour-corrected PSNR %.3f dB\n",
           r.views.size(), args->split.c_str(), r.mean_psnr, r.mean_ssim, r.mean_cc_psnr);
       if (!args->out.empty()) {
-        nlohmann::json j = eval_json(r, args->model, args->split);
-        j["alpha_max"] = args->alpha_max;
+        const nlohmann::json j = eval_json(r, args->model, args->split, args->alpha_max);
         write_atomically(out->claim("metrics.json"),
                          [&](std::ofstream& f) { f << j.dump(2) << "\n"; });
       }

@@ -83,12 +83,12 @@ std::string default_out_dir(const std::string& data_path) {
   return (fs::path("out") / p.filename()).string();
 }
 
-nlohmann::json eval_json(const EvalResult& r, const std::string& model, const std::string& split) {
-  nlohmann::json j{{"model", model},
-                   {"split", split},
-                   {"psnr", r.mean_psnr},
-                   {"ssim", r.mean_ssim},
-                   {"cc_psnr", r.mean_cc_psnr}};
+nlohmann::json eval_json(const EvalResult& r,
+                         const std::string& model,
+                         const std::string& split,
+                         float alpha_max) {
+  nlohmann::json j{{"model", model},      {"split", split},      {"alpha_max", alpha_max},
+                   {"psnr", r.mean_psnr}, {"ssim", r.mean_ssim}, {"cc_psnr", r.mean_cc_psnr}};
   j[split + "_views"] = nlohmann::json::array();
   for (const ViewMetrics& v : r.views) j[split + "_views"].push_back(view_json(v));
   return j;

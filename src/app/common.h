@@ -67,8 +67,12 @@ EvalResult evaluate_model(const TrainState& model,
                           const Config& cfg,
                           const std::string& render_dir,
                           float alpha_max = config::alpha_max);
-// splat eval's metrics.json: the model, the split, the means and every view (under SPLIT_views).
-nlohmann::json eval_json(const EvalResult& r, const std::string& model, const std::string& split);
+// splat eval's metrics.json: the model, the split, the alpha clamp of the renders, the means and
+// every view (under SPLIT_views).
+nlohmann::json eval_json(const EvalResult& r,
+                         const std::string& model,
+                         const std::string& split,
+                         float alpha_max);
 
 // splat export: `model` (viewer_params) into `out` in `format` (ply, splat, spz, compressed-ply;
 // empty: from the name) with SH up to `sh_degree` (-1: the model's; 0 for .splat). `name` is the
