@@ -1,6 +1,7 @@
 #include "train/init.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -117,22 +118,45 @@ std::optional<DepthRange> forward_depths(const std::vector<View>& views, std::st
   return DepthRange{near, near * kNearParallax / kFarParallax};
 }
 
+// The colour the loss sees at pixel (x, y) of an image, in [0, 1]: RGB, alpha composited on the
+// background where the image composites it.
+std::array<float, 3> pixel_color(const Image8& im, int x, int y) {
+  const std::uint8_t* p = &im.data[(std::size_t(y) * std::size_t(im.width) + std::size_t(x)) *
+                                   std::size_t(im.channels)];
+  const bool composite = im.channels == 4 && im.alpha == AlphaUse::composite;
+  const float a = composite ? p[3] / 255.0f : 1.0f;
+  std::array<float, 3> rgb;
+  for (int k = 0; k < 3; ++k) rgb[k] = a * (p[k] / 255.0f) + (1.0f - a) * im.background[k];
+  return rgb;
+}
+
+struct Points {
+  std::vector<float> positions, colors;  // [n, 3]; colors empty: random colours
+};
+
 // n points, each uniform over a random training camera's image and uniform in inverse depth
 // between the near and far depths (equal steps of parallax, as NeRF samples forward-facing
-// scenes): the union of the cameras' frusta, denser where depth is better seen.
-std::vector<float> frustum_points(const std::vector<View>& views,
-                                  DepthRange depths,
-                                  std::size_t n,
-                                  Rng& rng) {
-  std::vector<float> out(n * 3);
+// scenes): the union of the cameras' frusta, denser where depth is better seen. Each takes the
+// colour of the pixel it was drawn through (random colours where the views hold no images).
+Points frustum_points(const std::vector<View>& views, DepthRange depths, std::size_t n, Rng& rng) {
+  const bool images =
+      std::all_of(views.begin(), views.end(), [](const View& v) { return !v.image.data.empty(); });
+  Points out{std::vector<float>(n * 3), std::vector<float>(images ? n * 3 : 0)};
   for (std::size_t i = 0; i < n; ++i) {
-    const Camera& c = views[rng.below(std::uint32_t(views.size()))].camera;
+    const View& view = views[rng.below(std::uint32_t(views.size()))];
+    const Camera& c = view.camera;
     const double u = c.width * rng.uniform(), v = c.height * rng.uniform();
     const double z =
         1.0 / (1.0 / depths.far + (1.0 / depths.near - 1.0 / depths.far) * rng.uniform());
     const Vec3<double> in_camera{(u - c.cx) / c.fx * z, (v - c.cy) / c.fy * z, z};
     const Vec3<double> p = transpose(c.R) * (in_camera - c.t);
-    for (int k = 0; k < 3; ++k) out[i * 3 + k] = float(p[k]);
+    for (int k = 0; k < 3; ++k) out.positions[i * 3 + k] = float(p[k]);
+    if (!images) continue;
+    const Image8& im = view.image;
+    const std::array<float, 3> rgb =
+        pixel_color(im, std::clamp(int(u * im.width / c.width), 0, im.width - 1),
+                    std::clamp(int(v * im.height / c.height), 0, im.height - 1));
+    for (int k = 0; k < 3; ++k) out.colors[i * 3 + k] = rgb[k];
   }
   return out;
 }
@@ -145,13 +169,13 @@ std::vector<float> cube_points(const SceneBounds& b, float half, std::size_t n, 
   return out;
 }
 
-// Random positions: in the cube of init_extent half-sizes around where the scene is known to lie;
-// else, for a forward-facing rig, in the cameras' frusta at depths its baseline sets; else (with
-// a warning) in the cube around the cameras.
-std::vector<float> random_positions(const ModelConfig& cfg, const Dataset& data, Rng& rng) {
+// Random points: in the cube of init_extent half-sizes around where the scene is known to lie;
+// else, for a forward-facing rig, in the cameras' frusta at depths its baseline sets, each in the
+// colour of the pixel it was drawn through; else (with a warning) in the cube around the cameras.
+Points random_points(const ModelConfig& cfg, const Dataset& data, Rng& rng) {
   const std::size_t n = std::size_t(cfg.init_points);
   if (const std::optional<SceneBounds> b = known_scene_bounds(data))
-    return cube_points(*b, float(cfg.init_extent * b->half_size), n, rng);
+    return {cube_points(*b, float(cfg.init_extent * b->half_size), n, rng), {}};
   std::string why;
   if (const std::optional<DepthRange> depths = forward_depths(data.train, why))
     return frustum_points(data.train, *depths, n, rng);
@@ -163,7 +187,7 @@ std::vector<float> random_positions(const ModelConfig& cfg, const Dataset& data,
       "half-size %g around the cameras; give the scene's bounds (aabb_scale in "
       "transforms.json), sparse points, or a model.init_extent that reaches the scene\n",
       data.train.size(), why.c_str(), n, cfg.init_extent * b.half_size);
-  return cube_points(b, float(cfg.init_extent * b.half_size), n, rng);
+  return {cube_points(b, float(cfg.init_extent * b.half_size), n, rng), {}};
 }
 }  // namespace
 
@@ -189,9 +213,13 @@ Gaussians initialize_model(const ModelConfig& cfg, const Dataset& data, std::uin
     positions = data.points->positions;
     colors = data.points->colors;
   } else {
-    positions = random_positions(cfg, data, rng);
-    colors.resize(positions.size());
-    for (float& c : colors) c = rng.uniform();
+    Points random = random_points(cfg, data, rng);
+    positions = std::move(random.positions);
+    colors = std::move(random.colors);
+    if (colors.empty()) {
+      colors.resize(positions.size());
+      for (float& c : colors) c = rng.uniform();
+    }
   }
   Gaussians g;
   g.sh_degree = int(cfg.sh_degree);
