@@ -26,7 +26,7 @@ def main():
     ap.add_argument('--splat', required=True)
     ap.add_argument('--data', required=True)
     ap.add_argument('--out', required=True)
-    ap.add_argument('--iterations', type=int, default=300)
+    ap.add_argument('--iterations', type=int, default=800)
     ap.add_argument('--browser', action='store_true', help='also watch the page in headless Chromium')
     args = ap.parse_args()
     train = subprocess.Popen([args.splat, 'train', args.data, '--out', args.out, '--overwrite', '--view', '0',
@@ -44,6 +44,10 @@ def main():
                 break
         if not base:
             raise RuntimeError('splat train --view printed no URL')
+        # The first snapshot before the browser starts: a loaded machine may take seconds to start it.
+        info = json.loads(get(base + 'info'))
+        seen['versions'].append(info['version'])
+        seen['steps'].append(info['progress']['step'])
         if args.browser:
             sys.path.insert(0, __file__.rsplit('/', 1)[0])
             from view_page import Page
