@@ -134,7 +134,10 @@ class CudaBackend final : public Backend {
   }
 
   // Test hooks (cuda/cuda_backend.h).
-  std::vector<DeviceArrayView> arrays() const { return model_.arrays(); }
+  std::vector<DeviceArrayView> arrays() const {
+    engine_.drain();
+    return model_.arrays();
+  }
   adc::Stats adc_stats() const {
     engine_.drain();
     return model_.adc_stats();

@@ -25,4 +25,16 @@ const char* built_architectures();
 // combination.
 std::unique_ptr<Backend> make_backend(const BackendConfig& cfg);
 
+// A device array with its live element count and its allocated capacity.
+struct DeviceArrayView {
+  const float* data;
+  std::size_t size, capacity;
+};
+// The device arrays behind a cuda backend's model -- parameters, gradients, Adam m and v, five
+// groups each in Gaussians::for_each_group order (20 entries) -- with their element counts and
+// allocated capacities: what the Python module hands to PyTorch without a copy (DLPack), and what
+// tests read to check the slots past the live count. The backend is drained first, so the arrays
+// hold every step submitted so far; they stay valid until the next step or refine tick.
+std::vector<DeviceArrayView> model_arrays(const Backend& backend);
+
 }  // namespace splat::cuda

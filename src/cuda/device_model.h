@@ -53,12 +53,6 @@ struct DeviceAppearance {
   std::size_t images() const { return params.size() / kAppearanceFloats; }
 };
 
-// A device array with its live element count and its allocated capacity (cuda/testing.h).
-struct DeviceArrayView {
-  const float* data;
-  std::size_t size, capacity;
-};
-
 class DeviceModel {
  public:
   DeviceModel(cudaStream_t stream, SyncLog& syncs) : stream_(stream), syncs_(syncs) {}
@@ -75,7 +69,7 @@ class DeviceModel {
   std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;
-  // cuda/testing.h model_arrays: the 20 arrays with their sizes and capacities.
+  // model_arrays (cuda/cuda_backend.h): the 20 arrays with their sizes and capacities.
   std::vector<DeviceArrayView> arrays() const;
 
   // ADC statistics: one entry per live splat. Allocated by the first step that accumulates and

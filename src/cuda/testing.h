@@ -10,11 +10,6 @@
 
 namespace splat::cuda {
 
-// Test hook: the device arrays behind a cuda backend's model -- parameters, gradients, Adam m and
-// v, five groups each in Gaussians::for_each_group order (20 entries) -- with their element counts
-// and allocated capacities, so tests can check the slots past the live count.
-std::vector<DeviceArrayView> model_arrays(const Backend& backend);
-
 // Test hooks: the ADC statistics of a cuda backend, read (draining it first) and replaced (one
 // entry per live splat). Before the first step that accumulates they are empty.
 adc::Stats adc_stats(const Backend& backend);
