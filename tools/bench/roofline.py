@@ -255,17 +255,23 @@ MODELS = {
 }
 
 
+# The stages in the order a step runs them (cuda/step_engine.cpp); the JSON files keep the report's
+# keys sorted by name.
+STAGE_ORDER = ['project', 'intersect', 'sort', 'rasterize', 'appearance', 'loss', 'rasterize_bwd',
+               'project_bwd', 'batch_accumulate', 'adc_stats', 'allreduce', 'adam', 'noise']
+
+
 def roofline(report, bandwidth, fp32):
     """Rows of (stage, ms, bytes, flops, floor_ms, bound) for every ms.* stage of the report, in
-    its order; bytes, flops, floor_ms and bound are None for a stage with no model (appearance,
-    allreduce), and a TOTAL row over the modelled stages."""
+    the order a step runs them; bytes, flops, floor_ms and bound are None for a stage with no model
+    (appearance, allreduce); last a total row over the modelled stages."""
     w = Work(report)
     rows = []
     total = [0.0, 0.0, 0.0, 0.0]
-    for key, value in report.items():
-        if not key.startswith('ms.'):
-            continue
-        stage, ms = key[3:], float(value)
+    stages = [k[3:] for k in report if k.startswith('ms.')]
+    stages.sort(key=lambda st: STAGE_ORDER.index(st) if st in STAGE_ORDER else len(STAGE_ORDER))
+    for stage in stages:
+        ms = float(report['ms.' + stage])
         model = MODELS.get(stage)
         if model is None:
             rows.append((stage, ms, None, None, None, None))
