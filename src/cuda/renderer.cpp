@@ -152,4 +152,17 @@ void Renderer::backward(GaussianPtrs params,
   timer_.end(stream_);
 }
 
+std::array<double, kRenderWorkSums> Renderer::count_work(const ForwardState& fwd) {
+  work_.zero(stream_);
+  count_render_work(fwd.project.params.n, fwd.project.out.radii, splats_.get().v.colors, fwd.raster,
+                    work_.data(), stream_);
+  SPLAT_CUDA_CHECK(cudaMemcpyAsync(work_host_.get(), work_.data(),
+                                   kRenderWorkSums * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, stream_));
+  syncs_.stream(stream_, "work_count");
+  std::array<double, kRenderWorkSums> out;
+  for (int k = 0; k < kRenderWorkSums; ++k) out[std::size_t(k)] = double(work_host_.get()[k]);
+  return out;
+}
+
 }  // namespace splat::cuda

@@ -3,6 +3,7 @@
 // rasterize, and back, on one stream, with scratch from the per-domain arenas. The training step
 // (step_engine.cpp) and the GPU tests drive the same code.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "core/camera.h"
@@ -10,6 +11,7 @@
 #include "cuda/intersect_cuda.h"
 #include "cuda/project_cuda.h"
 #include "cuda/rasterize_cuda.h"
+#include "cuda/render_work.h"
 #include "cuda/sync_log.h"
 #include "cuda/timing.h"
 #include "engine/settings.h"
@@ -101,6 +103,10 @@ class Renderer {
                 bool deterministic = false,
                 const ShAdam* sh_adam = nullptr);
 
+  // backend.timing: the counts of cuda/render_work.h for the forward `fwd` (the last one) and its
+  // backward, read back with a host wait; never called on the untimed path.
+  std::array<double, kRenderWorkSums> count_work(const ForwardState& fwd);
+
   PerSplat& splats() { return splats_.get(); }
   PerPixel& pixels() { return pixels_.get(); }
   // Device bytes of the scratch groups.
@@ -143,6 +149,8 @@ class Renderer {
   ScratchGroup<FixedGrads, int> fixed_;
   DeviceBuffer<int> status_{3};
   Pinned<std::int32_t> count_host_{1};
+  DeviceBuffer<unsigned long long> work_{kRenderWorkSums};
+  Pinned<unsigned long long> work_host_{kRenderWorkSums};
 };
 
 }  // namespace splat::cuda

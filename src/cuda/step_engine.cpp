@@ -251,6 +251,10 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   deterministic_steps_ += deterministic_;
   sh_adam_steps_ += sh_in_backward;
   appearance_steps_ += app.on();
+  if (timer_.enabled() && sizing == Sizing::Exact) {
+    ++work_steps_;
+    work_["work.noise_splats"] += s.noise ? double(model_.n) : 0.0;
+  }
 
   if (comm_->size() > 1) {  // every rank's views: gradient sums, and loss sums in view 0's slot
     timer_.begin("allreduce", stream_);
@@ -346,6 +350,9 @@ void StepEngine::view_pass(const ViewRef& view,
     timer_.end(stream_);
   }
 
+  if (timer_.enabled() && sizing == Sizing::Exact)
+    add_work(cam, s, fwd, target.format.channels, k == 0 ? sh_adam : nullptr);
+
   if (s.accumulate_grad2d &&
       model_.n > 0) {  // ADC statistics from this view's screen-space gradients
     if (model_.grad2d.size() != std::size_t(model_.n))
@@ -357,6 +364,35 @@ void StepEngine::view_pass(const ViewRef& view,
                    stream_, abort);
     timer_.end(stream_);
   }
+}
+
+// The device counts cost a host wait, which timing's submission (per_kernel) has after every
+// stage anyway; the rest is known on the host.
+void StepEngine::add_work(const Camera& cam,
+                          const StepSettings& s,
+                          const ForwardState& fwd,
+                          int target_channels,
+                          const ShAdam* sh_adam) {
+  const std::array<double, kRenderWorkSums> c = renderer_.count_work(fwd);
+  const double n = double(model_.n), pixels = double(cam.width) * double(cam.height);
+  const double visible = c[kVisible];
+  work_["work.views"] += 1;
+  work_["work.splats"] += n;
+  work_["work.sh_coeffs"] += n * sh_coeffs(model_.sh_degree);  // stored, per channel
+  work_["work.visible"] += visible;
+  work_["work.visible_sh_coeffs"] += visible * sh_coeffs(s.raster.sh_degree);  // active ones
+  // The splats whose SH coefficients the projection backward updates with Adam (ShAdam).
+  work_["work.sh_adam_splats"] += !sh_adam ? 0.0 : sh_adam->group.sparse ? c[kShLive] : n;
+  work_["work.filter3d_splats"] += model_.filter3d() ? n : 0.0;
+  work_["work.pixels"] += pixels;
+  work_["work.tiles"] += double(fwd.raster.params.grid.count());
+  work_["work.target_bytes"] += pixels * target_channels;
+  work_["work.ssim_pixels"] += s.loss == LossKind::L1Ssim ? pixels : 0.0;
+  work_["work.list_visits"] += c[kListVisits];
+  work_["work.blend_visits"] += c[kBlendVisits];
+  work_["work.boundary_reads"] += c[kBoundaryReads];
+  work_["work.adc_splats"] += s.accumulate_grad2d ? n : 0.0;
+  work_["work.adc_visible"] += s.accumulate_grad2d ? visible : 0.0;
 }
 
 std::array<AdamGroup, 6> StepEngine::adam_groups(const StepSettings& s) {
@@ -494,6 +530,8 @@ void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
   r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
   r.push_back({"engine.appearance_steps", double(appearance_steps_)});
   r.push_back({"images.streamed", double(images_.streamed())});
+  for (const auto& [name, sum] : work_)
+    if (work_steps_ > 0) r.push_back({name, sum / double(work_steps_)});
 }
 
 }  // namespace splat::cuda

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -116,6 +117,12 @@ class StepEngine {
                  bool from_device,
                  int& isect_count,
                  const ShAdam* sh_adam);
+  // backend.timing: adds this view's workload to work_ (cuda/render_work.h), after its backward.
+  void add_work(const Camera& cam,
+                const StepSettings& s,
+                const ForwardState& fwd,
+                int target_channels,
+                const ShAdam* sh_adam);
   // The model's five groups, then the appearance transforms (no elements when off).
   std::array<AdamGroup, 6> adam_groups(const StepSettings& s);
   void run_graph(Pending& p);
@@ -151,6 +158,10 @@ class StepEngine {
   long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0,
        launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0, appearance_steps_ = 0;
   int max_in_flight_ = 0;
+  // backend.timing: the workload of the timed steps, summed over work_steps_ steps (the report
+  // gives the means per step as work.*; tools/bench/roofline.py sets the stage times against them).
+  std::map<std::string, double> work_;
+  long work_steps_ = 0;
 };
 
 }  // namespace splat::cuda

@@ -24,6 +24,7 @@ class StageTimer {
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
 
+  bool enabled() const { return enabled_; }
   void set_active(bool active) { active_ = active; }
   // With a log, end() waits for the stage to finish (counted as sync.per_kernel).
   void sync_each_stage(SyncLog* log) { sync_ = log; }
