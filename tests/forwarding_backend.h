@@ -18,9 +18,7 @@ class ForwardingBackend : public Backend {
   void collect_losses(std::vector<StepResult>& out, bool wait) override {
     b_.collect_losses(out, wait);
   }
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override { return b_.mcmc_refine(s); }
-  RefineStats adc_refine(const AdcRefineSettings& s) override { return b_.adc_refine(s); }
-  void adc_reset_opacity(float max_opacity) override { b_.adc_reset_opacity(max_opacity); }
+  RefineStats refine(RefineTick& tick) override { return b_.refine(tick); }
   Image render(const Camera& c, const RasterSettings& rs) override { return b_.render(c, rs); }
   std::uint64_t peak_memory_bytes() const override { return b_.peak_memory_bytes(); }
 

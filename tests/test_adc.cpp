@@ -15,6 +15,7 @@
 #include "engine/target.h"
 #include "forwarding_backend.h"
 #include "io/demo_scene.h"
+#include "strategy/adc/adc_tick_cpu.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/densify.h"
@@ -137,7 +138,7 @@ TEST(Adc, BackendStepAccumulatesTheProjectedGradients) {
   for (auto c : got.count) visible += c;
   EXPECT_GT(visible, 50u);
   EXPECT_LT(visible, 300u);  // some splats are off screen
-  b->adc_refine({});
+  b->refine(AdcTick(AdcRefineSettings{}));
   EXPECT_EQ(cpu::adc_stats(*b).size(), b->num_splats());
   EXPECT_TRUE(all_zero(cpu::adc_stats(*b).grad2d));
 }
@@ -385,19 +386,19 @@ class RecordingBackend final : public Backend {
   std::size_t num_splats() const override { return 10; }
   void step(std::span<const BatchView>, const StepSettings&) override {}
   void collect_losses(std::vector<StepResult>&, bool) override {}
-  RefineStats mcmc_refine(const McmcRefineSettings&) override { return {}; }
-  RefineStats adc_refine(const AdcRefineSettings& s) override {
-    refines.push_back({now, s});
+  RefineStats refine(RefineTick& tick) override {
+    if (const auto* t = dynamic_cast<const AdcTick*>(&tick)) refines.push_back({now, t->settings});
+    if (const auto* t = dynamic_cast<const OpacityResetTick*>(&tick))
+      resets.push_back({now, t->max_opacity});
     return {};
   }
-  void adc_reset_opacity(float max_opacity) override { resets.push_back({now, max_opacity}); }
   Image render(const Camera&, const RasterSettings&) override { return {}; }
   std::uint64_t peak_memory_bytes() const override { return 0; }
 };
 
 TEST(Adc, ScheduleFollowsDefaultStrategy) {
   Config cfg;
-  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.strategy = "adc";
   cfg.densify.refine_start = 500;
   cfg.densify.refine_every = 100;
   cfg.densify.refine_stop = 15000;
@@ -439,13 +440,11 @@ class TickLog final : public test::ForwardingBackend {
   std::vector<RefineStats> ticks;
   int resets = 0;
 
-  RefineStats adc_refine(const AdcRefineSettings& s) override {
-    ticks.push_back(ForwardingBackend::adc_refine(s));
-    return ticks.back();
-  }
-  void adc_reset_opacity(float max_opacity) override {
-    ++resets;
-    ForwardingBackend::adc_reset_opacity(max_opacity);
+  RefineStats refine(RefineTick& tick) override {
+    const RefineStats r = ForwardingBackend::refine(tick);
+    if (dynamic_cast<const AdcTick*>(&tick)) ticks.push_back(r);
+    resets += dynamic_cast<const OpacityResetTick*>(&tick) != nullptr;
+    return r;
   }
 };
 
@@ -457,7 +456,7 @@ TEST(AdcSlow, ShortTrainingChangesTheCountAndImproves) {
   cfg.train.iterations = 300;
   cfg.train.log_every = 0;
   cfg.backend.type = BackendKind::Cpu;
-  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.strategy = "adc";
   cfg.densify.refine_start = 50;
   cfg.densify.refine_every = 50;
   cfg.densify.refine_stop = 260;  // ticks at 100, 150, 200, 250

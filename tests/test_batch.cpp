@@ -98,7 +98,7 @@ TEST(BatchSlow, ResumeMatchesUninterruptedRun) {
   // and step 5 has a batch that spans the epoch boundary; MCMC ticks grow the model before and
   // after it.
   Config cfg = batch_config(16, 5);
-  cfg.densify.strategy = DensifyStrategy::Mcmc;
+  cfg.densify.strategy = "mcmc";
   cfg.densify.refine_start = 2;
   cfg.densify.refine_every = 4;
   cfg.output.checkpoint_every = 7;

@@ -9,6 +9,7 @@
 #include "cpu/mcmc_cpu.h"
 #include "cpu/pipeline.h"
 #include "engine/mcmc.h"
+#include "strategy/mcmc/mcmc_tick_cpu.h"
 
 namespace splat {
 namespace {

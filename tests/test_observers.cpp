@@ -71,7 +71,7 @@ Config budget_recipe(double seconds) {
   Config c;
   c.train.iterations = 1000;
   c.train.time_budget = seconds;
-  c.densify.strategy = DensifyStrategy::None;
+  c.densify.strategy = "none";
   return c;
 }
 
@@ -229,8 +229,8 @@ TEST(TrainObservers, SnapshotsDrainBeforeTaking) {
 
 TEST(TrainObservers, ProgressNotesRefineTicksEveryTenLogIntervals) {
   const auto ahead = [](std::int64_t, std::int64_t, std::size_t) { return Progress::Ahead{}; };
-  ShowProgress adc(0, 1000, 10, DensifyStrategy::Adc, ahead);
-  ShowProgress mcmc(0, 1000, 10, DensifyStrategy::Mcmc, ahead);
+  ShowProgress adc(0, 1000, 10, "adc", ahead);
+  ShowProgress mcmc(0, 1000, 10, "mcmc", ahead);
   const RefineStats tick{.dead = 4, .added = 5, .cloned = 1, .split = 2, .pruned = 3, .count = 40};
   testing::internal::CaptureStderr();
   adc.on_refine(50, tick);  // not a multiple of 10 x log_every: no note

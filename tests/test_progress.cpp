@@ -120,7 +120,7 @@ TEST(AutoConfig, CapFromPixels) {
 
 TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   const Config defaults;
-  EXPECT_EQ(defaults.densify.strategy, DensifyStrategy::Mcmc);
+  EXPECT_EQ(defaults.densify.strategy, "mcmc");
   EXPECT_EQ(defaults.train.iterations, 0);
   EXPECT_EQ(defaults.densify.cap_max, 0);
   Config cfg;

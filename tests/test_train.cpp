@@ -71,7 +71,7 @@ TEST(TrainSlow, ResumeMatchesUninterruptedRun) {
 // decides on. Fresh statistics after the resume would see only 5 steps and grow fewer splats.
 TEST(TrainSlow, AdcResumeBetweenTicksIsExact) {
   Config cfg = small_config(70);
-  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.strategy = "adc";
   cfg.densify.refine_start = 10;
   cfg.densify.refine_every = 20;
   cfg.densify.grow_grad2d = 0.00005;
@@ -92,7 +92,7 @@ TEST(Train, McmcCapBelowInitialCountIsAnErrorNamingTheKey) {
   Config cfg;
   cfg.model.init = InitKind::Auto;  // resolves to random here: the count is known only at init
   cfg.model.init_points = 500;
-  cfg.densify.strategy = DensifyStrategy::Mcmc;
+  cfg.densify.strategy = "mcmc";
   cfg.densify.cap_max = 400;
   cfg.backend.type = BackendKind::Cpu;
   EXPECT_NO_THROW(cfg.validate());

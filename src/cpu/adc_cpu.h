@@ -1,6 +1,7 @@
 #pragma once
-// Adaptive density control on the CPU reference backend (3DGS, Kerbl et al. 2023; gsplat's
-// DefaultStrategy), the specification the CUDA kernels follow. Naive loops.
+// Adaptive density control's per-step statistics on the CPU reference backend (3DGS, Kerbl et al.
+// 2023; gsplat's DefaultStrategy), the specification the CUDA kernel follows. Its refine tick and
+// opacity reset are the strategy's (strategy/adc/).
 #include "engine/adc.h"
 #include "engine/backend.h"
 
@@ -13,12 +14,5 @@ void adc_accumulate(adc::Stats& stats,
                     const std::vector<float>& v_means2d,
                     int width,
                     int height);
-
-// One refine tick on the state (see Backend::adc_refine); stats must hold one entry per splat
-// and are reset to zeros for the new count afterwards.
-RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSettings& settings);
-
-// raw_opacity = min(raw_opacity, logit(max_opacity)); zero Adam moments of the opacity group.
-void adc_reset_opacity(TrainState& st, float max_opacity);
 
 }  // namespace splat::cpu

@@ -14,6 +14,7 @@
 #include "cpu/loss_cpu.h"
 #include "cpu/mcmc_cpu.h"
 #include "cpu/pipeline.h"
+#include "cpu/refine_cpu.h"
 #include "cpu/testing.h"
 #include "distributed/communicator.h"
 #include "distributed/sync.h"
@@ -158,22 +159,9 @@ class CpuBackend final : public Backend {
     finished_.clear();
   }
 
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override {
-    const RefineStats r = cpu::mcmc_refine(state_, s);
-    stats_.reset(state_.params.size());
-    return r;
-  }
-
-  RefineStats adc_refine(const AdcRefineSettings& s) override {
-    if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
-    if (comm_->size() > 1) {  // every rank decides from the statistics of the whole batch
-      comm_->allreduce_sum(std::span(stats_.grad2d), "ADC statistics all-reduce (grad2d)");
-      comm_->allreduce_sum(std::span(stats_.count), "ADC statistics all-reduce (count)");
-    }
-    return cpu::adc_refine(state_, stats_, s);
-  }
-  void adc_reset_opacity(float max_opacity) override {
-    cpu::adc_reset_opacity(state_, max_opacity);
+  RefineStats refine(RefineTick& tick) override {
+    RefineContext ctx{state_, stats_, *comm_, images_};
+    return tick.run_cpu(ctx);
   }
 
   void update_filter3d(std::span<const Camera> cameras) override {

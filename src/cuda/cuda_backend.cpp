@@ -5,7 +5,7 @@
 //   TrainingImages (training_images.h): the 8-bit training images.
 //   Renderer (renderer.h): the differentiable renderer, forward and backward.
 //   StepEngine (step_engine.h): training steps, their submission modes and their losses.
-//   Refiner (refine.h): the MCMC and ADC refine ticks.
+//   RefineScratch (refine_cuda.h): what the strategies' refine ticks keep between ticks.
 // Whatever reads or replaces the model from the host drains the step engine first.
 #include "cuda/cuda_backend.h"
 
@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 #include "cuda/device_model.h"
-#include "cuda/refine.h"
+#include "cuda/refine_cuda.h"
 #include "cuda/renderer.h"
 #include "cuda/step_engine.h"
 #include "cuda/testing.h"
@@ -35,8 +35,7 @@ class CudaBackend final : public Backend {
         renderer_(stream_, syncs_, timer_, cfg.fast_math),
         model_(stream_, syncs_),
         images_(stream_, syncs_),
-        engine_(cfg, stream_, syncs_, timer_, renderer_, model_, images_),
-        refiner_(stream_, syncs_) {}
+        engine_(cfg, stream_, syncs_, timer_, renderer_, model_, images_) {}
   ~CudaBackend() override { cudaStreamSynchronize(stream_); }
 
   std::string name() const override { return "cuda"; }
@@ -69,7 +68,7 @@ class CudaBackend final : public Backend {
     r.push_back({"memory.model_mib", mib(model_.bytes())});
     r.push_back({"memory.images_mib", mib(images_.bytes())});
     r.push_back({"memory.render_scratch_mib", mib(renderer_.bytes())});
-    r.push_back({"memory.refine_scratch_mib", mib(refiner_.bytes())});
+    r.push_back({"memory.refine_scratch_mib", mib(refine_scratch_.bytes())});
     r.push_back({"memory.engine_mib", mib(engine_.bytes())});
     r.push_back({"memory.peak_mib", mib(memory_stats().peak)});
     for (const auto& [name, ms] : timer_.mean_ms()) r.push_back({"ms." + name, ms});
@@ -113,17 +112,11 @@ class CudaBackend final : public Backend {
 
   // Refine ticks change the model's buffers: nothing may be in flight, and a step abandoned for an
   // intersection overflow would otherwise be queued again after the tick.
-  RefineStats mcmc_refine(const McmcRefineSettings& s) override {
-    idle("an MCMC refine");
-    return refiner_.mcmc(model_, s);
-  }
-  RefineStats adc_refine(const AdcRefineSettings& s) override {
-    idle("an ADC refine");
-    return refiner_.adc(model_, s, engine_.communicator());
-  }
-  void adc_reset_opacity(float max_opacity) override {
-    engine_.drain();
-    refiner_.reset_opacity(model_, max_opacity);
+  RefineStats refine(RefineTick& tick) override {
+    idle("a refine tick");
+    RefineContext ctx{model_,     stream_, syncs_, refine_scratch_, engine_.communicator(),
+                      &renderer_, &images_};
+    return tick.run_cuda(ctx);
   }
   // Nothing in flight: a queued step that overflowed its intersection buffers would run again
   // after this update and see variances from the means before it, where the CPU reference
@@ -167,7 +160,7 @@ class CudaBackend final : public Backend {
   TrainingImages images_;
   // Draining changes no observable state, so the const host reads drain too.
   mutable StepEngine engine_;
-  Refiner refiner_;
+  RefineScratch refine_scratch_;
 };
 
 template <class Cuda, class Base>

@@ -185,8 +185,8 @@ const float* DeviceModel::filter3d() const {
   return filter3d_.data();
 }
 
-McmcSlots DeviceModel::slots() {
-  McmcSlots sl{};
+ModelSlots DeviceModel::slots() {
+  ModelSlots sl{};
   const int widths[5] = {3, 3, 4, 1, 3 * sh_coeffs(sh_degree)};
   for (int g = 0; g < 5; ++g) {
     sl.params[g] = params.g[g].data();

@@ -3,7 +3,7 @@
 // ADC statistics and the Mip-Splatting 3D filter kept per splat, and the count of buffer changes
 // that tells the step engine when a captured graph is stale. The host boundary of TrainState
 // (upload, download, digest, finite check) is here; the step engine (cuda/step_engine.h) and the
-// refine ticks (cuda/refine.h) change it on the stream.
+// refine ticks (cuda/refine_cuda.h) change it on the stream.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -15,7 +15,6 @@
 #include "core/camera.h"
 #include "cuda/buffer.h"
 #include "cuda/cuda_backend.h"
-#include "cuda/mcmc_cuda.h"
 #include "cuda/sync_log.h"
 #include "cuda/types.h"
 #include "engine/backend.h"
@@ -43,6 +42,15 @@ struct Groups {
   void zero_tails(cudaStream_t stream) {
     for (auto& b : g) b.zero_tail(stream);
   }
+};
+
+// The model's slot arrays, as the refine ticks' kernels see them: five groups in
+// Gaussians::for_each_group order, each [slots, width].
+struct ModelSlots {
+  float* params[5];
+  float* m[5];  // Adam first moments
+  float* v[5];  // Adam second moments
+  int width[5];
 };
 
 // train.appearance = affine: the per-image colour transforms (engine/appearance.h), the step's
@@ -85,8 +93,8 @@ class DeviceModel {
   // changed the splats since the last update_filter3d.
   const float* filter3d() const;
 
-  // The groups' pointers and widths for the refine kernels (cuda/mcmc_cuda.h).
-  McmcSlots slots();
+  // The groups' pointers and widths for the refine kernels.
+  ModelSlots slots();
   // `size` floats with at least `like`'s capacity (geometric growth past it) and a zero tail;
   // [0, size) is for the caller to write.
   DeviceBuffer<float> fresh_buffer(const DeviceBuffer<float>& like, std::size_t size);

@@ -21,6 +21,11 @@ inline constexpr int project_bwd_block_size = 128;
 
 namespace splat::cuda::detail {
 
+// sigmoid<float> of the CPU reference (1 / (1 + expf(-x))) with a correctly rounded expf.
+__device__ __forceinline__ float sigmoid_f(float x) {
+  return 1.0f / (1.0f + float(exp(-double(x))));
+}
+
 // Validate at the public boundary: the active degree must fit the stored coefficients.
 inline void check_project_params(const ProjectParams& p, const char* who) {
   if (p.n < 0 || p.sh_degree < 0 || p.sh_degree > 3 || p.K > 16 || sh_coeffs(p.sh_degree) > p.K)

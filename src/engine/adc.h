@@ -5,11 +5,11 @@
 // and draw the same split samples.
 //
 // Every decision compares a stored float against a threshold in the parameter's own storage
-// units, computed once on the host (thresholds()): max log-scale against log(s * extent) instead
-// of exp(max log-scale) against s * extent, raw opacity against logit(o) instead of
-// sigmoid(raw) against o. The functions are monotone, so the decisions are those of gsplat up to
-// rounding at the boundary, and both backends compare the very same floats: same decisions, bit
-// for bit.
+// units, computed once on the host (adc::thresholds, strategy/adc/adc_strategy.h): max log-scale
+// against log(s * extent) instead of exp(max log-scale) against s * extent, raw opacity against
+// logit(o) instead of sigmoid(raw) against o. The functions are monotone, so the decisions are
+// those of gsplat up to rounding at the boundary, and both backends compare the very same floats:
+// same decisions, bit for bit.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -41,7 +41,7 @@ SPLAT_HD inline bool visible(const int* radii) {  // [2]
   return radii[0] > 0 || radii[1] > 0;
 }
 
-// Thresholds in storage units (see the top of the file). Built on the host by thresholds().
+// Thresholds in storage units (see the top of the file), built on the host.
 struct Thresholds {
   float grow_grad2d;        // mean statistic above this grows the splat
   float clone_log_scale;    // max log-scale at or below: clone; above: split
@@ -58,16 +58,6 @@ inline float logit_threshold(double p) {
 }
 inline float log_threshold(double x) {
   return x > 0 ? float(std::log(x)) : -INFINITY;
-}
-
-inline Thresholds thresholds(const AdcRefineSettings& s) {
-  Thresholds t;
-  t.grow_grad2d = s.grow_grad2d;
-  t.clone_log_scale = log_threshold(double(s.grow_scale3d) * s.scene_extent);
-  t.prune_raw_opacity = logit_threshold(double(s.prune_opacity));
-  t.prune_log_scale = log_threshold(double(s.prune_scale3d) * s.scene_extent);
-  t.prune_big = s.prune_big;
-  return t;
 }
 
 // max of three with the same NaN behaviour on host and device (no fmaxf).

@@ -12,6 +12,10 @@
 
 namespace splat {
 
+RefineStats RefineTick::run_cuda(cuda::RefineContext&) {
+  throw Error("this refine tick has no CUDA implementation (its strategy's <name>_tick_cuda.cpp)");
+}
+
 std::uint64_t state_digest(const TrainState& st) {
   std::uint64_t sum = 0, index = 0;
   auto add = [&](const std::vector<float>& v) {

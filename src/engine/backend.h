@@ -15,6 +15,7 @@
 #include "core/image.h"
 #include "engine/appearance.h"
 #include "engine/loss.h"
+#include "engine/refine.h"
 #include "engine/settings.h"
 
 namespace splat::dist {
@@ -97,7 +98,7 @@ struct StepPlan {
   // step's bias corrections. Off: every element's update, zero gradient or not (torch's Adam).
   bool sparse_sh_adam = false;
   // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
-  // mean gradient (adc::grad2d_norm) and one visible count to the statistics of adc_refine.
+  // mean gradient (adc::grad2d_norm) and one visible count to the statistics of ADC's refine tick.
   bool accumulate_grad2d = false;
   // With per-image transforms (TrainState::appearance), each view adds the gradient of
   // appearance_reg * ||[A | b] - [I | 0]||^2 (Frobenius) to its image's transform: a pull toward
@@ -124,33 +125,6 @@ struct StepSettings : StepPlan {
 struct BatchView {
   const Camera* camera = nullptr;
   int image = 0;
-};
-
-// One MCMC refine tick (engine/mcmc.h has the shared math).
-struct McmcRefineSettings {
-  float min_opacity = 0.005f;    // splats at or below are dead and get relocated
-  std::size_t target_count = 0;  // splats after the tick (growth), >= the current count
-  std::uint64_t seed = 0;        // counter RNG seed of this tick
-  // The count later ticks grow to at most (densify.cap_max), or 0: growth may reserve room for it
-  // once instead of growing step by step.
-  std::size_t max_count = 0;
-};
-// One ADC refine tick (3DGS adaptive density control; engine/adc.h has the shared math). Scales
-// are max(exp(log_scales)) against the threshold times scene_extent.
-struct AdcRefineSettings {
-  float grow_grad2d = 0.0002f;   // mean statistic (see accumulate_grad2d) above: the splat grows
-  float grow_scale3d = 0.01f;    // at or below this scale: cloned; above: split in two
-  float prune_opacity = 0.005f;  // splats below this opacity are removed
-  float prune_scale3d = 0.1f;    // with prune_big, splats above this scale are removed
-  double scene_extent = 1.0;
-  bool prune_big = false;  // gsplat: only after the first opacity reset
-  std::uint64_t seed = 0;  // counter RNG seed of the split samples
-};
-
-struct RefineStats {
-  std::size_t dead = 0, added = 0;                // mcmc: relocated, appended
-  std::size_t cloned = 0, split = 0, pruned = 0;  // adc: decisions; pruned counts the grown set
-  std::size_t count = 0;                          // live after the tick
 };
 
 // The step's loss (the one StepSettings::loss selects), and the means of its terms: l1 = mean
@@ -196,23 +170,13 @@ class Backend {
   // Appends the losses of finished steps, one per step (the mean over its batch, all ranks), in
   // step order. With wait, blocks until every step submitted so far has finished.
   virtual void collect_losses(std::vector<StepResult>& out, bool wait) = 0;
-  // MCMC refine tick: relocate dead splats onto live ones sampled by opacity, then append copies
-  // of sampled splats up to target_count, with the opacity/scale correction of mcmc::relocate on
-  // every sampled source and copy. Sources, relocated and new slots get zero Adam moments.
-  // Nothing is in flight while buffers change (the backend drains first).
-  virtual RefineStats mcmc_refine(const McmcRefineSettings& settings) = 0;
-  // ADC refine tick from the statistics accumulated since the last one, summed over the ranks
-  // (which it then resets): clones small splats and splits large ones whose mean statistic is
-  // high, then prunes the grown set. The result is compacted in gsplat's order: surviving unsplit
-  // originals, clones, first split children, second split children, each in source index order.
-  // Survivors keep their Adam moments; clones and children start from zero. Split children are
-  // drawn from the parent's Gaussian (adc::split_offset) with scales / 1.6 and the parent's
-  // opacity (3DGS; not the revised opacity of Bulo et al. 2024). Nothing is in flight while
-  // buffers change.
-  virtual RefineStats adc_refine(const AdcRefineSettings& settings) = 0;
-  // ADC opacity reset: opacity = min(opacity, max_opacity) (as a clamp of the raw logit) for every
-  // splat, and zero Adam moments of the opacity group.
-  virtual void adc_reset_opacity(float max_opacity) = 0;
+  // Runs a densification strategy's refine tick (engine/refine.h) on this backend's refine
+  // context; it may change the count and replace the model's buffers. Nothing is in flight while
+  // it runs (the backend drains first), and the ADC statistics of the steps since the last tick
+  // are the tick's to read and reset.
+  virtual RefineStats refine(RefineTick& tick) = 0;
+  // A tick made for the call: backend.refine(McmcTick(settings)).
+  RefineStats refine(RefineTick&& tick) { return refine(tick); }
   // Recomputes the 3D filter of every splat from its mean and the training cameras
   // (filter3d::variances); steps and renders apply it from then on. A refine tick changes the
   // splats, so the trainer calls this after every tick (a step with a filter of another size is

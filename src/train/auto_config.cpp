@@ -46,7 +46,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
         why, sizeof why,
         "5000 per training megapixel (%.1f MP), within [100k, 3M], at least 2 x %zu initial",
         pixels / 1e6, initial);
-    if (cfg.densify.strategy == DensifyStrategy::Mcmc)
+    if (cfg.densify.strategy == "mcmc")
       chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
   }
   if (cfg.train.coarse_factor == 0) {

@@ -97,6 +97,19 @@ struct Section {
 template <class S>
 Section(std::string_view, S Config::*) -> Section<S>;
 
+// densify.strategy: a string naming a registered strategy (strategy/strategy.h), checked where the
+// value is read (so the error names the file and line) and by validate().
+Field registered_strategy(Field f) {
+  f.allowed = "one of " + join(strategy_names());
+  f.read = [read = f.read](Config& c, const toml::node& n) -> std::optional<std::string> {
+    if (const auto* v = n.as_string())
+      if (auto err = unknown_strategy(v->get())) return err;
+    return read(c, n);
+  };
+  f.check = [](const Config& c) { return unknown_strategy(c.densify.strategy); };
+  return f;
+}
+
 const std::vector<Field>& fields() {
   // TOML integers are signed 64-bit, so a larger seed could not be written back by to_toml().
   constexpr auto kMaxSeed = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -172,7 +185,7 @@ const std::vector<Field>& fields() {
       backend("gpu_images_gb", &BackendConfig::gpu_images_gb, {-1, 1e6},
               "cuda: GiB of training images kept on the GPU; the rest stay in host memory and are copied in "
               "for each step that uses them (-1 = auto: half the GPU's free memory; 0 = copy every image)"),
-      densify("strategy", &DensifyConfig::strategy, "densification strategy"),
+      registered_strategy(densify("strategy", &DensifyConfig::strategy, "densification strategy")),
       densify("refine_every", &DensifyConfig::refine_every, {1}, "steps between refine ticks"),
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
       densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
@@ -333,9 +346,6 @@ bool is_out_of_range_integer(std::string_view s) {
 std::string_view to_string(InitKind k) {
   return name_of(k);
 }
-std::string_view to_string(DensifyStrategy k) {
-  return name_of(k);
-}
 std::string_view to_string(LrBatchScaling k) {
   return name_of(k);
 }
@@ -349,7 +359,6 @@ E from_string(std::string_view name) {
 }
 template BackendKind from_string(std::string_view);
 template InitKind from_string(std::string_view);
-template DensifyStrategy from_string(std::string_view);
 template Submission from_string(std::string_view);
 template Pipelining from_string(std::string_view);
 template LrBatchScaling from_string(std::string_view);
@@ -376,7 +385,7 @@ void Config::validate() const {
     throw Error("config: train.time_budget = " + number(train.time_budget) +
                 " s is too short to train (at least " + number(kMinTimeBudget) +
                 " s; 0 = no budget)");
-  if (densify.strategy == DensifyStrategy::Mcmc && densify.cap_max > 0 &&
+  if (densify.strategy == "mcmc" && densify.cap_max > 0 &&
       double(densify.cap_max) < double(model.init_points) && model.init == InitKind::Random)
     throw Error("config: densify.cap_max = " + std::to_string(densify.cap_max) +
                 " is below model.init_points = " + std::to_string(model.init_points) +
@@ -392,7 +401,7 @@ void Config::validate() const {
     throw Error("config: train.coarse_factor = " + std::to_string(train.coarse_factor) +
                 " is not a power of two (1, 2, 4, 8 or 16)");
   validate_backend();
-  if (densify.refine_stop < densify.refine_start && densify.strategy != DensifyStrategy::None)
+  if (densify.refine_stop < densify.refine_start && densify.strategy != "none")
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
 }

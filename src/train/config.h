@@ -11,17 +11,16 @@
 #include "engine/loss.h"
 #include "io/model_file.h"
 #include "io/prepare.h"
+#include "strategy/strategy.h"  // DensifyConfig
 
 namespace splat {
 
 enum class InitKind { Auto, Random, Points };
-enum class DensifyStrategy { None, Mcmc, Adc };
 enum class LrBatchScaling { None, Sqrt, Linear };
 // train.appearance: per-training-image colour compensation (engine/appearance.h).
 enum class AppearanceKind { None, Affine };
 
 std::string_view to_string(InitKind k);
-std::string_view to_string(DensifyStrategy k);
 std::string_view to_string(LrBatchScaling k);
 std::string_view to_string(AppearanceKind k);
 // The inverse of to_string: from_string<BackendKind>("cpu"). Throws splat::Error listing the
@@ -107,29 +106,6 @@ struct TrainConfig {
   std::int64_t digest_every = 100;
   // Several ranks: seconds before a stalled collective ends the job.
   double collective_timeout = 300;
-};
-
-struct DensifyConfig {
-  DensifyStrategy strategy = DensifyStrategy::Mcmc;
-  // Refine ticks every refine_every steps in (refine_start, refine_stop). refine_stop is MCMC's
-  // 25000; ADC's usual is 15000 (3DGS, gsplat), which an ADC config sets.
-  std::int64_t refine_every = 100;
-  std::int64_t refine_start = 500;
-  std::int64_t refine_stop = 25000;
-  // MCMC (Kheradmand et al. 2024), the paper's defaults.
-  double min_opacity = 0.005;  // at or below: dead, relocated
-  std::int64_t cap_max = 0;    // 0 = auto: from the training pixels (auto_config.h)
-  double growth = 0.05;        // splats added per tick, as a fraction of the count
-  double noise_lr = 5e5;       // position noise scale, times the means learning rate
-  double opacity_reg = 0.01;
-  double scale_reg = 0.01;
-  // ADC (3DGS adaptive density control), gsplat DefaultStrategy's defaults. Scales are relative
-  // to the scene extent.
-  double grow_grad2d = 0.0002;      // mean screen-space gradient above: clone or split
-  double grow_scale3d = 0.01;       // clone at or below this max scale, split above
-  double prune_opacity = 0.005;     // splats below are removed
-  double prune_scale3d = 0.1;       // after the first opacity reset, splats above are removed
-  std::int64_t reset_every = 3000;  // opacities clamped to 2 * prune_opacity; 0 = never
 };
 
 struct OutputConfig {

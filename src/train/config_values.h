@@ -34,10 +34,6 @@ struct EnumInfo {
 
 constexpr std::pair<InitKind, std::string_view> kInitKinds[] = {
     {InitKind::Auto, "auto"}, {InitKind::Random, "random"}, {InitKind::Points, "points"}};
-constexpr std::pair<DensifyStrategy, std::string_view> kDensifyStrategies[] = {
-    {DensifyStrategy::None, "none"},
-    {DensifyStrategy::Mcmc, "mcmc"},
-    {DensifyStrategy::Adc, "adc"}};
 
 constexpr std::pair<LrBatchScaling, std::string_view> kLrBatchScalings[] = {
     {LrBatchScaling::None, "none"},
@@ -64,9 +60,6 @@ inline EnumInfo<BackendKind> enum_info(BackendKind) {
 }
 inline EnumInfo<InitKind> enum_info(InitKind) {
   return {"init kind", kInitKinds};
-}
-inline EnumInfo<DensifyStrategy> enum_info(DensifyStrategy) {
-  return {"densify strategy", kDensifyStrategies};
 }
 inline EnumInfo<LrBatchScaling> enum_info(LrBatchScaling) {
   return {"learning-rate batch scaling", kLrBatchScalings};

@@ -5,12 +5,12 @@ namespace splat {
 ShowProgress::ShowProgress(std::int64_t first,
                            std::int64_t total,
                            std::int64_t log_every,
-                           DensifyStrategy strategy,
+                           std::string strategy,
                            Ahead ahead,
                            std::function<void(const StepProgress&)> hook)
     : progress_(first, total, log_every),
       log_every_(log_every),
-      strategy_(strategy),
+      strategy_(std::move(strategy)),
       ahead_(std::move(ahead)),
       hook_(std::move(hook)) {}
 
@@ -23,7 +23,7 @@ void ShowProgress::on_refine(std::int64_t step, const RefineStats& tick) {
   if (log_every_ <= 0 || step % (log_every_ * 10) != 0) return;
   note(
       "refine at " + std::to_string(step) + ": " +
-      (strategy_ == DensifyStrategy::Adc
+      (strategy_ == "adc"
            ? std::to_string(tick.cloned) + " cloned, " + std::to_string(tick.split) + " split, " +
                  std::to_string(tick.pruned) + " pruned, "
            : std::to_string(tick.dead) + " relocated, " + std::to_string(tick.added) + " added, ") +

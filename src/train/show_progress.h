@@ -22,7 +22,7 @@ class ShowProgress : public TrainObserver {
   ShowProgress(std::int64_t first,
                std::int64_t total,
                std::int64_t log_every,
-               DensifyStrategy strategy,
+               std::string strategy,
                Ahead ahead,
                std::function<void(const StepProgress&)> hook = nullptr);
   void note(const std::string& line) { progress_.note(line); }
@@ -35,7 +35,7 @@ class ShowProgress : public TrainObserver {
  private:
   Progress progress_;
   std::int64_t log_every_;
-  DensifyStrategy strategy_;
+  std::string strategy_;  // densify.strategy: adc reports clones and splits
   Ahead ahead_;
   std::function<void(const StepProgress&)> hook_;
   Smoothed smoothed_;

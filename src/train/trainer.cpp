@@ -169,8 +169,7 @@ void Trainer::initialize_from(Gaussians params) {
 }
 
 void Trainer::start_fresh(Gaussians params, const std::string& source) {
-  if (cfg_.densify.strategy == DensifyStrategy::Mcmc &&
-      params.size() > std::size_t(cfg_.densify.cap_max))
+  if (cfg_.densify.strategy == "mcmc" && params.size() > std::size_t(cfg_.densify.cap_max))
     throw Error("densify.cap_max = " + std::to_string(cfg_.densify.cap_max) + " is below the " +
                 std::to_string(params.size()) + " initial splats of " + source +
                 " (MCMC never removes splats)");
@@ -240,7 +239,7 @@ void Trainer::resume(const Checkpoint& ckpt) {
                 "--init-from");
   }
   // MCMC never removes splats: above the cap the model trains on at its size and never grows.
-  if (cfg_.densify.strategy == DensifyStrategy::Mcmc && comm_.rank() == 0 &&
+  if (cfg_.densify.strategy == "mcmc" && comm_.rank() == 0 &&
       ckpt.params.size() > std::size_t(cfg_.densify.cap_max))
     std::fprintf(stderr,
                  "warning: densify.cap_max = %lld is below the checkpoint's %zu splats: MCMC "
@@ -320,7 +319,7 @@ Checkpoint Trainer::checkpoint() const {
   // ADC's statistics since the last tick make a resume between ticks exact. With several ranks
   // each holds its own partial sums (the tick all-reduces them) and only rank 0 writes, so those
   // runs resume with fresh statistics, as before.
-  if (cfg_.densify.strategy == DensifyStrategy::Adc && comm_.size() == 1) {
+  if (cfg_.densify.strategy == "adc" && comm_.size() == 1) {
     c.adc_grad2d = st.adc.grad2d;
     c.adc_count = st.adc.count;
   }

@@ -1,6 +1,6 @@
 // The CUDA backend's parts on their own, with no backend around them: the device model's host
 // boundary (exact round trip, zero tails, digest, generation, the 3D filter's guard), the training
-// images (validation, streaming past a budget, staging), a refine tick run by the Refiner on a
+// images (validation, streaming past a budget, staging), a refine tick run on a
 // bare model, and the appearance transforms' recentering.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -14,11 +14,15 @@
 #include "cpu/adc_cpu.h"
 #include "cuda/appearance_cuda.h"
 #include "cuda/device_model.h"
-#include "cuda/refine.h"
+#include "cuda/refine_cuda.h"
 #include "cuda/sync_log.h"
 #include "cuda/training_images.h"
+#include "distributed/communicator.h"
 #include "engine/appearance.h"
 #include "engine/state_digest.h"
+#include "strategy/adc/adc_strategy.h"
+#include "strategy/adc/adc_tick_cpu.h"
+#include "strategy/mcmc/mcmc_strategy.h"
 
 namespace splat::cuda {
 namespace {
@@ -116,12 +120,13 @@ TEST(DeviceModelGpu, TheFilterMustFollowTheCount) {
   DeviceModel model(stream, syncs);
   model.upload(random_state(500, 3, true));
   ASSERT_NE(model.filter3d(), nullptr);
-  Refiner refiner(stream, syncs);
+  RefineScratch scratch;
+  RefineContext ctx{model, stream, syncs, scratch, dist::single_process()};
   McmcRefineSettings grow;
   grow.target_count = 600;
   grow.min_opacity = 0.005;
   const long before = model.generation;
-  refiner.mcmc(model, grow);
+  McmcTick(grow).run_cuda(ctx);
   EXPECT_EQ(model.n, 600);
   EXPECT_GT(model.generation, before);
   EXPECT_THROW(model.filter3d(), Error);
@@ -141,12 +146,13 @@ TEST(RefinerGpu, GrowthReservesTheCapOnce) {
   DeviceModel model(stream, syncs);
   const TrainState st = random_state(500, 5, false);
   model.upload(st);
-  Refiner refiner(stream, syncs);
+  RefineScratch scratch;
+  RefineContext ctx{model, stream, syncs, scratch, dist::single_process()};
   McmcRefineSettings grow;
   grow.min_opacity = 0.0f;  // nothing dies: the first 500 slots must keep their values
   grow.target_count = 600;
   grow.max_count = 1000;
-  refiner.mcmc(model, grow);
+  McmcTick(grow).run_cuda(ctx);
   const std::vector<DeviceArrayView> first = model.arrays();
   const int widths[5] = {3, 3, 4, 1, 27};
   // Array 9 is the SH gradients (the second group of arrays, the fifth array): not held.
@@ -160,7 +166,7 @@ TEST(RefinerGpu, GrowthReservesTheCapOnce) {
   std::vector<float> kept(got.params.means.begin(), got.params.means.begin() + 1500);
   EXPECT_TRUE(bit_equal(kept, st.params.means));
   grow.target_count = 900;
-  refiner.mcmc(model, grow);
+  McmcTick(grow).run_cuda(ctx);
   const std::vector<DeviceArrayView> second = model.arrays();
   for (std::size_t a = 0; a < second.size(); ++a) {
     EXPECT_EQ(second[a].data, first[a].data);
@@ -180,7 +186,7 @@ TEST(RefinerGpu, GrowthReservesTheCapOnce) {
                               cudaMemcpyDeviceToHost));
   EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](float x) { return x == 0.0f; }));
   grow.target_count = 1000;
-  refiner.mcmc(model, grow);
+  McmcTick(grow).run_cuda(ctx);
   EXPECT_EQ(model.arrays()[9].data, sh_grads.data);
   EXPECT_EQ(model.arrays()[9].size, 1000u * 27);
   EXPECT_EQ(syncs.counts().at("mcmc_grow_copy"), 19);
@@ -195,7 +201,9 @@ TEST(RefinerGpu, OpacityResetOnABareModelMatchesTheCpu) {
   DeviceModel model(stream, syncs);
   const TrainState st = random_state(2000, 4, false);
   model.upload(st);
-  Refiner(stream, syncs).reset_opacity(model, 0.01f);
+  RefineScratch scratch;
+  RefineContext ctx{model, stream, syncs, scratch, dist::single_process()};
+  OpacityResetTick(0.01f).run_cuda(ctx);
   TrainState want = st;
   cpu::adc_reset_opacity(want, 0.01f);
   const TrainState got = model.download();

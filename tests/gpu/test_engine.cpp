@@ -18,6 +18,7 @@
 #include "engine/state_digest.h"
 #include "io/dataset.h"
 #include "io/demo_scene.h"
+#include "strategy/mcmc/mcmc_strategy.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
@@ -129,8 +130,8 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     if (i % 16 == 15) {
       const std::size_t n = b->num_splats();
       const bool grow = i % 32 == 15;
-      const RefineStats t =
-          b->mcmc_refine({grow ? 0.005f : 0.3f, grow ? n + n / 20 : n, 77u + std::uint64_t(i)});
+      const RefineStats t = b->refine(McmcTick(
+          McmcRefineSettings{grow ? 0.005f : 0.3f, grow ? n + n / 20 : n, 77u + std::uint64_t(i)}));
       if (!grow) {
         EXPECT_GT(t.dead, 0u) << "a relocation-only tick must move splats";
       }

@@ -23,6 +23,8 @@
 #include "engine/adc.h"
 #include "engine/backend.h"
 #include "parity_util.h"
+#include "strategy/adc/adc_strategy.h"
+#include "strategy/adc/adc_tick_cpu.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 
@@ -193,7 +195,7 @@ void check_refine(Backend& gpu, const Case& c) {
   gpu.set_state(start.st);
   cuda::set_adc_stats(gpu, start.stats);
   const double totals_before = sync_count(gpu, "adc_totals");
-  const RefineStats got = gpu.adc_refine(rs);
+  const RefineStats got = gpu.refine(AdcTick(rs));
   const TrainState gpu_st = gpu.state();
   const std::string tag = c.name;
   std::cout << "[ adc ] " << tag << ": " << c.n << " splats, " << want.cloned << " cloned, "
@@ -273,7 +275,7 @@ TEST(ParityAdc, RefineTicksMatchCpu) {
     TrainState st;
     for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) g->sh_degree = 3;
     b->set_state(st);
-    const RefineStats r = b->adc_refine({});
+    const RefineStats r = b->refine(AdcTick(AdcRefineSettings{}));
     EXPECT_EQ(r.count + r.cloned + r.split + r.pruned, 0u);
     EXPECT_EQ(b->num_splats(), 0u);
   }
@@ -285,7 +287,7 @@ TEST(ParityAdc, OpacityResetMatchesCpu) {
   const Start start = make_start({"reset", 2500, 0.2, 0.0, 0.3, 0.1, false, 21});
   auto b = backend_of(BackendKind::Cuda);
   b->set_state(start.st);
-  b->adc_reset_opacity(0.01f);
+  b->refine(OpacityResetTick(0.01f));
   const TrainState got = b->state();
   TrainState want = start.st;
   cpu::adc_reset_opacity(want, 0.01f);
@@ -344,12 +346,12 @@ TEST(ParityAdc, InvariantsOverManyTicks) {
     rs.prune_big = tick > 10;
     rs.scene_extent = 2.0;
     rs.seed = 500 + std::uint64_t(tick);
-    const RefineStats r = b->adc_refine(rs);
+    const RefineStats r = b->refine(AdcTick(rs));
     EXPECT_EQ(r.count, n + r.cloned + r.split - r.pruned) << tag;
     EXPECT_EQ(b->num_splats(), r.count) << tag;
     grew += r.count > n;
     shrank += r.count < n;
-    if (tick % 7 == 3) b->adc_reset_opacity(0.01f);
+    if (tick % 7 == 3) b->refine(OpacityResetTick(0.01f));
 
     const TrainState after = b->state();
     ASSERT_EQ(after.params.size(), r.count) << tag;

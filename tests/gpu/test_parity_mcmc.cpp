@@ -1,8 +1,9 @@
-// MCMC densification on the GPU (cuda/mcmc_cuda.h) against the CPU reference (cpu/mcmc_cpu.h): the
-// position noise, single refine ticks from the same state (relocation, growth, both, nearly
-// everything dead, everything dead, one survivor, no splats), a training step with the MCMC terms
-// on both backends (the regularizers go through Adam, cuda/adam_cuda.h), and invariants over many
-// ticks (count, slots past the live count zero in every model array, finite values).
+// MCMC densification on the GPU (cuda/mcmc_cuda.h, strategy/mcmc/) against the CPU reference
+// (cpu/mcmc_cpu.h): the position noise, single refine ticks from the same state (relocation,
+// growth, both, nearly everything dead, everything dead, one survivor, no splats), a training step
+// with the MCMC terms on both backends (the regularizers go through Adam, cuda/adam_cuda.h), and
+// invariants over many ticks (count, slots past the live count zero in every model array, finite
+// values).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +23,8 @@
 #include "cuda/testing.h"
 #include "engine/backend.h"
 #include "parity_util.h"
+#include "strategy/mcmc/mcmc_strategy.h"
+#include "strategy/mcmc/mcmc_tick_cpu.h"
 #include "train/backend_factory.h"
 #include "train/config.h"
 
@@ -139,7 +142,7 @@ void check_tick(Backend& gpu_backend,
   TrainState cpu = start;
   const RefineStats cs = cpu::mcmc_refine(cpu, s);
   gpu_backend.set_state(start);
-  const RefineStats gs = gpu_backend.mcmc_refine(s);
+  const RefineStats gs = gpu_backend.refine(McmcTick(s));
   const TrainState gpu = gpu_backend.state();
 
   EXPECT_EQ(gs.dead, cs.dead) << tag;
@@ -231,7 +234,7 @@ TEST(ParityMcmc, RefineTicksMatchCpu) {
     TrainState st;
     for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) g->sh_degree = 3;
     b->set_state(st);
-    const RefineStats r = b->mcmc_refine({kMinOpacity, 10, 1});
+    const RefineStats r = b->refine(McmcTick(McmcRefineSettings{kMinOpacity, 10, 1}));
     EXPECT_EQ(r.dead + r.added + r.count, 0u);
     EXPECT_EQ(b->num_splats(), 0u);
   }
@@ -358,7 +361,8 @@ TEST(ParityMcmc, InvariantsOverManyTicks) {
     if (tick % 5 == 2) target = n;
     if (tick % 7 == 3) target = n + 1;
     if (tick == 12 || tick == 30) target = 4 * n;
-    const RefineStats r = b->mcmc_refine({kMinOpacity, target, 1000u + std::uint64_t(tick)});
+    const RefineStats r =
+        b->refine(McmcTick(McmcRefineSettings{kMinOpacity, target, 1000u + std::uint64_t(tick)}));
     EXPECT_EQ(r.dead, dead > 0 && dead < n ? dead : 0) << tag;
     EXPECT_EQ(r.added, target - n) << tag;
     EXPECT_EQ(r.count, target) << tag;

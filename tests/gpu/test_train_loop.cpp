@@ -80,7 +80,7 @@ TEST(TrainLoopGpu, EvaluationsAndCheckpointsDoNotChangeTheRun) {
 TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
   Config cfg = loop_config();
   cfg.train.iterations = 70;
-  cfg.densify.strategy = DensifyStrategy::Adc;
+  cfg.densify.strategy = "adc";
   cfg.densify.refine_start = 10;
   cfg.densify.grow_grad2d = 0.00005;
   cfg.output.checkpoint_every = 35;

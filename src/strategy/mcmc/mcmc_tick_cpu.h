@@ -1,0 +1,22 @@
+#pragma once
+// MCMC's refine tick on the CPU reference backend (Kheradmand et al. 2024), the specification the
+// CUDA tick follows (mcmc_tick_cuda.cpp).
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend.h"
+#include "strategy/mcmc/mcmc_strategy.h"
+
+namespace splat::cpu {
+
+// One refine tick on the state (McmcTick). Grows the state's arrays.
+RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& settings);
+
+// Draws `count` indices i with probability weight[i] / sum(weight) from the counter stream
+// (seed, stream): draw j is the first i whose inclusive prefix sum exceeds u_j * total.
+std::vector<std::uint32_t> sample_by_weight(const std::vector<double>& weight,
+                                            std::size_t count,
+                                            std::uint64_t seed,
+                                            std::uint64_t stream);
+
+}  // namespace splat::cpu
