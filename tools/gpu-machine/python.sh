@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine with the parts of build.sh (binaries, the Lego protocol's data) and
-# pack_python.sh (the package for the machine's Python) staged: the package's tests (the CLI is the
-# staged splat; the GPU test hands a model's device arrays to PyTorch through DLPack), then the
+# pack_python.sh (the package for the machine's Python, and the CLI of the same build) staged: the
+# package's tests (against that CLI; the GPU test hands a model's device arrays to PyTorch through DLPack), then the
 # Lego protocol trained by the CLI and from Python, alternating, PAIRS pairs (default 3). Train
 # seconds from each run's metrics.json and the process's wall time; logs to $out.
 set -uo pipefail
@@ -12,7 +12,7 @@ if [ -f "$carry/python.tar.xz" ]; then
   rm -rf "$state/python" && mkdir -p "$state/python" &&
     tar -C "$state/python" -xJf "$carry/python.tar.xz" && rm "$carry/python.tar.xz"
 fi
-export PYTHONPATH="$state/python" SPLAT_BINARY="$carry/bin/splat"
+export PYTHONPATH="$state/python" SPLAT_BINARY="$state/python/splat_cli"
 python3 -c "import sys, splat, torch; print(sys.version.split()[0], splat.__file__, 'torch', torch.__version__)"
 rc=0
 python3 -m pytest -q tests/python -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -6
@@ -24,7 +24,7 @@ one() {  # one Lego run: cli|python and its index
   local t0 t1
   t0=$(date +%s.%N)
   if [ "$1" = cli ]; then
-    "$carry/bin/splat" train "$lego" --config configs/lego.toml --out "$runs/$1_$2" >"$runs/$1_$2.log" 2>&1
+    "$SPLAT_BINARY" train "$lego" --config configs/lego.toml --out "$runs/$1_$2" >"$runs/$1_$2.log" 2>&1
   else
     python3 -c "import splat, sys
 seen = []
