@@ -29,13 +29,13 @@ print('$1', {k: m.get(k) for k in ('iterations', 'num_splats', 'train_seconds', 
 print('  held out:', ' '.join(v['name'] for v in m.get('test_views', [])))"
   cp "$runs/$1/metrics.json" "$out/$1_metrics.json"
 }
-start=$(date +%s.%N)
+start=$(date +%s)
 "$carry/bin/splat" train "$carry/shared/data/$scene" --out "$runs/posed" >"$out/posed.log" 2>&1 || rc=1
-echo "posed: $(echo "$(date +%s.%N) - $start" | bc) s wall"
+echo "posed: $(($(date +%s) - start)) s wall"
 report posed
-start=$(date +%s.%N)
+start=$(date +%s)
 "$carry/bin/splat" train "$runs/photos" --out "$runs/unposed" >"$out/unposed.log" 2>&1 || rc=1
-echo "unposed (prepare + train): $(echo "$(date +%s.%N) - $start" | bc) s wall"
+echo "unposed (prepare + train): $(($(date +%s) - start)) s wall"
 grep -iE "registered|stage|extract|match|map |write|points|reprojection|left out" "$out/unposed.log" | tail -20
 report unposed
 tail -40 "$runs/unposed/prepare.log" >"$out/colmap_tail.log" 2>/dev/null || true
