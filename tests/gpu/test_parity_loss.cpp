@@ -250,7 +250,7 @@ TEST_F(ParityLoss, L2Ssim) {
 TEST_F(ParityLoss, DataLossIsSsimLossAtLambdaZero) {
   const int w = 97, h = 61;
   const Pair pr = make_pair(w, h, Content::Close, false, 11);
-  for (const auto [with_ssim, alone] :
+  for (const auto& [with_ssim, alone] :
        {std::pair{LossKind::L1Ssim, LossKind::L1}, std::pair{LossKind::L2Ssim, LossKind::L2}}) {
     const GpuLoss a = run_gpu(pr, w, h, 0.0f, false, stream_, with_ssim);
     const GpuLoss b = run_gpu(pr, w, h, 0.7f, false, stream_, alone);

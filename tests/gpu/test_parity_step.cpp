@@ -166,10 +166,14 @@ void check_step(LossKind loss, bool fast_math, TargetKind kind) {
     EXPECT_NEAR(losses[1].l1, losses[0].l1, 1e-5 * std::abs(losses[0].l1)) << tag << " l1";
     // Only mean |d| is an L1 to report, and no SSIM is computed without its term.
     const LossTerms& terms = loss_terms(loss);
-    if (terms.data == DataTerm::Squared) EXPECT_EQ(losses[1].l1, 0.0) << tag;
+    if (terms.data == DataTerm::Squared) {
+      EXPECT_EQ(losses[1].l1, 0.0) << tag;
+    }
     if (!terms.ssim) {
       EXPECT_EQ(losses[1].ssim, 0.0) << tag;
-      if (terms.data == DataTerm::Abs) EXPECT_EQ(losses[1].l1, losses[1].loss) << tag;
+      if (terms.data == DataTerm::Abs) {
+        EXPECT_EQ(losses[1].l1, losses[1].loss) << tag;
+      }
     }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
     expect_model_updates_agree(tag, after, st);
