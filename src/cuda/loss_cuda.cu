@@ -65,13 +65,13 @@ Window make_window() {
 }
 
 struct LossScalars {
-  // (1 - lambda) / (H W 3) times data'(d) / data_grad(d) (below): d loss / d data_grad
+  // (1 - lambda) / (H W 3), times data_grad_factor: d loss / d data_grad (below)
   float data_scale;
   float ssim_scale;  // -lambda / (H W 3): d loss / d SSIM map entry
 };
 
-// The data term of one entry d = image - target, and its derivative up to the factor the host
-// folds into the scale (2 for d^2: 2 d = 2 * d).
+// The data term of one entry d = image - target, and its derivative without the constant factor
+// (2 for d^2) that the host folds into the scale.
 template <DataTerm kData>
 __device__ __forceinline__ float data_term(float d) {
   if constexpr (kData == DataTerm::Squared)
