@@ -448,11 +448,11 @@ TEST(ConfigEnums, RoundTrip) {
   EXPECT_THROW(from_string<InitKind>("Random"), Error);  // names are case-sensitive, as in TOML
 }
 
-// train.loss: the three names, the default (3DGS's l1_ssim), and a wrong name or type rejected
-// with the key, the place and the valid names.
+// train.loss: the names of engine/loss.h's rows, the default (3DGS's l1_ssim), and a wrong name
+// or type rejected with the key, the place, the valid names and the nearest one.
 TEST(ConfigEnums, LossKind) {
   EXPECT_EQ(Config{}.train.loss, LossKind::L1Ssim);
-  for (auto k : {LossKind::L1, LossKind::L2, LossKind::L1Ssim})
+  for (auto k : {LossKind::L1, LossKind::L2, LossKind::L1Ssim, LossKind::L2Ssim})
     EXPECT_EQ(from_string<LossKind>(to_string(k)), k);
   EXPECT_EQ(to_string(LossKind::L1Ssim), "l1_ssim");
   Config c;
@@ -463,7 +463,13 @@ TEST(ConfigEnums, LossKind) {
   EXPECT_HAS(file_error("[train]\nloss = \"ssim\"\n"),
              "x.toml:2: train.loss: \"ssim\" is not one of l1, l2, l1_ssim");
   EXPECT_HAS(override_error("train.loss=1"),
-             "train.loss: expected a string (one of l1, l2, l1_ssim)");
+             "train.loss: expected a string (one of l1, l2, l1_ssim, l2_ssim)");
+  EXPECT_HAS(file_error("[train]\nloss = \"l2ssim\"\n"),
+             "x.toml:2: train.loss: \"l2ssim\" is not one of l1, l2, l1_ssim, l2_ssim (did you "
+             "mean \"l2_ssim\"?)");
+  apply_override(c, "train.loss=l2_ssim");
+  EXPECT_EQ(c.train.loss, LossKind::L2Ssim);
+  EXPECT_HAS(c.to_toml(), "loss = \"l2_ssim\"");
   EXPECT_HAS(config_reference(), "loss = \"l1_ssim\"");
 }
 

@@ -19,6 +19,7 @@
 #include "cpu/appearance_cpu.h"
 #include "cpu/loss_cpu.h"
 #include "cpu/pipeline.h"
+#include "engine/ssim.h"
 
 namespace splat {
 namespace {
@@ -340,7 +341,8 @@ TEST(Gradcheck, Loss) {
   expect_grad_close("loss image", r.v_image, fd, {1e-6, 1e-13, 3e-6});
 }
 
-// train.loss = l1 and l2: the data term alone, w.r.t. the image, with the same kink-free gaps.
+// train.loss = l1 and l2 (the data term alone) and l2_ssim, w.r.t. the image, with the same
+// kink-free gaps.
 void check_data_loss(LossKind kind) {
   const int W = 27, H = 21;
   std::mt19937 rng(11);
@@ -355,8 +357,8 @@ void check_data_loss(LossKind kind) {
     return Vec{cpu::photometric_loss(image, target, W, H, kSsimLambda, false, kind).loss};
   });
   // One scalar (~0.1) differenced over 2e-6, against entries of 1e-5..6e-4: the bounds of the
-  // l1_ssim check above. Observed: rel L2 <= 7.9e-9, max <= 1.8e-8. A factor 2 missing from the
-  // L2 gradient gives rel L2 0.5, a sign error 2.
+  // l1_ssim check above. Observed: rel L2 <= 7.9e-9, max <= 1.8e-8 (l2_ssim: 9.4e-8, 2.4e-7). A
+  // factor 2 missing from the L2 gradient gives rel L2 0.5, a sign error 2.
   expect_grad_close(std::string("loss image ") + std::string(to_string(kind)), r.v_image, fd,
                     {1e-6, 1e-13, 3e-6});
 }
@@ -366,6 +368,9 @@ TEST(Gradcheck, LossL1) {
 }
 TEST(Gradcheck, LossL2) {
   check_data_loss(LossKind::L2);
+}
+TEST(Gradcheck, LossL2Ssim) {
+  check_data_loss(LossKind::L2Ssim);
 }
 
 // l1 and l2 are their formulas, with no SSIM computed (reported 0), and l1 is l1_ssim with
@@ -399,6 +404,53 @@ TEST(Loss, L1AndL2AreTheirFormulas) {
   const auto l1_ssim = cpu::photometric_loss(image, target, W, H, 0.2f, true, LossKind::L1Ssim);
   EXPECT_EQ(by_default.loss, l1_ssim.loss);
   EXPECT_EQ(by_default.v_image, l1_ssim.v_image);
+}
+
+// l2_ssim is its formula, (1 - lambda) mean (r - t)^2 + lambda (1 - mean SSIM), with the SSIM map
+// summed here directly over the 11x11 window (the outer product of the 1D one, zero padding) of an
+// image smaller than the window; no L1 reported. And its ends: lambda 0 is l2 and lambda 1 is
+// l1_ssim's lambda 1, bit for bit (1 - 0 and 1 - 1 are exact, the absent term adds zeros).
+TEST(Loss, L2SsimIsItsFormula) {
+  const int W = 4, H = 3;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<> u01(0.0, 1.0);
+  Vec image(std::size_t(W) * H * 3), target(image.size());
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = u01(rng), target[i] = u01(rng);
+  const auto win = ssim_window<double>();
+  const double C1 = 0.01 * 0.01, C2 = 0.03 * 0.03;
+  double sq_sum = 0, ssim_sum = 0;
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const std::size_t i = (std::size_t(y) * W + x) * 3 + c;
+        sq_sum += (image[i] - target[i]) * (image[i] - target[i]);
+        double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
+        for (int v = 0; v < H; ++v)
+          for (int u = 0; u < W; ++u) {
+            if (std::abs(u - x) > kSsimRadius || std::abs(v - y) > kSsimRadius) continue;
+            const double k = win[v - y + kSsimRadius] * win[u - x + kSsimRadius];
+            const std::size_t j = (std::size_t(v) * W + u) * 3 + c;
+            mx += k * image[j], my += k * target[j];
+            sxx += k * image[j] * image[j], syy += k * target[j] * target[j];
+            sxy += k * image[j] * target[j];
+          }
+        ssim_sum += (2 * mx * my + C1) * (2 * (sxy - mx * my) + C2) /
+                    ((mx * mx + my * my + C1) * (sxx - mx * mx + syy - my * my + C2));
+      }
+  const double n = double(image.size()), lambda = 0.3;
+  const auto r = cpu::photometric_loss(image, target, W, H, lambda, true, LossKind::L2Ssim);
+  EXPECT_NEAR(r.ssim, ssim_sum / n, 1e-14);
+  EXPECT_NEAR(r.loss, (1 - lambda) * sq_sum / n + lambda * (1 - ssim_sum / n), 1e-14);
+  EXPECT_EQ(r.l1, 0.0);  // no L1 term
+
+  const auto at0 = cpu::photometric_loss(image, target, W, H, 0.0, true, LossKind::L2Ssim);
+  const auto l2 = cpu::photometric_loss(image, target, W, H, 0.0, true, LossKind::L2);
+  EXPECT_EQ(at0.loss, l2.loss);
+  EXPECT_EQ(at0.v_image, l2.v_image);
+  const auto at1 = cpu::photometric_loss(image, target, W, H, 1.0, true, LossKind::L2Ssim);
+  const auto l1_ssim = cpu::photometric_loss(image, target, W, H, 1.0, true, LossKind::L1Ssim);
+  EXPECT_EQ(at1.loss, l1_ssim.loss);
+  EXPECT_EQ(at1.v_image, l1_ssim.v_image);
 }
 
 // ---- (d) end to end -----------------------------------------------------------------------------
@@ -492,12 +544,18 @@ TEST(Gradcheck, AppearanceL1) {
 TEST(Gradcheck, AppearanceL2) {
   check_appearance(LossKind::L2);
 }
+TEST(Gradcheck, AppearanceL2Ssim) {
+  check_appearance(LossKind::L2Ssim);
+}
 
 TEST(Gradcheck, EndToEndL1) {
   check_end_to_end(false, false, LossKind::L1);
 }
 TEST(Gradcheck, EndToEndL2) {
   check_end_to_end(false, false, LossKind::L2);
+}
+TEST(Gradcheck, EndToEndL2Ssim) {
+  check_end_to_end(false, false, LossKind::L2Ssim);
 }
 
 }  // namespace

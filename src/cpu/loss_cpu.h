@@ -1,5 +1,6 @@
 #pragma once
-// Photometric loss (engine/loss.h): L1, L2, or (1 - lambda) * L1 + lambda * (1 - SSIM) as in 3DGS.
+// Photometric loss (engine/loss.h): the terms a loss's row names, a data term (mean |d| or mean
+// d^2) and optionally lambda (1 - SSIM) with the data term weighted 1 - lambda (3DGS's l1_ssim).
 // SSIM (Wang et al. 2004) with an 11x11 Gaussian window, sigma 1.5, zero padding ("same" size),
 // averaged over pixels and channels. Forward and gradient in one call. With a mask, only the
 // pixels it keeps count: the data term and the SSIM map are averaged over them, and masked pixels
@@ -50,7 +51,7 @@ struct LossResult {
 };
 
 // image and target are [H, W, 3]; weight, when given, [H, W] in {0, 1} (0: masked). ssim_lambda
-// is read by l1_ssim only.
+// is read by a loss with the SSIM term only.
 template <class T>
 LossResult<T> photometric_loss(const std::vector<T>& image,
                                const std::vector<T>& target,
@@ -60,6 +61,7 @@ LossResult<T> photometric_loss(const std::vector<T>& image,
                                bool with_grad,
                                LossKind kind = LossKind::L1Ssim,
                                const T* weight = nullptr) {
+  const LossTerms& terms = loss_terms(kind);
   const std::size_t np = std::size_t(width) * height, ne = np * 3;
   // The means are over the counted entries: every pixel's three channels, or the mask's.
   const std::size_t counted = weight ? std::size_t(std::count(weight, weight + np, T(1))) * 3 : ne;
@@ -68,25 +70,28 @@ LossResult<T> photometric_loss(const std::vector<T>& image,
   const T C1 = T(0.01 * 0.01), C2 = T(0.03 * 0.03);
   LossResult<T> r;
   if (with_grad) r.v_image.assign(ne, T(0));
-  // The data term: sum |d| (weight 1 - lambda in l1_ssim, 1 in l1) or sum d^2 (l2).
+  // The data term: sum |d| or sum d^2, weighted 1 - lambda with SSIM, 1 without.
   // Sums in double: in float, a million terms near 1 round each addition to the sum's ulp and the
   // mean SSIM comes out percent-level wrong (the GPU reduces in double too).
-  const T l1_weight = kind == LossKind::L1Ssim ? T(1) - ssim_lambda : T(1);
+  const T data_weight = terms.ssim ? T(1) - ssim_lambda : T(1);
+  const T data_scale = data_weight * inv_n;  // d loss / d data(d) of one entry
   double data = 0;
   for (std::size_t i = 0; i < ne; ++i) {
     const T d = image[i] - target[i];
     const T wi = w(i / 3);
-    if (kind == LossKind::L2) {
+    if (terms.data == DataTerm::Squared) {
       data += wi * d * d;
-      if (with_grad) r.v_image[i] = T(2) * inv_n * d * wi;
+      if (with_grad) r.v_image[i] = data_scale * T(2) * d * wi;
     } else {
       data += wi * std::abs(d);
-      if (with_grad) r.v_image[i] = l1_weight * inv_n * T((d > 0) - (d < 0)) * wi;
+      if (with_grad) r.v_image[i] = data_scale * T((d > 0) - (d < 0)) * wi;
     }
   }
-  if (kind != LossKind::L1Ssim) {  // no SSIM
-    r.loss = counted ? T(data / double(counted)) : T(0);
-    if (kind == LossKind::L1) r.l1 = r.loss;
+  const T data_mean = counted ? T(data / double(counted)) : T(0);
+  // The reported L1 is the data term's mean where that is mean |d|.
+  r.l1 = terms.data == DataTerm::Abs ? data_mean : T(0);
+  if (!terms.ssim) {
+    r.loss = data_mean;
     return r;
   }
   double ssim_sum = 0;
@@ -124,9 +129,8 @@ LossResult<T> photometric_loss(const std::vector<T>& image,
     for (std::size_t i = 0; i < np; ++i)
       r.v_image[i * 3 + ch] += w(i) * (bmx[i] + 2 * x[i] * bsxx[i] + y[i] * bsxy[i]);
   }
-  r.l1 = counted ? T(data / double(counted)) : T(0);
   r.ssim = counted ? T(ssim_sum / double(counted)) : T(0);
-  r.loss = (T(1) - ssim_lambda) * r.l1 + ssim_lambda * (T(1) - r.ssim);
+  r.loss = data_weight * data_mean + ssim_lambda * (T(1) - r.ssim);
   return r;
 }
 

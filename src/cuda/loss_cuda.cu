@@ -1,7 +1,8 @@
-// Photometric loss (1 - lambda) * L1 + lambda * (1 - SSIM) and its image gradient in two tiled
-// kernels, after fused-ssim (Mallick et al. 2024, "Taming 3DGS"). The specification is
+// Photometric loss (1 - lambda) * data term + lambda * (1 - SSIM) and its image gradient in two
+// tiled kernels, after fused-ssim (Mallick et al. 2024, "Taming 3DGS"). The specification is
 // cpu/loss_cpu.h: SSIM of Wang et al. 2004 with an 11x11 Gaussian window (sigma 1.5), zero padding.
-// The l1 and l2 losses (engine/loss.h) skip all of it: one elementwise kernel and a reduction.
+// Losses without the SSIM term (engine/loss.h) skip all of it: one elementwise kernel and a
+// reduction. Every kernel is instantiated per data term (|d| or d^2).
 //
 // SSIM is a function of five blurred moments, so its gradient w.r.t. the image is the adjoint blur
 // (the window is symmetric: the blur itself) of the partials w.r.t. mu_x, E[x^2] and E[xy]:
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "cuda/check.h"
@@ -63,9 +65,30 @@ Window make_window() {
 }
 
 struct LossScalars {
-  float l1_scale;    // (1 - lambda) / (H W 3): d loss / d |image - target|
+  // (1 - lambda) / (H W 3), times data_grad_factor: d loss / d data_grad (below)
+  float data_scale;
   float ssim_scale;  // -lambda / (H W 3): d loss / d SSIM map entry
 };
+
+// The data term of one entry d = image - target, and its derivative without the constant factor
+// (2 for d^2) that the host folds into the scale.
+template <DataTerm kData>
+__device__ __forceinline__ float data_term(float d) {
+  if constexpr (kData == DataTerm::Squared)
+    return d * d;
+  else
+    return fabsf(d);
+}
+template <DataTerm kData>
+__device__ __forceinline__ float data_grad(float x, float y) {
+  if constexpr (kData == DataTerm::Squared)
+    return x - y;
+  else
+    return float((x > y) - (x < y));
+}
+constexpr double data_grad_factor(DataTerm data) {
+  return data == DataTerm::Squared ? 2.0 : 1.0;
+}
 
 // The two kinds of target: float RGB, every pixel counted; or a training image's bytes.
 struct FloatTarget {
@@ -133,11 +156,11 @@ __device__ void reduce_block_sums(int tid,
 }
 
 // Kernel 1: per tile and channel, the five blurred moments, the SSIM map and its partials w.r.t.
-// the moments (already scaled by -lambda / n); per block, sum |d| and sum SSIM, written to
+// the moments (already scaled by -lambda / n); per block, sum data(d) and sum SSIM, written to
 // block_sums (no atomics, so the loss is deterministic).
 // Masked pixels (weight 0) enter the windows as zero in both image and target, like the padding,
 // and add nothing to either sum.
-template <class TargetT>
+template <class TargetT, DataTerm kData>
 __global__ void __launch_bounds__(kThreads)
     loss_moments_kernel(int width,
                         int height,
@@ -183,7 +206,7 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
   const float w = inside ? target.weight(pix) : 0.0f;
   const float ssim_scale = scal.ssim_scale * norm_of(norm);
-  float l1 = 0.0f, ssim_sum = 0.0f;
+  float data = 0.0f, ssim_sum = 0.0f;
 
   for (int ch = 0; ch < 3; ++ch) {
     for (int i = tid; i < kRegionH * kTileW; i += kThreads) {
@@ -235,16 +258,17 @@ __global__ void __launch_bounds__(kThreads)
       partials[(1 * 3 + ch) * plane + pix] = d_sxx;
       partials[(2 * 3 + ch) * plane + pix] = d_sxy;
     }
-    // Outside the image both are the zero padding, so this adds 0 there.
+    // Outside the image both are the zero padding, so this adds 0 there; a masked pixel's
+    // entries are 0 too.
     const float2 center = s_xy[ch][ty + kR][tx + kR];
-    l1 += fabsf(center.x - center.y);
+    data += data_term<kData>(center.x - center.y);
     __syncthreads();  // the next channel overwrites s_h
   }
 
-  l1 = warp_sum(l1);
+  data = warp_sum(data);
   ssim_sum = warp_sum(ssim_sum);
   if ((tid & 31) == 0) {
-    s_red[0][tid >> 5] = l1;
+    s_red[0][tid >> 5] = data;
     s_red[1][tid >> 5] = ssim_sum;
   }
   __syncthreads();
@@ -257,9 +281,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Kernel 2: v_image = (1 - lambda) sign(d) / n + blur(d_mx) + 2 x blur(d_sxx) + y blur(d_sxy).
+// Kernel 2: v_image = (1 - lambda) data'(d) / n + blur(d_mx) + 2 x blur(d_sxx) + y blur(d_sxy).
 // Block (0, 0) also reduces kernel 1's per-block sums in double, in a fixed order.
-template <class TargetT>
+template <class TargetT, DataTerm kData>
 __global__ void __launch_bounds__(kThreads, kGradBlocks)
     loss_grad_kernel(int width,
                      int height,
@@ -272,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, kGradBlocks)
                      const float* __restrict__ block_sums,  // [blocks, 2]
                      int num_blocks,
                      float* __restrict__ v_image,             // [H, W, 3]
-                     float* __restrict__ sums) {              // [2]: sum |d|, sum SSIM
+                     float* __restrict__ sums) {              // [2]: sum data(d), sum SSIM
   __shared__ float s_p[kPartials][kRegionH][kPartialStride];  // one channel's partials with halo
   __shared__ float s_h[kPartials][kRegionH][kTileW];          // ... blurred horizontally
 
@@ -285,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, kGradBlocks)
   const bool inside = gx < width && gy < height;
   const std::size_t pix = inside ? std::size_t(gy) * width + gx : 0;
   const float nrm = norm_of(norm);
-  const float l1_scale = scal.l1_scale * nrm;
+  const float data_scale = scal.data_scale * nrm;
 
   // One channel's partials with halo, kLoads per thread (rows of kRegionW consecutive floats per
   // partial plane): all of a thread's loads are issued before its stores to s_p.
@@ -349,9 +373,9 @@ __global__ void __launch_bounds__(kThreads, kGradBlocks)
     if (inside) {
       const std::size_t gi = pix * 3 + ch;
       const float x = image[gi], y = target.value(pix, ch);
-      const float sgn = float((x > y) - (x < y));
+      const float dg = data_grad<kData>(x, y);
       // A masked pixel's gradient is 0 (its x entered the windows as 0); elsewhere x' = x.
-      v_image[gi] = target.weight(pix) * (l1_scale * sgn + bmx + 2.0f * x * bsxx + y * bsxy);
+      v_image[gi] = target.weight(pix) * (data_scale * dg + bmx + 2.0f * x * bsxx + y * bsxy);
     }
     __syncthreads();  // s_h is free for the next channel's horizontal pass, s_p holds its partials
   }
@@ -359,10 +383,10 @@ __global__ void __launch_bounds__(kThreads, kGradBlocks)
   if (blockIdx.x == 0 && blockIdx.y == 0) reduce_block_sums(tid, block_sums, num_blocks, nrm, sums);
 }
 
-// l1 and l2: v_image = sign(d) / n or 2 d / n (scale = 1 / n or 2 / n, times the mask's norm and
+// No SSIM: v_image = sign(d) / n or 2 d / n (scale = 1 / n or 2 / n, times the mask's norm and
 // weight), d = image - target, one thread per entry; per block, sum w |d| or sum w d^2 into
 // block_sums (and 0 for the SSIM column).
-template <class TargetT, bool kSquared>
+template <class TargetT, DataTerm kData>
 __global__ void __launch_bounds__(kThreads)
     data_loss_kernel(std::size_t n,
                      float scale,
@@ -381,7 +405,7 @@ __global__ void __launch_bounds__(kThreads)
     const std::size_t pix = i / 3;
     const float w = target.weight(pix), g = scale * norm_of(norm) * w;
     const float d = image[i] - target.value(pix, int(i % 3));
-    if constexpr (kSquared) {
+    if constexpr (kData == DataTerm::Squared) {
       term = w * d * d;
       v_image[i] = g * d;
     } else {
@@ -409,6 +433,15 @@ __global__ void __launch_bounds__(kThreads)
   reduce_block_sums(int(threadIdx.x), block_sums, num_blocks, norm_of(norm), sums);
 }
 
+// Calls f(std::integral_constant<DataTerm, data>{}): kernels instantiated per data term.
+template <class F>
+void with_data_term(DataTerm data, F&& f) {
+  if (data == DataTerm::Squared)
+    f(std::integral_constant<DataTerm, DataTerm::Squared>{});
+  else
+    f(std::integral_constant<DataTerm, DataTerm::Abs>{});
+}
+
 template <class TargetT>
 void launch_loss(const LossParams& p,
                  const float* image,
@@ -423,38 +456,40 @@ void launch_loss(const LossParams& p,
   if (!(p.ssim_lambda >= 0.0f && p.ssim_lambda <= 1.0f))
     throw Error("photometric_loss: ssim_lambda " + std::to_string(p.ssim_lambda) +
                 " is outside [0, 1]");
+  const LossTerms& terms = loss_terms(p.kind);
   const std::size_t plane = std::size_t(p.width) * p.height;
   const double inv_n = 1.0 / (3.0 * double(plane));
-  if (p.kind != LossKind::L1Ssim) {  // no SSIM: the data term alone
+  if (!terms.ssim) {  // the data term alone
     const std::size_t n = 3 * plane, blocks = (n + kThreads - 1) / kThreads;
     float* block_sums = scratch;  // [blocks, 2], fewer floats than the SSIM partials take
-    if (p.kind == LossKind::L2)
-      data_loss_kernel<TargetT, true><<<unsigned(blocks), kThreads, 0, stream>>>(
-          n, float(2.0 * inv_n), image, target, norm, v_image, block_sums);
-    else
-      data_loss_kernel<TargetT, false><<<unsigned(blocks), kThreads, 0, stream>>>(
-          n, float(inv_n), image, target, norm, v_image, block_sums);
+    with_data_term(terms.data, [&](auto data) {
+      data_loss_kernel<TargetT, decltype(data)::value><<<unsigned(blocks), kThreads, 0, stream>>>(
+          n, float(data_grad_factor(data) * inv_n), image, target, norm, v_image, block_sums);
+    });
     SPLAT_CUDA_CHECK_LAUNCH("data_loss_kernel");
     loss_sums_kernel<<<1, kThreads, 0, stream>>>(block_sums, int(blocks), norm, sums);
     SPLAT_CUDA_CHECK_LAUNCH("loss_sums_kernel");
     return;
   }
   const std::size_t blocks = loss_blocks(p.width, p.height);
-  const LossScalars scal{float((1.0 - double(p.ssim_lambda)) * inv_n),
-                         float(-double(p.ssim_lambda) * inv_n)};
+  const LossScalars scal{
+      float(data_grad_factor(terms.data) * (1.0 - double(p.ssim_lambda)) * inv_n),
+      float(-double(p.ssim_lambda) * inv_n)};
   const Window win = make_window();
   float* partials = scratch;                                         // [kPartials, 3, H, W]
   float* block_sums = scratch + std::size_t(kPartials) * 3 * plane;  // [blocks, 2]
 
   const dim3 grid((p.width + kTileW - 1) / kTileW, (p.height + kTileH - 1) / kTileH),
       block(kTileW, kTileH);
-  loss_moments_kernel<TargetT><<<grid, block, 0, stream>>>(p.width, p.height, scal, win, image,
-                                                           target, norm, partials, block_sums);
-  SPLAT_CUDA_CHECK_LAUNCH("loss_moments_kernel");
-  loss_grad_kernel<TargetT><<<grid, block, 0, stream>>>(p.width, p.height, scal, win, image, target,
-                                                        norm, partials, block_sums, int(blocks),
-                                                        v_image, sums);
-  SPLAT_CUDA_CHECK_LAUNCH("loss_grad_kernel");
+  with_data_term(terms.data, [&](auto data) {
+    loss_moments_kernel<TargetT, decltype(data)::value><<<grid, block, 0, stream>>>(
+        p.width, p.height, scal, win, image, target, norm, partials, block_sums);
+    SPLAT_CUDA_CHECK_LAUNCH("loss_moments_kernel");
+    loss_grad_kernel<TargetT, decltype(data)::value>
+        <<<grid, block, 0, stream>>>(p.width, p.height, scal, win, image, target, norm, partials,
+                                     block_sums, int(blocks), v_image, sums);
+    SPLAT_CUDA_CHECK_LAUNCH("loss_grad_kernel");
+  });
 }
 
 }  // namespace

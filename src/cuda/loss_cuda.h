@@ -1,6 +1,7 @@
 #pragma once
-// Photometric loss on the GPU, forward and gradient fused: mirrors cpu/loss_cpu.h, L1, L2 or
-// (1 - lambda) * L1 + lambda * (1 - SSIM), 11x11 Gaussian window (sigma 1.5), zero padding.
+// Photometric loss on the GPU, forward and gradient fused: mirrors cpu/loss_cpu.h, the terms the
+// loss's row names (engine/loss.h): mean |d| or mean d^2, and optionally lambda * (1 - SSIM) with
+// the data term weighted 1 - lambda, 11x11 Gaussian window (sigma 1.5), zero padding.
 #include <cstddef>
 #include <cstdint>
 
@@ -12,7 +13,7 @@ namespace splat::cuda {
 
 struct LossParams {
   int width = 0, height = 0;
-  float ssim_lambda = 0.2f;  // l1_ssim only
+  float ssim_lambda = 0.2f;  // losses with the SSIM term only
   LossKind kind = LossKind::L1Ssim;
 };
 
@@ -34,9 +35,9 @@ struct LossTarget {
 // scratch.
 struct LossBuffers {
   float* v_image;  // [H, W, 3] d loss / d image
-  // [2]: the sum of the data term (|image - target|, or (image - target)^2 for l2), and the sum
-  // of the SSIM map (l1_ssim; 0 otherwise), over H*W*3 entries, times the target's norm; the
-  // caller turns them into the loss (combined_loss, engine/loss.h).
+  // [2]: the sum of the data term (|image - target| or (image - target)^2), and the sum of the
+  // SSIM map (0 for a loss without it), over H*W*3 entries, times the target's norm; the caller
+  // turns them into the loss (combined_loss, engine/loss.h).
   float* sums;
   float* scratch;  // [loss_scratch_floats(W, H)]
 };

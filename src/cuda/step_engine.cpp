@@ -180,8 +180,8 @@ void StepEngine::retire_front() {
   if (bounded() && slot.status[1]) return recover();
   const double lambda = p.settings.ssim_lambda, views = double(p.views.size());
   const LossKind kind = p.settings.loss;
-  // The data term's mean is mean |d| except for l2 (mean d^2, not an L1 to report).
-  const double l1_part = kind == LossKind::L2 ? 0.0 : 1.0;
+  // The data term's mean is an L1 to report where it is mean |d| (not mean d^2).
+  const double l1_part = loss_terms(kind).data == DataTerm::Abs ? 1.0 : 0.0;
   StepResult r;             // the mean over the step's views
   if (comm_->size() > 1) {  // slot 0 holds the sums over all ranks' views, all of one size
     const double elements =
@@ -387,7 +387,7 @@ void StepEngine::add_work(const Camera& cam,
   work_["work.pixels"] += pixels;
   work_["work.tiles"] += double(fwd.raster.params.grid.count());
   work_["work.target_bytes"] += pixels * target_channels;
-  work_["work.ssim_pixels"] += s.loss == LossKind::L1Ssim ? pixels : 0.0;
+  work_["work.ssim_pixels"] += loss_terms(s.loss).ssim ? pixels : 0.0;
   work_["work.list_visits"] += c[kListVisits];
   work_["work.blend_visits"] += c[kBlendVisits];
   work_["work.boundary_reads"] += c[kBoundaryReads];

@@ -86,7 +86,7 @@ struct LearningRates {
 struct StepPlan {
   RasterSettings raster;
   LossKind loss = LossKind::L1Ssim;  // engine/loss.h
-  double ssim_lambda = 0.2;          // l1_ssim's weight of (1 - SSIM)
+  double ssim_lambda = 0.2;          // the weight of (1 - SSIM) in a loss with it
   // MCMC (0 = off). L1 regularizers, added to the gradients before Adam:
   //   opacity_reg * mean(sigmoid(raw_opacity)) and scale_reg * mean(exp(log_scales)).
   double opacity_reg = 0, scale_reg = 0;
@@ -128,7 +128,8 @@ struct BatchView {
 };
 
 // The step's loss (the one StepSettings::loss selects), and the means of its terms: l1 = mean
-// |r - t| (l1, l1_ssim), ssim = mean SSIM (l1_ssim); 0 where the loss does not compute them.
+// |r - t| (a loss whose data term it is: l1, l1_ssim), ssim = mean SSIM (a loss with the SSIM
+// term); 0 where the loss does not compute them.
 struct StepResult {
   double loss = 0, l1 = 0, ssim = 0;
 };

@@ -1,7 +1,10 @@
 #pragma once
-// The photometric loss a training step minimizes (train.loss): which formula, the one
-// string <-> value map of its names, and how a backend turns its per-view means into the loss.
-// cpu/loss_cpu.h is the specification every backend follows.
+// The photometric losses a training step can minimize (train.loss), as a family: each loss is one
+// row of kLosses naming its terms, and the backends compute whatever terms a row names, so a new
+// combination of the terms below is one enumerator and one row (cpu/loss_cpu.h is the
+// specification every backend follows).
+#include <array>
+#include <cstddef>
 #include <string_view>
 #include <utility>
 
@@ -9,22 +12,47 @@
 
 namespace splat {
 
-// With r the render and t the target, over the H x W x 3 entries:
-//   l1: mean |r - t|;  l2: mean (r - t)^2;
-//   l1_ssim: (1 - lambda) mean |r - t| + lambda (1 - mean SSIM) (3DGS; lambda = train.ssim_lambda).
-// l1 and l2 compute no SSIM at all.
-enum class LossKind { L1, L2, L1Ssim };
+// With r the render, t the target and d = r - t over the H x W x 3 entries, a loss is
+//   w_data * mean data(d)  [+ lambda (1 - mean SSIM(r, t))],  lambda = train.ssim_lambda,
+// with data(d) = |d| or d^2, and w_data = 1 - lambda where the SSIM term is present, else 1.
+// A loss without the SSIM term computes no SSIM at all.
+enum class LossKind { L1, L2, L1Ssim, L2Ssim };
+enum class DataTerm { Abs, Squared };
 
-inline constexpr std::pair<LossKind, std::string_view> kLossKindNames[] = {
-    {LossKind::L1, "l1"}, {LossKind::L2, "l2"}, {LossKind::L1Ssim, "l1_ssim"}};
+struct LossTerms {
+  LossKind kind;
+  std::string_view name;  // train.loss, and in config.toml and checkpoints
+  DataTerm data;
+  bool ssim;
+};
+
+inline constexpr LossTerms kLosses[] = {
+    {LossKind::L1, "l1", DataTerm::Abs, false},
+    {LossKind::L2, "l2", DataTerm::Squared, false},
+    {LossKind::L1Ssim, "l1_ssim", DataTerm::Abs, true},  // 3DGS
+    {LossKind::L2Ssim, "l2_ssim", DataTerm::Squared, true},
+};
+
+constexpr const LossTerms& loss_terms(LossKind k) {
+  for (const LossTerms& row : kLosses)
+    if (row.kind == k) return row;
+  return kLosses[0];  // only reachable through a cast of an out-of-range integer
+}
+
+// The names in the form every enum's names take (name_in, the config's enum lookup).
+inline constexpr auto kLossKindNames = [] {
+  std::array<std::pair<LossKind, std::string_view>, std::size(kLosses)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {kLosses[i].kind, kLosses[i].name};
+  return out;
+}();
 inline std::string_view to_string(LossKind k) {
   return name_in<LossKind>(kLossKindNames, k);
 }
 
-// The loss from the means of its terms: `data` is mean |r - t| (l1, l1_ssim) or mean (r - t)^2
-// (l2), `ssim` the mean SSIM (read only by l1_ssim).
+// The loss from the means of its terms: `data` the data term's, `ssim` SSIM's (read only by a
+// loss with the SSIM term).
 inline double combined_loss(LossKind k, double lambda, double data, double ssim) {
-  if (k != LossKind::L1Ssim) return data;
+  if (!loss_terms(k).ssim) return data;
   return (1.0 - lambda) * data + lambda * (1.0 - ssim);
 }
 

@@ -64,7 +64,7 @@ struct TrainConfig {
   double time_budget = 0;
   std::uint64_t seed = 0;
   LossKind loss = LossKind::L1Ssim;       // engine/loss.h
-  double ssim_lambda = 0.2;               // l1_ssim only
+  double ssim_lambda = 0.2;               // losses with SSIM (l1_ssim, l2_ssim) only
   std::int64_t sh_increase_every = 1000;  // SH degree grows by one every n iterations
   // Coarse-to-fine resolution (train/resolution.h): the first steps on the training images
   // downscaled by coarse_factor (a power of two; 1 = off), the factor halving at evenly spaced

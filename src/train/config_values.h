@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/suggest.h"
 #include "train/config.h"
 
 namespace splat::config_detail {
@@ -79,11 +80,22 @@ inline EnumInfo<PrepareMatcher> enum_info(PrepareMatcher) {
 }
 
 template <class E>
-std::string valid_names() {
-  std::string out;
-  for (const auto& [value, name] : enum_info(E{}).names)
-    out += (out.empty() ? "" : ", ") + std::string(name);
+std::vector<std::string_view> names_of() {
+  std::vector<std::string_view> out;
+  for (const auto& [value, name] : enum_info(E{}).names) out.push_back(name);
   return out;
+}
+
+template <class E>
+std::string valid_names() {
+  return join(names_of<E>());
+}
+
+// " (did you mean \"x\"?)" for a name within a few typos of a valid one, else "".
+template <class E>
+std::string did_you_mean(std::string_view s) {
+  const auto near = closest(s, names_of<E>());
+  return near ? " (did you mean \"" + std::string(*near) + "\"?)" : "";
 }
 
 template <class E>
@@ -102,7 +114,7 @@ template <class E>
 E parse_enum(std::string_view s) {
   if (auto e = lookup<E>(s)) return *e;
   throw Error("unknown " + std::string(enum_info(E{}).what) + " '" + std::string(s) +
-              "' (valid: " + valid_names<E>() + ")");
+              "' (valid: " + valid_names<E>() + ")" + did_you_mean<E>(s));
 }
 
 // ---- Value types: decode from TOML, encode to TOML, range checks -------------------------------
@@ -235,7 +247,7 @@ T decode(const toml::node& n) {
     const auto* v = n.as_string();
     if (!v) throw mismatch("a string (one of " + valid_names<T>() + ")", n);
     if (auto e = lookup<T>(v->get())) return *e;
-    throw Bad{quote(v->get()) + " is not one of " + valid_names<T>()};
+    throw Bad{quote(v->get()) + " is not one of " + valid_names<T>() + did_you_mean<T>(v->get())};
   } else {
     static_assert(std::is_same_v<T, Vec3>);
     const auto* a = n.as_array();

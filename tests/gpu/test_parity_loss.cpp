@@ -1,10 +1,12 @@
-// The fused CUDA photometric loss against cpu::photometric_loss<double>: the L1 and SSIM sums and
-// the image gradient, for float and 8-bit targets, lambda 0, 0.2 and 1, image sizes that are not
-// tile multiples and images smaller than the 11x11 window; and the l1 and l2 losses (no SSIM).
+// The fused CUDA photometric loss against cpu::photometric_loss<double>: the data-term and SSIM
+// sums and the image gradient, for float and 8-bit targets, lambda 0, 0.2 and 1, image sizes that
+// are not tile multiples and images smaller than the 11x11 window, with either data term (l1_ssim,
+// l2_ssim); and the l1 and l2 losses (no SSIM).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -68,7 +70,7 @@ Pair make_pair(int w, int h, Content content, bool u8, std::uint32_t seed) {
 }
 
 struct GpuLoss {
-  double l1 = 0, ssim = 0;
+  double l1 = 0, ssim = 0;  // l1: the data term's mean, |d| or d^2
   std::vector<float> v_image;
   std::vector<float> sums;
 };
@@ -109,20 +111,39 @@ GpuLoss run_gpu(const Pair& pr,
   return r;
 }
 
-void check_case(
-    int w, int h, float lambda, bool u8, Content content, std::uint32_t seed, cudaStream_t stream) {
-  SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " lambda " + std::to_string(lambda) +
-               (u8 ? " u8" : " float") + (content == Content::Close ? " close" : " independent"));
+// The data term's mean, mean |d| or mean d^2, in double.
+double data_mean(const std::vector<double>& image, const std::vector<double>& target, LossKind k) {
+  double sum = 0;
+  for (std::size_t i = 0; i < image.size(); ++i) {
+    const double d = image[i] - target[i];
+    sum += loss_terms(k).data == DataTerm::Squared ? d * d : std::abs(d);
+  }
+  return sum / double(image.size());
+}
+
+// A loss with the SSIM term (l1_ssim, l2_ssim).
+void check_case(int w,
+                int h,
+                float lambda,
+                bool u8,
+                Content content,
+                std::uint32_t seed,
+                cudaStream_t stream,
+                LossKind kind = LossKind::L1Ssim) {
+  SCOPED_TRACE(std::string(to_string(kind)) + " " + std::to_string(w) + "x" + std::to_string(h) +
+               " lambda " + std::to_string(lambda) + (u8 ? " u8" : " float") +
+               (content == Content::Close ? " close" : " independent"));
   const Pair pr = make_pair(w, h, content, u8, seed);
   const std::vector<double> image_ref(pr.image.begin(), pr.image.end());
   const auto want =
-      cpu::photometric_loss<double>(image_ref, pr.target_ref, w, h, double(lambda), true);
-  const GpuLoss got = run_gpu(pr, w, h, lambda, u8, stream);
+      cpu::photometric_loss<double>(image_ref, pr.target_ref, w, h, double(lambda), true, kind);
+  const GpuLoss got = run_gpu(pr, w, h, lambda, u8, stream, kind);
 
   ASSERT_TRUE(std::isfinite(got.sums[0]) && std::isfinite(got.sums[1])) << "sums not written";
   // Per-block float sums of at most 768 terms, then a double reduction: ~1e-7 relative (seen
   // 1.3e-7 on an H200).
-  EXPECT_NEAR(got.l1, want.l1, 2e-6 * want.l1 + 1e-9) << "L1 mean";
+  const double data = data_mean(image_ref, pr.target_ref, kind);
+  EXPECT_NEAR(got.l1, data, 2e-6 * data + 1e-9) << "data term mean";
   // SSIM entries carry float cancellation in E[x^2] - mu^2 (~1e-5 relative where the variance is
   // near C2); averaged, the mean is good to a few 1e-7 (seen 1.9e-7 on an H200). A shifted window
   // or a wrong border moves it by more than 1e-3 on these sizes.
@@ -133,7 +154,8 @@ void check_case(
   expect_agree("v_image", got.v_image, want.v_image,
                {2e-5, 1.0 - 1e-8, 2e-4 * scale,
                 "float32 moments and partials vs double, ~1e-6 relative; a wrong sign(d) costs "
-                "2 (1 - lambda) / n, a border error ~1e-2 of the scale"});
+                "2 (1 - lambda) / n, a missing factor 2 of d^2 half the data term, a border "
+                "error ~1e-2 of the scale"});
 }
 
 // l1 or l2: the data term's sum and gradient against the double reference, and an SSIM sum of
@@ -211,23 +233,38 @@ TEST_F(ParityLoss, L1AndL2) {
     check_data_case(1, 1, kind, false, ++seed, stream_);
 }
 
-// l1 is l1_ssim's data term with lambda 0 (and ignores lambda): the same gradient bits, since
-// l1_ssim's SSIM partials are then scaled by -0 and add zeros, and 1 - 0 is exact; the L1 sums
-// are fixed-order reductions of differently cut blocks: near, not equal.
-TEST_F(ParityLoss, L1IsL1SsimWithoutSsim) {
+// l2_ssim: the SSIM kernels' squared data term, on the sizes and targets of l1_ssim's cases.
+TEST_F(ParityLoss, L2Ssim) {
+  std::uint32_t seed = 500;
+  for (const auto& s : kSizes)
+    for (float lambda : kLambdas)
+      for (bool u8 : {false, true})
+        check_case(s[0], s[1], lambda, u8, Content::Close, ++seed, stream_, LossKind::L2Ssim);
+  for (const auto& s : {std::array{7, 5}, std::array{1, 1}, std::array{17, 1}})
+    check_case(s[0], s[1], 0.2f, false, Content::Independent, ++seed, stream_, LossKind::L2Ssim);
+}
+
+// l1 (l2) is l1_ssim's (l2_ssim's) data term with lambda 0 (and ignores lambda): the same
+// gradient bits, since the SSIM partials are then scaled by -0 and add zeros, and 1 - 0 is exact;
+// the data sums are fixed-order reductions of differently cut blocks: near, not equal.
+TEST_F(ParityLoss, DataLossIsSsimLossAtLambdaZero) {
   const int w = 97, h = 61;
   const Pair pr = make_pair(w, h, Content::Close, false, 11);
-  const GpuLoss a = run_gpu(pr, w, h, 0.0f, false, stream_, LossKind::L1Ssim);
-  const GpuLoss b = run_gpu(pr, w, h, 0.7f, false, stream_, LossKind::L1);
-  EXPECT_NEAR(a.sums[0], b.sums[0], 1e-6 * a.sums[0]);
-  EXPECT_EQ(a.v_image, b.v_image);
+  for (const auto& [with_ssim, alone] :
+       {std::pair{LossKind::L1Ssim, LossKind::L1}, std::pair{LossKind::L2Ssim, LossKind::L2}}) {
+    const GpuLoss a = run_gpu(pr, w, h, 0.0f, false, stream_, with_ssim);
+    const GpuLoss b = run_gpu(pr, w, h, 0.7f, false, stream_, alone);
+    EXPECT_NEAR(a.sums[0], b.sums[0], 1e-6 * a.sums[0]) << to_string(alone);
+    EXPECT_EQ(a.v_image, b.v_image) << to_string(alone);
+  }
 }
 
 // No float atomics: two runs agree bit for bit.
 TEST_F(ParityLoss, Deterministic) {
   const int w = 250, h = 170;
   const Pair pr = make_pair(w, h, Content::Close, false, 7);
-  for (LossKind kind : {LossKind::L1Ssim, LossKind::L1, LossKind::L2}) {
+  for (const LossTerms& row : kLosses) {
+    const LossKind kind = row.kind;
     const GpuLoss a = run_gpu(pr, w, h, 0.2f, false, stream_, kind);
     const GpuLoss b = run_gpu(pr, w, h, 0.2f, false, stream_, kind);
     EXPECT_EQ(a.sums, b.sums) << to_string(kind);

@@ -164,9 +164,16 @@ void check_step(LossKind loss, bool fast_math, TargetKind kind) {
     EXPECT_NEAR(losses[1].loss, losses[0].loss, 1e-5 * std::abs(losses[0].loss)) << tag << " loss";
     EXPECT_NEAR(losses[1].ssim, losses[0].ssim, 1e-5) << tag << " ssim";
     EXPECT_NEAR(losses[1].l1, losses[0].l1, 1e-5 * std::abs(losses[0].l1)) << tag << " l1";
-    if (loss != LossKind::L1Ssim) {  // no SSIM computed, and l2 reports no L1 term
+    // Only mean |d| is an L1 to report, and no SSIM is computed without its term.
+    const LossTerms& terms = loss_terms(loss);
+    if (terms.data == DataTerm::Squared) {
+      EXPECT_EQ(losses[1].l1, 0.0) << tag;
+    }
+    if (!terms.ssim) {
       EXPECT_EQ(losses[1].ssim, 0.0) << tag;
-      EXPECT_EQ(losses[1].l1, loss == LossKind::L1 ? losses[1].loss : 0.0) << tag;
+      if (terms.data == DataTerm::Abs) {
+        EXPECT_EQ(losses[1].l1, losses[1].loss) << tag;
+      }
     }
     EXPECT_EQ(after[1].adam_step, after[0].adam_step);
     expect_model_updates_agree(tag, after, st);
@@ -184,6 +191,10 @@ TEST(ParityStep, L1Loss) {
 TEST(ParityStep, L2Loss) {
   for (const TargetKind kind : {TargetKind::Rgb, TargetKind::Masked})
     check_step(LossKind::L2, true, kind);
+}
+TEST(ParityStep, L2SsimLoss) {
+  for (const TargetKind kind : {TargetKind::Rgb, TargetKind::Masked})
+    check_step(LossKind::L2Ssim, true, kind);
 }
 TEST(ParityStep, AccurateMath) {
   check_step(LossKind::L1Ssim, false, TargetKind::Rgb);
