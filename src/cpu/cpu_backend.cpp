@@ -62,10 +62,7 @@ class CpuBackend final : public Backend {
       throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
                   " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
     check_appearance(s.appearance, images_.size(), name());
-    if (!s.adc.grad2d_abs.empty() && s.adc.grad2d_abs.size() != s.adc.size())
-      throw Error("cpu backend: " + std::to_string(s.adc.grad2d_abs.size()) +
-                  " absolute gradient sums for statistics of " + std::to_string(s.adc.size()) +
-                  " splats");
+    check_adc_stats(s.adc, name());
     state_ = s;
     stats_ = std::move(state_.adc);
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());

@@ -80,6 +80,9 @@ RefineStats Refiner::adc(DeviceModel& model, const AdcRefineSettings& s, dist::C
                               "ADC statistics all-reduce (grad2d)");
     comm.allreduce_sum_device(model.vis_count.data(), model.vis_count.size(), stream_,
                               "ADC statistics all-reduce (count)");
+    if (model.grad2d_abs.size() == std::size_t(n))
+      comm.allreduce_sum_device(model.grad2d_abs.data(), model.grad2d_abs.size(), stream_,
+                                "ADC statistics all-reduce (grad2d_abs)");
   }
 
   const AdcScratch& scratch = adc_scratch_.ensure(n);

@@ -58,6 +58,9 @@ struct TrainState {
   AppearanceState appearance;
 };
 
+// Throws unless s.grad2d_abs is empty (not in use) or holds one sum per entry of s.
+void check_adc_stats(const adc::Stats& s, const std::string& backend);
+
 // Throws unless `a` is empty or holds transforms and moments of one size, 12 floats each per
 // image, and (once the backend has its training images, images > 0) one transform per image.
 void check_appearance(const AppearanceState& a, std::size_t images, const std::string& backend);
