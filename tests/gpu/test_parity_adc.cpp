@@ -76,18 +76,23 @@ StatsScene stats_scene(int n, int w, int h) {
   return u;
 }
 
+// The scene's step on the CPU and on the GPU backend.
+std::pair<std::unique_ptr<Backend>, std::unique_ptr<Backend>> step_both(const StatsScene& u) {
+  std::pair both{backend_of(BackendKind::Cpu), backend_of(BackendKind::Cuda)};
+  std::vector<StepResult> losses;
+  for (Backend* b : {both.first.get(), both.second.get()}) {
+    b->set_images({&u.target});
+    b->set_state(u.st);
+    b->step(u.scene.camera, 0, u.s);
+    b->collect_losses(losses, true);
+  }
+  return both;
+}
+
 TEST(ParityAdc, AccumulateMatchesCpu) {
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     StatsScene u = stats_scene(n, w, h);
-    auto cpu_b = backend_of(BackendKind::Cpu);
-    auto gpu_b = backend_of(BackendKind::Cuda);
-    std::vector<StepResult> losses;
-    for (Backend* b : {cpu_b.get(), gpu_b.get()}) {
-      b->set_images({&u.target});
-      b->set_state(u.st);
-      b->step(u.scene.camera, 0, u.s);
-      b->collect_losses(losses, true);
-    }
+    const auto [cpu_b, gpu_b] = step_both(u);
     adc::Stats want = cpu::adc_stats(*cpu_b);
     const adc::Stats got = cuda::adc_stats(*gpu_b);
     const std::string tag =
@@ -119,6 +124,7 @@ TEST(ParityAdc, AccumulateMatchesCpu) {
     // A step that does not accumulate leaves the statistics alone.
     u.s.accumulate_grad2d = false;
     gpu_b->step(u.scene.camera, 0, u.s);
+    std::vector<StepResult> losses;
     gpu_b->collect_losses(losses, true);
     EXPECT_TRUE(bit_equal(cuda::adc_stats(*gpu_b).grad2d, got.grad2d)) << tag;
   }
@@ -130,15 +136,7 @@ TEST(ParityAdc, AbsStatisticMatchesCpu) {
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
     StatsScene u = stats_scene(n, w, h);
     u.s.accumulate_grad2d_abs = true;
-    auto cpu_b = backend_of(BackendKind::Cpu);
-    auto gpu_b = backend_of(BackendKind::Cuda);
-    std::vector<StepResult> losses;
-    for (Backend* b : {cpu_b.get(), gpu_b.get()}) {
-      b->set_images({&u.target});
-      b->set_state(u.st);
-      b->step(u.scene.camera, 0, u.s);
-      b->collect_losses(losses, true);
-    }
+    const auto [cpu_b, gpu_b] = step_both(u);
     adc::Stats want = cpu::adc_stats(*cpu_b);
     adc::Stats got = cuda::adc_stats(*gpu_b);
     const std::string tag =
