@@ -67,11 +67,11 @@ __device__ __forceinline__ void add_splat_grad(std::uint32_t g,
     atomicAdd(&fixed[std::size_t(g) * kValues + index],
               static_cast<unsigned long long>(__float2ll_rn(value * scale)));
   } else {
-    float* dst = index < 2   ? v.means2d + std::size_t(g) * 2 + index
-                 : index < 5 ? v.conics + std::size_t(g) * 3 + (index - 2)
-                 : index < 8 ? v.colors + std::size_t(g) * 3 + (index - 5)
-                 : index < 9 ? v.opacities + g
-                             : v.means2d_abs + std::size_t(g) * 2 + (index - 9);
+    float* dst = index < 2            ? v.means2d + std::size_t(g) * 2 + index
+                 : index < 5          ? v.conics + std::size_t(g) * 3 + (index - 2)
+                 : index < 8          ? v.colors + std::size_t(g) * 3 + (index - 5)
+                 : !kAbs || index < 9 ? v.opacities + g
+                                      : v.means2d_abs + std::size_t(g) * 2 + (index - 9);
     atomicAdd(dst, value);
   }
 }
@@ -255,22 +255,23 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
 }
 
-// v = fixed / 2^kFixedFractionBits, back in float; fixed [N, 9], or [N, 11] with v.means2d_abs.
+// v = fixed / 2^kFixedFractionBits, back in float; fixed [N, 9], or [N, 11] with kAbs.
+template <bool kAbs>
 __global__ void fixed_to_float_kernel(int n,
                                       const unsigned long long* __restrict__ fixed,
                                       ProjectedGradPtrs v) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   constexpr double inv_scale = 1.0 / double(1ull << kFixedFractionBits);
-  const int values = v.means2d_abs ? 11 : 9;
-  float val[11];
-  for (int j = 0; j < values; ++j)
-    val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * values + j])) * inv_scale);
+  constexpr int kValues = kAbs ? 11 : 9;
+  float val[kValues];
+  for (int j = 0; j < kValues; ++j)
+    val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * kValues + j])) * inv_scale);
   for (int j = 0; j < 2; ++j) v.means2d[i * 2 + j] = val[j];
   for (int j = 0; j < 3; ++j) v.conics[i * 3 + j] = val[2 + j];
   for (int j = 0; j < 3; ++j) v.colors[i * 3 + j] = val[5 + j];
   v.opacities[i] = val[8];
-  if (v.means2d_abs)
+  if constexpr (kAbs)
     for (int j = 0; j < 2; ++j) v.means2d_abs[i * 2 + j] = val[9 + j];
 }
 
@@ -331,8 +332,11 @@ void rasterize_bwd_deterministic(const RasterState& fwd,
       fixed, 0, std::size_t(n) * fixed_values(v) * sizeof(unsigned long long), stream));
   launch<true>("rasterize_bwd_deterministic", fwd, v_out, v, fixed, stream);
   constexpr int kThreads = 256;
-  fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed,
-                                                                                          v);
+  const unsigned blocks = unsigned((n + kThreads - 1) / kThreads);
+  if (v.means2d_abs)
+    fixed_to_float_kernel<true><<<blocks, kThreads, 0, stream>>>(n, fixed, v);
+  else
+    fixed_to_float_kernel<false><<<blocks, kThreads, 0, stream>>>(n, fixed, v);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd_deterministic: fixed_to_float");
 }
 
