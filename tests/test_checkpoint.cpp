@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/crc32c.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
 #include "test_util.h"
@@ -56,6 +57,7 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
   for (std::size_t i = 0; i < n; ++i) {
     c.adc_grad2d.push_back(std::uniform_real_distribution<float>(0, 1)(rng));
     c.adc_count.push_back(std::int32_t(i % 7));
+    c.adc_grad2d_abs.push_back(std::uniform_real_distribution<float>(0, 2)(rng));
     c.filter3d.push_back(std::uniform_real_distribution<float>(0, 1e-4f)(rng));
   }
   // Three training images' appearance transforms and moments.
@@ -80,6 +82,7 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.config_toml, b.config_toml);
   EXPECT_EQ(a.adc_grad2d, b.adc_grad2d);
   EXPECT_EQ(a.adc_count, b.adc_count);
+  EXPECT_EQ(a.adc_grad2d_abs, b.adc_grad2d_abs);
   EXPECT_EQ(a.run_id, b.run_id);
   EXPECT_EQ(a.filter3d, b.filter3d);
   EXPECT_EQ(a.appearance, b.appearance);
@@ -163,6 +166,10 @@ void expect_older_version_reads(const std::string& path,
   bytes.resize(section_count_offset(bytes, first_absent) - sizeof(std::uint32_t) -
                first_absent.size() - sizeof(std::uint32_t));
   poke(bytes, 8, version);
+  if (version >= 6) {  // checksummed: the CRC32C of every byte before it
+    const std::uint32_t crc = crc32c(0, bytes.data(), bytes.size());
+    bytes.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+  }
   write_bytes(path, bytes);
   expect_identical(c, read_checkpoint(path));
 }
@@ -178,6 +185,7 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   c.appearance_m.clear();
   c.appearance_v.clear();
   c.train_images.clear();
+  c.adc_grad2d_abs.clear();
   expect_older_version_reads(path_, c, 1, "adc_grad2d");
 }
 
@@ -189,6 +197,7 @@ TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   c.appearance_m.clear();
   c.appearance_v.clear();
   c.train_images.clear();
+  c.adc_grad2d_abs.clear();
   expect_older_version_reads(path_, c, 3, "filter3d");
 }
 
@@ -199,6 +208,7 @@ TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   c.appearance_m.clear();
   c.appearance_v.clear();
   c.train_images.clear();
+  c.adc_grad2d_abs.clear();
   expect_older_version_reads(path_, c, 4, "appearance");
 }
 
@@ -207,7 +217,16 @@ TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
 TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.train_images.clear();
+  c.adc_grad2d_abs.clear();
   expect_older_version_reads(path_, c, 5, "train_image_names");
+}
+
+// Version 6 ended at the training images (and its checksum): such a file reads with no absolute
+// gradient statistic (a resume starts it fresh).
+TEST_F(CheckpointFile, VersionSixWithoutAbsoluteGradientsReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  c.adc_grad2d_abs.clear();
+  expect_older_version_reads(path_, c, 6, "adc_grad2d_abs");
 }
 
 // Transforms that are not whole 12-float matrices, moments of another size and a non-finite
@@ -252,6 +271,17 @@ TEST_F(CheckpointFile, AdcStatisticsOfAnotherModelSizeAreNamed) {
   c.adc_count.pop_back();
   c.adc_grad2d.pop_back();
   EXPECT_NE(error_of([&] { write_checkpoint(path_, c); }).find("adc_count"), std::string::npos);
+  c = make_checkpoint(5, 1);
+  c.adc_grad2d_abs.pop_back();
+  expect_contains(error_of([&] { write_checkpoint(path_, c); }),
+                  {path_, "section adc_grad2d_abs", "4 absolute gradient sums for 5 counts"});
+  // The same in a file: one sum cut off.
+  const std::size_t at = section_count_offset(bytes_, "adc_grad2d_abs");
+  poke<std::uint64_t>(bytes_, at, 36);
+  poke<std::uint64_t>(bytes_, at + 8, 36 * sizeof(float));
+  bytes_.erase(at + 16 + 36 * sizeof(float), sizeof(float));
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section adc_grad2d_abs", "36 absolute gradient sums"});
 }
 
 TEST_F(CheckpointFile, WrongMagicIsNamed) {
@@ -261,7 +291,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 7u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 8u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

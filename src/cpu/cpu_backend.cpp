@@ -63,6 +63,7 @@ class CpuBackend final : public Backend {
       throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
                   " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
     check_appearance(s.appearance, images_.size(), name());
+    check_adc_stats(s.adc, name());
     state_ = s;
     stats_ = std::move(state_.adc);
     if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -116,14 +117,16 @@ class CpuBackend final : public Backend {
           v_transform[j] += float(2 * s.appearance_reg) * (transform[j] - appearance_identity(j));
       }
       // render_bwd's two stages, so ADC can read the projected gradients in between.
+      const bool abs = s.accumulate_grad2d && s.accumulate_grad2d_abs;
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
-                                                   s.raster, loss.v_image, {});
+                                                   s.raster, loss.v_image, {}, abs);
       project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads,
                   filter);
       if (k > 0) add_in_place(grads, view_grads);
       if (s.accumulate_grad2d) {
         if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
-        adc_accumulate(stats_, fwd.projected.radii, v.means2d, cam.width, cam.height);
+        adc_accumulate(stats_, fwd.projected.radii, v.means2d, cam.width, cam.height,
+                       v.means2d_abs);
       }
       sums[0] += loss.loss;
       sums[1] += loss.l1;

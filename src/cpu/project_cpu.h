@@ -31,6 +31,9 @@ struct Projected {
 template <class T>
 struct ProjectedGrad {
   std::vector<T> means2d, conics, colors, opacities;  // same shapes as Projected
+  // [N, 2] sum over pixels of |the pixel's d loss / d mean2d| per axis; empty unless asked for
+  // (rasterize_bwd's abs_means2d).
+  std::vector<T> means2d_abs;
 };
 
 template <class T>

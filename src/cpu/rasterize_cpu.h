@@ -110,7 +110,8 @@ RasterOut<T> rasterize_fwd(const Projected<T>& p,
 
 // Gradients of the loss w.r.t. the projected quantities, from d loss / d image and d loss / d alpha
 // (either may be empty). Each intersection gets its own gradient slot; the per-splat sums are then
-// taken in sorted order, so the result does not depend on the number of threads.
+// taken in sorted order, so the result does not depend on the number of threads. abs_means2d:
+// also means2d_abs, the per-pixel mean gradients' absolute values summed (AbsGS's statistic).
 template <class T>
 ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
                                const Intersections& isect,
@@ -118,8 +119,10 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
                                int height,
                                const RasterSettings& rs,
                                const std::vector<T>& v_image,
-                               const std::vector<T>& v_alpha) {
-  constexpr int kSlots = 9;  // means2d 2, conic 3, color 3, opacity 1
+                               const std::vector<T>& v_alpha,
+                               bool abs_means2d = false) {
+  // means2d 2, conic 3, color 3, opacity 1, then with abs_means2d |means2d| 2
+  const std::size_t kSlots = abs_means2d ? 11 : 9;
   std::vector<T> per_isect(isect.keys.size() * kSlots, T(0));
   for_each_pixel<T>(width, height, isect, [&](std::uint32_t tile, int x, int y) {
     const std::size_t pix = std::size_t(y) * width + x;
@@ -154,8 +157,12 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
       // alpha = opacity * exp(power), power = -(a dx^2 / 2 + b dx dy + c dy^2 / 2).
       const T* cn = &p.conics[ct.gaussian * 3];
       const T v_power = v_alpha_i * ct.alpha;
-      slot[0] += -v_power * (cn[0] * ct.dx + cn[1] * ct.dy);
-      slot[1] += -v_power * (cn[2] * ct.dy + cn[1] * ct.dx);
+      const T v_mean[2] = {-v_power * (cn[0] * ct.dx + cn[1] * ct.dy),
+                           -v_power * (cn[2] * ct.dy + cn[1] * ct.dx)};
+      for (int j = 0; j < 2; ++j) {
+        slot[j] += v_mean[j];
+        if (abs_means2d) slot[9 + j] += std::abs(v_mean[j]);
+      }
       slot[2] += -v_power * T(0.5) * ct.dx * ct.dx;
       slot[3] += -v_power * ct.dx * ct.dy;
       slot[4] += -v_power * T(0.5) * ct.dy * ct.dy;
@@ -169,6 +176,7 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
   v.conics.assign(n * 3, T(0));
   v.colors.assign(n * 3, T(0));
   v.opacities.assign(n, T(0));
+  if (abs_means2d) v.means2d_abs.assign(n * 2, T(0));
   for (std::size_t k = 0; k < isect.keys.size(); ++k) {
     const std::uint32_t g = isect.gaussian_from_isect[k];
     const T* s = &per_isect[k * kSlots];
@@ -176,6 +184,8 @@ ProjectedGrad<T> rasterize_bwd(const Projected<T>& p,
     for (int j = 0; j < 3; ++j) v.conics[g * 3 + j] += s[2 + j];
     for (int j = 0; j < 3; ++j) v.colors[g * 3 + j] += s[5 + j];
     v.opacities[g] += s[8];
+    if (abs_means2d)
+      for (int j = 0; j < 2; ++j) v.means2d_abs[g * 2 + j] += s[9 + j];
   }
   return v;
 }

@@ -12,6 +12,7 @@
 namespace splat::cuda {
 
 void DeviceModel::upload(const TrainState& s) {
+  check_adc_stats(s.adc, "cuda");
   n = int(s.params.size());
   sh_degree = s.params.sh_degree;
   params.upload(s.params);
@@ -29,6 +30,10 @@ void DeviceModel::upload(const TrainState& s) {
   if (s.adc.size() == std::size_t(n)) {
     grad2d.upload(s.adc.grad2d);
     vis_count.upload(s.adc.count);
+    if (!s.adc.grad2d_abs.empty())
+      grad2d_abs.upload(s.adc.grad2d_abs);
+    else if (grad2d_abs_in_use())
+      reset_grad2d_abs();
   } else if (adc_stats_in_use()) {
     reset_adc_stats();
   }
@@ -64,6 +69,7 @@ TrainState DeviceModel::download() const {
   if (adc_stats_in_use() && grad2d.size() == std::size_t(n)) {
     s.adc.grad2d = grad2d.download();
     s.adc.count = vis_count.download();
+    if (grad2d_abs.size() == std::size_t(n)) s.adc.grad2d_abs = grad2d_abs.download();
   }
   if (filter_on_) s.filter3d = filter3d_.download();
   s.appearance = {appearance.params.download(), appearance.m.download(), appearance.v.download()};
@@ -125,7 +131,8 @@ std::vector<DeviceArrayView> DeviceModel::arrays() const {
 
 std::size_t DeviceModel::bytes() const {
   std::size_t b = grad2d.capacity_bytes() + vis_count.capacity_bytes() +
-                  filter3d_.capacity_bytes() + filter_cams_.capacity_bytes();
+                  grad2d_abs.capacity_bytes() + filter3d_.capacity_bytes() +
+                  filter_cams_.capacity_bytes();
   for (const Groups* G : {&params, &grads, &m, &v})
     for (const auto& buffer : G->g) b += buffer.capacity_bytes();
   for (const auto* buffer : {&appearance.params, &appearance.grads, &appearance.m, &appearance.v})
@@ -138,21 +145,31 @@ void DeviceModel::reset_adc_stats() {
   vis_count.resize(std::size_t(n));
   grad2d.zero(stream_);
   vis_count.zero(stream_);
+  if (grad2d_abs_in_use()) reset_grad2d_abs();
+}
+
+void DeviceModel::reset_grad2d_abs() {
+  grad2d_abs.resize(std::size_t(n));
+  grad2d_abs.zero(stream_);
 }
 
 adc::Stats DeviceModel::adc_stats() const {
   adc::Stats st;
   st.grad2d = grad2d.download();
   st.count = vis_count.download();
+  if (grad2d_abs.size() == grad2d.size()) st.grad2d_abs = grad2d_abs.download();
   return st;
 }
 
 void DeviceModel::set_adc_stats(const adc::Stats& st) {
-  if (st.grad2d.size() != std::size_t(n) || st.count.size() != std::size_t(n))
-    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) +
-                " splats, the model has " + std::to_string(n));
+  if (st.grad2d.size() != std::size_t(n) || st.count.size() != std::size_t(n) ||
+      (!st.grad2d_abs.empty() && st.grad2d_abs.size() != std::size_t(n)))
+    throw Error("set_adc_stats: statistics for " + std::to_string(st.count.size()) + " splats (" +
+                std::to_string(st.grad2d_abs.size()) + " absolute sums), the model has " +
+                std::to_string(n));
   grad2d.upload(st.grad2d);
   vis_count.upload(st.count);
+  if (!st.grad2d_abs.empty()) grad2d_abs.upload(st.grad2d_abs);
   uploaded();
 }
 

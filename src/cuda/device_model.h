@@ -81,9 +81,12 @@ class DeviceModel {
   std::vector<DeviceArrayView> arrays() const;
 
   // ADC statistics: one entry per live splat. Allocated by the first step that accumulates and
-  // kept sized to the count from then on.
+  // kept sized to the count from then on; grad2d_abs likewise, by the first step that accumulates
+  // it.
   bool adc_stats_in_use() const { return grad2d.capacity() > 0; }
-  void reset_adc_stats();
+  bool grad2d_abs_in_use() const { return grad2d_abs.capacity() > 0; }
+  void reset_adc_stats();  // grad2d and the counts, and grad2d_abs where in use
+  void reset_grad2d_abs();
   adc::Stats adc_stats() const;
   void set_adc_stats(const adc::Stats& st);
 
@@ -114,6 +117,7 @@ class DeviceModel {
   Groups params, grads, m, v;
   DeviceBuffer<float> grad2d;            // [N] ADC: gradient-norm sums since the last tick
   DeviceBuffer<std::int32_t> vis_count;  // [N] ADC: visible steps since the last tick
+  DeviceBuffer<float> grad2d_abs;        // [N] ADC: sums of AbsGS's statistic (adc::Stats)
   DeviceAppearance appearance;
   // Counts changes of the buffers or the count (upload, refine ticks, a resized filter): a
   // captured step graph holds their pointers.

@@ -10,6 +10,7 @@
 // slower too; docs/perf-log.md).
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "cuda/check.h"
@@ -50,29 +51,34 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[kN], int lane) {
   return total;
 }
 
-// One warp's gradient of splat g: value `index` (0-1 means2d, 2-4 conic, 5-7 color, 8 opacity)
-// added where it belongs, as a float atomic into v or (kFixed) a 64-bit integer atomic of its
-// fixed-point value into fixed [N, 9]. Lanes add different values in one instruction.
-template <bool kFixed>
+// One warp's gradient of splat g: value `index` (0-1 means2d, 2-4 conic, 5-7 color, 8 opacity,
+// 9-10 |means2d| with kAbs) added where it belongs, as a float atomic into v or (kFixed) a 64-bit
+// integer atomic of its fixed-point value into fixed [N, kValues]. Lanes add different values in
+// one instruction.
+template <bool kFixed, bool kAbs>
 __device__ __forceinline__ void add_splat_grad(std::uint32_t g,
                                                int index,
                                                float value,
                                                const ProjectedGradPtrs& v,
                                                unsigned long long* fixed) {
   if constexpr (kFixed) {
+    constexpr std::size_t kValues = kAbs ? 11 : 9;
     constexpr float scale = float(1ull << kFixedFractionBits);
-    atomicAdd(&fixed[std::size_t(g) * 9 + index],
+    atomicAdd(&fixed[std::size_t(g) * kValues + index],
               static_cast<unsigned long long>(__float2ll_rn(value * scale)));
   } else {
-    float* dst = index < 2   ? v.means2d + std::size_t(g) * 2 + index
-                 : index < 5 ? v.conics + std::size_t(g) * 3 + (index - 2)
-                 : index < 8 ? v.colors + std::size_t(g) * 3 + (index - 5)
-                             : v.opacities + g;
+    float* dst = index < 2            ? v.means2d + std::size_t(g) * 2 + index
+                 : index < 5          ? v.conics + std::size_t(g) * 3 + (index - 2)
+                 : index < 8          ? v.colors + std::size_t(g) * 3 + (index - 5)
+                 : !kAbs || index < 9 ? v.opacities + g
+                                      : v.means2d_abs + std::size_t(g) * 2 + (index - 9);
     atomicAdd(dst, value);
   }
 }
 
-template <int kSide, bool kFixed, bool kFast>  // the tile side; kFast: RasterParams::fast_math
+// kSide: the tile side; kFixed: the deterministic variant; kFast: RasterParams::fast_math; kAbs:
+// also v.means2d_abs.
+template <int kSide, bool kFixed, bool kFast, bool kAbs>
 __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
     RasterParams p,
     const std::uint32_t* __restrict__ gaussian_ids,  // [M] sorted by (tile, depth)
@@ -86,7 +92,7 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
     const float* __restrict__ v_image,               // [H, W, 3]
     const float* __restrict__ v_alpha,               // [H, W] or null
     ProjectedGradPtrs v,                             // [N, ...] (float sums)
-    unsigned long long* __restrict__ fixed) {        // [N, 9] (kFixed)
+    unsigned long long* __restrict__ fixed) {        // [N, 9 or 11] (kFixed)
   constexpr int kWarps = kSide * kSide / 32;
   __shared__ Chunk s_chunk[2][kWarps];  // the warp's two slots (rasterize_common.cuh)
 
@@ -220,34 +226,53 @@ __global__ void __launch_bounds__(kSide* kSide) rasterize_bwd_kernel(
       gradient(t0, s0, vg, vo[0]);
       gradient(t1, s1, vg + 8, vo[1]);
       // Outside any branch: all 32 lanes shuffle. Lane l then holds the sum of value l / 2 of vg
-      // (entry l / 16, value (l / 2) % 8), and lanes 0 and 16 the opacities'.
+      // (entry l / 16, value (l / 2) % 8), and lanes 0 and 16 the opacities'. kAbs: per entry e,
+      // values 4 e .. 4 e + 3 of one reduce-scatter of 8 are its opacity, this pixel's |d loss /
+      // d mean2d| on both axes and a zero, so lane l holds value l / 4; the opacities' sums have
+      // the bits of the reduction of two (the same butterfly over the lanes).
+      float v_other;  // the opacity of entry lane / 16; kAbs: value lane / 4 of vs
+      if constexpr (kAbs) {
+        float vs[8] = {vo[0], fabsf(vg[0]), fabsf(vg[1]), 0.0f,  // before vg is reduced in place
+                       vo[1], fabsf(vg[8]), fabsf(vg[9]), 0.0f};
+        v_other = warp_reduce_scatter(vs, lane);
+      }
       const float sum = warp_reduce_scatter(vg, lane);
-      const float v_opacity = warp_reduce_scatter(vo, lane);
+      if constexpr (!kAbs) v_other = warp_reduce_scatter(vo, lane);
       const int e = lane / 16;  // which of the two entries this lane's sums belong to
       if ((e ? lanes1 : lanes0) != 0) {
         const std::uint32_t g = c.id[e ? t1 : t0];
-        if (lane % 2 == 0) add_splat_grad<kFixed>(g, (lane / 2) % 8, sum, v, fixed);
-        if (lane % 16 == 0) add_splat_grad<kFixed>(g, 8, v_opacity, v, fixed);
+        if (lane % 2 == 0) add_splat_grad<kFixed, kAbs>(g, (lane / 2) % 8, sum, v, fixed);
+        if constexpr (kAbs) {
+          const int value = (lane / 4) % 4;  // opacity, |x|, |y|, none
+          if (lane % 4 == 0 && value < 3)
+            add_splat_grad<kFixed, kAbs>(g, 8 + value, v_other, v, fixed);
+        } else if (lane % 16 == 0) {
+          add_splat_grad<kFixed, kAbs>(g, 8, v_other, v, fixed);
+        }
       }
     }
   }
   __pipeline_wait_prior(0);  // no copy may land in shared memory after the block is gone
 }
 
-// v = fixed / 2^kFixedFractionBits, back in float.
+// v = fixed / 2^kFixedFractionBits, back in float; fixed [N, 9], or [N, 11] with kAbs.
+template <bool kAbs>
 __global__ void fixed_to_float_kernel(int n,
                                       const unsigned long long* __restrict__ fixed,
                                       ProjectedGradPtrs v) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   constexpr double inv_scale = 1.0 / double(1ull << kFixedFractionBits);
-  float val[9];
-  for (int j = 0; j < 9; ++j)
-    val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * 9 + j])) * inv_scale);
+  constexpr int kValues = kAbs ? 11 : 9;
+  float val[kValues];
+  for (int j = 0; j < kValues; ++j)
+    val[j] = float(double(static_cast<long long>(fixed[std::size_t(i) * kValues + j])) * inv_scale);
   for (int j = 0; j < 2; ++j) v.means2d[i * 2 + j] = val[j];
   for (int j = 0; j < 3; ++j) v.conics[i * 3 + j] = val[2 + j];
   for (int j = 0; j < 3; ++j) v.colors[i * 3 + j] = val[5 + j];
   v.opacities[i] = val[8];
+  if constexpr (kAbs)
+    for (int j = 0; j < 2; ++j) v.means2d_abs[i * 2 + j] = val[9 + j];
 }
 
 // The launch of both variants (and of both fast_math variants of each); false when there is
@@ -264,17 +289,24 @@ bool launch(const char* who,
   dim3 grid;
   if (!tile_launch_grid(who, p, grid)) return false;
   grid.x *= kSegments;
-  with_tile_side(p.grid, [&](auto side) {
+  const auto run = [&](auto side, auto abs) {
     constexpr int kSide = decltype(side)::value;
-    const auto kernel = p.fast_math ? rasterize_bwd_kernel<kSide, kFixed, true>
-                                    : rasterize_bwd_kernel<kSide, kFixed, false>;
+    constexpr bool kAbs = decltype(abs)::value;
+    const auto kernel = p.fast_math ? rasterize_bwd_kernel<kSide, kFixed, true, kAbs>
+                                    : rasterize_bwd_kernel<kSide, kFixed, false, kAbs>;
     static const bool carved =
-        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, true>, 132) &&
-        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, false>, 132);
+        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, true, kAbs>, 132) &&
+        limit_shared_memory(rasterize_bwd_kernel<kSide, kFixed, false, kAbs>, 132);
     (void)carved;  // four blocks of 16x16
     kernel<<<grid, dim3(kSide, kSide), 0, stream>>>(
         p, lists.gaussian_ids, lists.ranges, lists.order, lists.records, fwd.out.image,
         fwd.out.alpha, fwd.out.last, fwd.out.boundaries, v_out.v_image, v_out.v_alpha, v, fixed);
+  };
+  with_tile_side(p.grid, [&](auto side) {
+    if (v.means2d_abs)
+      run(side, std::true_type{});
+    else
+      run(side, std::false_type{});
   });
   SPLAT_CUDA_CHECK_LAUNCH(who);
   return true;
@@ -296,12 +328,15 @@ void rasterize_bwd_deterministic(const RasterState& fwd,
                                  const ProjectedGradPtrs& v,
                                  cudaStream_t stream) {
   if (n <= 0) return;
-  SPLAT_CUDA_CHECK(
-      cudaMemsetAsync(fixed, 0, std::size_t(n) * 9 * sizeof(unsigned long long), stream));
+  SPLAT_CUDA_CHECK(cudaMemsetAsync(
+      fixed, 0, std::size_t(n) * fixed_values(v) * sizeof(unsigned long long), stream));
   launch<true>("rasterize_bwd_deterministic", fwd, v_out, v, fixed, stream);
   constexpr int kThreads = 256;
-  fixed_to_float_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(n, fixed,
-                                                                                          v);
+  const unsigned blocks = unsigned((n + kThreads - 1) / kThreads);
+  if (v.means2d_abs)
+    fixed_to_float_kernel<true><<<blocks, kThreads, 0, stream>>>(n, fixed, v);
+  else
+    fixed_to_float_kernel<false><<<blocks, kThreads, 0, stream>>>(n, fixed, v);
   SPLAT_CUDA_CHECK_LAUNCH("rasterize_bwd_deterministic: fixed_to_float");
 }
 

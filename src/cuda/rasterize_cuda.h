@@ -101,8 +101,10 @@ void rasterize_fwd(const RasterParams& p,
                    const RasterOut& out,
                    cudaStream_t stream);
 
-// Accumulates into v (the caller zeroes it first). Reads the forward's state. Float atomics: the
-// sums depend on the order the warps reach them, so two runs can differ in the last bits.
+// Accumulates into v (the caller zeroes it first), v.means2d_abs too when it is not null (a
+// variant of the kernel; the other sums are the same bits either way). Reads the forward's state.
+// Float atomics: the sums depend on the order the warps reach them, so two runs can differ in the
+// last bits.
 void rasterize_bwd(const RasterState& fwd,
                    const RasterOutGrad& v_out,
                    const ProjectedGradPtrs& v,
@@ -110,12 +112,16 @@ void rasterize_bwd(const RasterState& fwd,
 
 // The deterministic variant: every warp's contribution is rounded to a multiple of
 // 2^-kFixedFractionBits and summed as a 64-bit integer, which is associative, so the result does
-// not depend on the order of the atomics. fixed [N, 9] (means2d 2, conics 3, colors 3, opacity 1)
-// for the n splats is zeroed here; v is overwritten with the sums converted back to float. Range
-// +-2^19 per value, resolution 2^-44 (5.7e-14): gradients of a mean-pixel loss are far inside
-// both. (With 2^-40, quaternion gradients of small splats lost enough bits that 15 Adam steps
-// moved the quaternions 2.5e-3 (relative L2) away from a float-atomics run.)
+// not depend on the order of the atomics. fixed [N, fixed_values(v)] (means2d 2, conics 3,
+// colors 3, opacity 1, then with v.means2d_abs |means2d| 2) for the n splats is zeroed here; v is
+// overwritten with the sums converted back to float. Range +-2^19 per value, resolution 2^-44
+// (5.7e-14): gradients of a mean-pixel loss are far inside both. (With 2^-40, quaternion
+// gradients of small splats lost enough bits that 15 Adam steps moved the quaternions 2.5e-3
+// (relative L2) away from a float-atomics run.)
 inline constexpr int kFixedFractionBits = 44;
+inline int fixed_values(const ProjectedGradPtrs& v) {
+  return v.means2d_abs ? 11 : 9;
+}
 void rasterize_bwd_deterministic(const RasterState& fwd,
                                  const RasterOutGrad& v_out,
                                  int n,

@@ -130,18 +130,23 @@ void Renderer::backward(GaussianPtrs params,
                         const RasterOutGrad& v_out,
                         GaussianGradPtrs grads,
                         bool deterministic,
-                        const ShAdam* sh_adam) {
+                        const ShAdam* sh_adam,
+                        bool means2d_abs) {
   PerSplat& sp = splats_.get();
   const int n = fwd.project.params.n;
   const std::size_t count = std::size_t(n);
+  sp.v.means2d_abs = means2d_abs ? abs_.ensure(n).means2d_abs : nullptr;
   timer_.begin("rasterize_bwd", stream_);
   if (deterministic) {
-    rasterize_bwd_deterministic(fwd.raster, v_out, n, fixed_.ensure(n).sums, sp.v, stream_);
+    const std::size_t values = count * std::size_t(fixed_values(sp.v));
+    rasterize_bwd_deterministic(fwd.raster, v_out, n, fixed_.ensure(values).sums, sp.v, stream_);
   } else {
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d, 0, count * 2 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.conics, 0, count * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.colors, 0, count * 3 * sizeof(float), stream_));
     SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.opacities, 0, count * sizeof(float), stream_));
+    if (means2d_abs)
+      SPLAT_CUDA_CHECK(cudaMemsetAsync(sp.v.means2d_abs, 0, count * 2 * sizeof(float), stream_));
     rasterize_bwd(fwd.raster, v_out, sp.v, stream_);
   }
   timer_.end(stream_);

@@ -67,8 +67,13 @@ struct ForwardState {
 };
 
 struct FixedGrads {          // rasterize_bwd_deterministic's fixed-point sums
-  unsigned long long* sums;  // [N, 9]
-  void carve(Carver& c, int n) { sums = c.take<unsigned long long>(std::size_t(n) * 9); }
+  unsigned long long* sums;  // [N, 9 or 11] (fixed_values)
+  void carve(Carver& c, std::size_t values) { sums = c.take<unsigned long long>(values); }
+};
+
+struct AbsGrads {      // the backward's ProjectedGradPtrs::means2d_abs, when asked for
+  float* means2d_abs;  // [N, 2]
+  void carve(Carver& c, int n) { means2d_abs = c.take<float>(std::size_t(n) * 2); }
 };
 
 class Renderer {
@@ -95,13 +100,15 @@ class Renderer {
   // every entry of grads. Deterministic: the rasterizer's sums in fixed point
   // (rasterize_bwd_deterministic), the same bits on every run. With sh_adam, grads.sh is not
   // written: the projection backward updates the SH coefficients with Adam instead (ShAdam in
-  // cuda/project_cuda.h).
+  // cuda/project_cuda.h). With means2d_abs, splats().v.means2d_abs holds the rasterizer's sums of
+  // the per-pixel |d loss / d mean2d| afterwards (AbsGS's statistic), else it is null.
   void backward(GaussianPtrs params,
                 const ForwardState& fwd,
                 const RasterOutGrad& v_out,
                 GaussianGradPtrs grads,
                 bool deterministic = false,
-                const ShAdam* sh_adam = nullptr);
+                const ShAdam* sh_adam = nullptr,
+                bool means2d_abs = false);
 
   // backend.timing: the counts of cuda/render_work.h for the forward `fwd` (the last one) and its
   // backward, read back with a host wait; never called on the untimed path.
@@ -111,11 +118,12 @@ class Renderer {
   PerPixel& pixels() { return pixels_.get(); }
   // Device bytes of the scratch groups.
   std::size_t bytes() const {
-    return splats_.bytes() + isects_.bytes() + tiles_.bytes() + pixels_.bytes() + fixed_.bytes();
+    return splats_.bytes() + isects_.bytes() + tiles_.bytes() + pixels_.bytes() + fixed_.bytes() +
+           abs_.bytes();
   }
   int allocations() const {
     return splats_.allocations() + isects_.allocations() + tiles_.allocations() +
-           pixels_.allocations() + fixed_.allocations();
+           pixels_.allocations() + fixed_.allocations() + abs_.allocations();
   }
 
   // Bounded sizing: room for at least m intersections from the next forward on.
@@ -131,6 +139,7 @@ class Renderer {
     tiles_.poison(stream_);
     pixels_.poison(stream_);
     fixed_.poison(stream_);
+    abs_.poison(stream_);
   }
   void clear_abort() {
     SPLAT_CUDA_CHECK(cudaMemsetAsync(status_.data() + 1, 0, sizeof(int), stream_));
@@ -146,7 +155,8 @@ class Renderer {
   ScratchGroup<PerIsect, int> isects_;
   ScratchGroup<PerTile, int> tiles_;
   ScratchGroup<PerPixel, std::pair<int, int>> pixels_;
-  ScratchGroup<FixedGrads, int> fixed_;
+  ScratchGroup<FixedGrads, std::size_t> fixed_;
+  ScratchGroup<AbsGrads, int> abs_;
   DeviceBuffer<int> status_{3};
   Pinned<std::int32_t> count_host_{1};
   DeviceBuffer<unsigned long long> work_{kRenderWorkSums};

@@ -336,13 +336,15 @@ void StepEngine::view_pass(const ViewRef& view,
     timer_.end(stream_);
   }
 
+  const bool stats = s.accumulate_grad2d && model_.n > 0;
+  const bool abs_stats = stats && s.accumulate_grad2d_abs;  // AbsGS's statistic too
   if (k == 0) {
     renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, model_.grads.out(),
-                       deterministic_, sh_adam);
+                       deterministic_, sh_adam, abs_stats);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(model_.grads.g[g].size());
     renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, view_grads_.out(),
-                       deterministic_);
+                       deterministic_, nullptr, abs_stats);
     timer_.begin("batch_accumulate", stream_);
     for (int g = 0; g < 5; ++g)
       add_in_place(model_.grads.g[g].data(), view_grads_.g[g].data(), model_.grads.g[g].size(),
@@ -353,14 +355,16 @@ void StepEngine::view_pass(const ViewRef& view,
   if (timer_.enabled() && sizing == Sizing::Exact)
     add_work(cam, s, fwd, target.format.channels, k == 0 ? sh_adam : nullptr);
 
-  if (s.accumulate_grad2d &&
-      model_.n > 0) {  // ADC statistics from this view's screen-space gradients
+  if (stats) {  // ADC statistics from this view's screen-space gradients
     if (model_.grad2d.size() != std::size_t(model_.n))
       model_.reset_adc_stats();  // first use since the count changed
+    if (abs_stats && model_.grad2d_abs.size() != std::size_t(model_.n))
+      model_.reset_grad2d_abs();  // first use
     timer_.begin("adc_stats", stream_);
     const PerSplat& sp = renderer_.splats();
-    adc_accumulate(model_.n, sp.proj.radii, sp.v.means2d, 0.5f * float(cam.width),
-                   0.5f * float(cam.height), {model_.grad2d.data(), model_.vis_count.data()},
+    adc_accumulate(model_.n, sp.proj.radii, sp.v.means2d, sp.v.means2d_abs, 0.5f * float(cam.width),
+                   0.5f * float(cam.height),
+                   {model_.grad2d.data(), model_.vis_count.data(), model_.grad2d_abs.data()},
                    stream_, abort);
     timer_.end(stream_);
   }
@@ -454,7 +458,9 @@ void StepEngine::run_graph(Pending& p) {
   key.target_mask = target.format.mask;
   for (int c = 0; c < 3; ++c) key.target_background[c] = target.format.background[c];
   key.appearance = model_.appearance.on();
-  if (key.plan.accumulate_grad2d && model_.grad2d.size() != std::size_t(model_.n))
+  if (key.plan.accumulate_grad2d &&
+      (model_.grad2d.size() != std::size_t(model_.n) ||
+       (key.plan.accumulate_grad2d_abs && model_.grad2d_abs.size() != std::size_t(model_.n))))
     key.generation = -2;  // stats not sized yet
 
   if (graph_ && key == graph_key_) {

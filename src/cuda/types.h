@@ -55,6 +55,9 @@ struct ProjectedGradPtrs {
   float* conics;     // [N, 3]
   float* colors;     // [N, 3]
   float* opacities;  // [N]
+  // [N, 2] sum over pixels of |the pixel's d loss / d mean2d| per axis (AbsGS's statistic), or
+  // null: not accumulated (cpu::ProjectedGrad::means2d_abs).
+  float* means2d_abs = nullptr;
 };
 
 }  // namespace splat::cuda

@@ -50,6 +50,13 @@ void check_appearance_images(std::size_t transforms,
                 " appearance transforms for " + std::to_string(images) + " training images");
 }
 
+void check_adc_stats(const adc::Stats& s, const std::string& backend) {
+  if (!s.grad2d_abs.empty() && s.grad2d_abs.size() != s.size())
+    throw Error(backend + " backend: " + std::to_string(s.grad2d_abs.size()) +
+                " absolute gradient sums for ADC statistics of " + std::to_string(s.size()) +
+                " splats");
+}
+
 std::uint64_t Backend::state_digest() const {
   return splat::state_digest(state());
 }

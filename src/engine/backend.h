@@ -30,10 +30,14 @@ namespace adc {
 struct Stats {
   std::vector<float> grad2d;        // [N] sum over steps of |d loss / d mean2d| in half-image units
   std::vector<std::int32_t> count;  // [N] steps in which the splat was visible (radii > 0)
+  // [N] sum over steps of AbsGS's statistic (StepPlan::accumulate_grad2d_abs), or empty: no step
+  // since set_state accumulated it. A reset keeps it in use.
+  std::vector<float> grad2d_abs;
   std::size_t size() const { return count.size(); }
   void reset(std::size_t n) {
     grad2d.assign(n, 0.0f);
     count.assign(n, 0);
+    if (!grad2d_abs.empty()) grad2d_abs.assign(n, 0.0f);
   }
 };
 }  // namespace adc
@@ -54,6 +58,9 @@ struct TrainState {
   // never applies them.
   AppearanceState appearance;
 };
+
+// Throws unless s.grad2d_abs is empty (not in use) or holds one sum per entry of s.
+void check_adc_stats(const adc::Stats& s, const std::string& backend);
 
 // Throws unless `a` is empty or holds transforms and moments of one size, 12 floats each per
 // image, and (once the backend has its training images, images > 0) one transform per image.
@@ -100,6 +107,12 @@ struct StepPlan {
   // ADC: after the backward, every splat visible in this step adds the norm of its screen-space
   // mean gradient (adc::grad2d_norm) and one visible count to the statistics of ADC's refine tick.
   bool accumulate_grad2d = false;
+  // With accumulate_grad2d (ignored without): every visible splat also adds, per view, AbsGS's
+  // "homodirectional" statistic to adc::Stats::grad2d_abs: adc::grad2d_norm of (sum_p |v_x|_p,
+  // sum_p |v_y|_p), the absolute values of its per-pixel mean gradients summed over the pixels
+  // per axis, so that gradients of opposite sign do not cancel (Ye et al. 2024; FastGS splits by
+  // it).
+  bool accumulate_grad2d_abs = false;
   // With per-image transforms (TrainState::appearance), each view adds the gradient of
   // appearance_reg * ||[A | b] - [I | 0]||^2 (Frobenius) to its image's transform: a pull toward
   // the identity, which keeps the transforms from drifting together with the splats' colours.

@@ -9,7 +9,8 @@
 //   when the run gathers no ADC statistics); run_id (version 3 on); filter3d (version 4 on; empty
 //   unless model.antialiased); appearance, appearance_m, appearance_v (version 5 on; empty unless
 //   train.appearance); train_image_names (each name followed by a NUL byte), train_image_sizes
-//   (width, height, file bytes per image) (version 6 on).
+//   (width, height, file bytes per image) (version 6 on); adc_grad2d_abs (version 7 on; empty
+//   unless the run gathers AbsGS's statistic).
 //   From version 6 on, u32 CRC32C of every byte before it; nothing follows.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets. The checksum tells damage (a flipped
@@ -43,8 +44,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
 // Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter, version 4
-// the appearance transforms, version 5 the training images and the checksum; all are still read.
-constexpr std::uint32_t kVersion = 6;
+// the appearance transforms, version 5 the training images and the checksum, version 6 the
+// absolute gradient statistic; all are still read.
+constexpr std::uint32_t kVersion = 7;
 constexpr std::uint32_t kFirstChecksummed = 6;
 constexpr std::size_t kAppearanceFloats = 12;  // engine/appearance.h: [A | b] per training image
 constexpr int kMaxShDegree = 3;
@@ -109,6 +111,11 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
                           std::to_string(c.adc_count.size()) + " counts for " +
                           std::to_string(c.params.size()) +
                           " Gaussians (either none or one of each per Gaussian)");
+  if (!c.adc_grad2d_abs.empty() && c.adc_grad2d_abs.size() != c.adc_count.size())
+    throw input_error(path, section_field("adc_grad2d_abs"),
+                      std::to_string(c.adc_grad2d_abs.size()) + " absolute gradient sums for " +
+                          std::to_string(c.adc_count.size()) +
+                          " counts (either none or one per count)");
   if (!c.filter3d.empty() && c.filter3d.size() != c.params.size())
     throw input_error(path, section_field("filter3d"),
                       std::to_string(c.filter3d.size()) + " filter variances for " +
@@ -377,6 +384,7 @@ Checkpoint read_sections(SectionReader& r, const std::string& path, std::uint32_
     c.appearance_v = r.section<float>("appearance_v");
   }
   if (version >= 6) c.train_images = read_train_images(r, path);
+  if (version >= 7) c.adc_grad2d_abs = r.section<float>("adc_grad2d_abs");
   return c;
 }
 
@@ -444,6 +452,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "appearance_m", ckpt.appearance_m.data(), ckpt.appearance_m.size());
     put_section(out, "appearance_v", ckpt.appearance_v.data(), ckpt.appearance_v.size());
     put_train_images(out, ckpt.train_images);
+    put_section(out, "adc_grad2d_abs", ckpt.adc_grad2d_abs.data(), ckpt.adc_grad2d_abs.size());
     const std::uint32_t crc = out.crc;
     put_raw(out, crc);
   });

@@ -34,6 +34,9 @@ struct Checkpoint {
   // empty for MCMC runs and in version-1 files, which resume with fresh statistics.
   std::vector<float> adc_grad2d;
   std::vector<std::int32_t> adc_count;
+  // AbsGS's statistic since the last tick (adc::Stats::grad2d_abs), one per count; empty when the
+  // run gathers none and before version 7.
+  std::vector<float> adc_grad2d_abs;
   // The run this state belongs to (train.h: every output of a run carries it); empty in files
   // before version 3.
   std::string run_id;

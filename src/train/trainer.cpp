@@ -253,11 +253,12 @@ void Trainer::resume(const Checkpoint& ckpt) {
   st.adam_step = ckpt.iteration;
   st.filter3d = ckpt.filter3d;
   st.appearance = resumed_appearance(ckpt);
-  // The tick sums every rank's statistics: rank 0 carries the saved sums, the others start at zero.
-  if (comm_.rank() == 0) {
-    st.adc.grad2d = ckpt.adc_grad2d;
-    st.adc.count = ckpt.adc_count;
-  }
+  // The tick sums every rank's statistics: rank 0 carries the saved sums, the others start at zero
+  // (with the same arrays in use, so that every rank all-reduces the same ones).
+  st.adc.grad2d = ckpt.adc_grad2d;
+  st.adc.count = ckpt.adc_count;
+  st.adc.grad2d_abs = ckpt.adc_grad2d_abs;
+  if (comm_.rank() != 0) st.adc.reset(st.adc.size());
   start_from(std::move(st));
   iteration_ = ckpt.iteration;
   rng_.restore(ckpt.rng_state);
@@ -322,6 +323,7 @@ Checkpoint Trainer::checkpoint() const {
   if (cfg_.densify.strategy == "adc" && comm_.size() == 1) {
     c.adc_grad2d = st.adc.grad2d;
     c.adc_count = st.adc.count;
+    c.adc_grad2d_abs = st.adc.grad2d_abs;
   }
   c.filter3d = st.filter3d;
   c.appearance = st.appearance.params;

@@ -56,8 +56,12 @@ TrainState random_state(std::size_t n, std::uint32_t seed, bool extras) {
   if (extras) {
     st.adc.grad2d.resize(n);
     st.adc.count.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      st.adc.grad2d[i] = std::abs(normal(rng)), st.adc.count[i] = int(i % 7);
+    st.adc.grad2d_abs.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      st.adc.grad2d[i] = std::abs(normal(rng));
+      st.adc.count[i] = int(i % 7);
+      st.adc.grad2d_abs[i] = std::abs(normal(rng));
+    }
     st.filter3d.resize(n);
     for (float& x : st.filter3d) x = 1e-4f * std::abs(normal(rng));
   }
@@ -90,6 +94,7 @@ TEST(DeviceModelGpu, RoundTripIsExactWithZeroTailsAndTheHostDigest) {
   EXPECT_EQ(got.adam_step, big.adam_step);
   EXPECT_TRUE(bit_equal(got.adc.grad2d, big.adc.grad2d));
   EXPECT_EQ(got.adc.count, big.adc.count);
+  EXPECT_TRUE(bit_equal(got.adc.grad2d_abs, big.adc.grad2d_abs));
   EXPECT_TRUE(bit_equal(got.filter3d, big.filter3d));
   EXPECT_TRUE(bit_equal(model.download_params(), big.params));
   EXPECT_EQ(model.digest(), state_digest(big));

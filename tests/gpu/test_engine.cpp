@@ -124,6 +124,7 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     s.noise_scale = 50.0 * s.lr.means;
     s.noise_seed = 1000 + std::uint64_t(i);
     s.accumulate_grad2d = true;
+    s.accumulate_grad2d_abs = i >= 8;  // a plan that changes mid-run, and the statistic's kernels
     b->step(data.train[view].camera, view, s);
     b->collect_losses(done, false);
     if (i % 7 == 3) cuda::poison_scratch(*b);
@@ -214,7 +215,11 @@ TEST(Engine, DeterministicModesAreBitIdentical) {
     expect_bit_identical(r.state.adam_v, ref.state.adam_v);
     EXPECT_EQ(r.stats.grad2d, ref.stats.grad2d);
     EXPECT_EQ(r.stats.count, ref.stats.count);
+    EXPECT_EQ(r.stats.grad2d_abs, ref.stats.grad2d_abs);
   }
+  ASSERT_EQ(ref.stats.grad2d_abs.size(), ref.stats.size());
+  EXPECT_TRUE(std::any_of(ref.stats.grad2d_abs.begin(), ref.stats.grad2d_abs.end(),
+                          [](float x) { return x > 0; }));
 }
 
 // train.appearance = affine: every mode gives the same bits as chained/off, the transforms and

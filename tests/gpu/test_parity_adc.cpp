@@ -55,33 +55,46 @@ double sync_count(const Backend& b, const std::string& name) {
 
 // ---- Statistics ---------------------------------------------------------------------------------
 
+// A step's scene for the statistics: n random splats before a noise target, zero moments.
+struct StatsScene {
+  Scene scene;
+  Image8 target;
+  TrainState st;
+  StepSettings s;
+};
+StatsScene stats_scene(int n, int w, int h) {
+  StatsScene u{random_scene(n, w, h, 777u + n), Image8(w, h, 3), {}, {}};
+  const auto noise = random_vector(u.target.data.size(), 31);
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    u.target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
+  u.st.params = u.scene.gaussians;
+  u.st.adam_m = u.st.adam_v = u.st.params;
+  for (Gaussians* g : {&u.st.adam_m, &u.st.adam_v})
+    g->for_each_group(
+        [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
+  u.s.raster.sh_degree = 3;
+  u.s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
+  u.s.accumulate_grad2d = true;
+  return u;
+}
+
+// The scene's step on the CPU and on the GPU backend.
+std::pair<std::unique_ptr<Backend>, std::unique_ptr<Backend>> step_both(const StatsScene& u) {
+  std::pair both{backend_of(BackendKind::Cpu), backend_of(BackendKind::Cuda)};
+  std::vector<StepResult> losses;
+  for (Backend* b : {both.first.get(), both.second.get()}) {
+    b->set_images({&u.target});
+    b->set_state(u.st);
+    b->step(u.scene.camera, 0, u.s);
+    b->collect_losses(losses, true);
+  }
+  return both;
+}
+
 TEST(ParityAdc, AccumulateMatchesCpu) {
   for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
-    const Scene scene = random_scene(n, w, h, 777u + n);
-    Image8 target(w, h, 3);
-    const auto noise = random_vector(target.data.size(), 31);
-    for (std::size_t i = 0; i < noise.size(); ++i)
-      target.data[i] = std::uint8_t(std::lround(127.5f + 127.5f * noise[i]));
-    TrainState st;
-    st.params = scene.gaussians;
-    st.adam_m = st.adam_v = st.params;
-    for (Gaussians* g : {&st.adam_m, &st.adam_v})
-      g->for_each_group(
-          [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });
-    StepSettings s;
-    s.raster.sh_degree = 3;
-    s.lr = {1e-3, 5e-3, 1e-3, 5e-2, 2.5e-3, 1.25e-4};
-    s.accumulate_grad2d = true;
-
-    auto cpu_b = backend_of(BackendKind::Cpu);
-    auto gpu_b = backend_of(BackendKind::Cuda);
-    std::vector<StepResult> losses;
-    for (Backend* b : {cpu_b.get(), gpu_b.get()}) {
-      b->set_images({&target});
-      b->set_state(st);
-      b->step(scene.camera, 0, s);
-      b->collect_losses(losses, true);
-    }
+    StatsScene u = stats_scene(n, w, h);
+    const auto [cpu_b, gpu_b] = step_both(u);
     adc::Stats want = cpu::adc_stats(*cpu_b);
     const adc::Stats got = cuda::adc_stats(*gpu_b);
     const std::string tag =
@@ -111,11 +124,74 @@ TEST(ParityAdc, AccumulateMatchesCpu) {
                   "norms of v_means2d: float atomics vs sorted CPU sums (ParityRasterize bound)"});
 
     // A step that does not accumulate leaves the statistics alone.
-    s.accumulate_grad2d = false;
-    gpu_b->step(scene.camera, 0, s);
+    u.s.accumulate_grad2d = false;
+    gpu_b->step(u.scene.camera, 0, u.s);
+    std::vector<StepResult> losses;
     gpu_b->collect_losses(losses, true);
     EXPECT_TRUE(bit_equal(cuda::adc_stats(*gpu_b).grad2d, got.grad2d)) << tag;
   }
+}
+
+// AbsGS's statistic (StepPlan::accumulate_grad2d_abs): the rasterizer's per-pixel absolute sums on
+// the GPU against the CPU's, with grad2d's tolerance; visibility flips are left out as there.
+TEST(ParityAdc, AbsStatisticMatchesCpu) {
+  for (const auto& [n, w, h] : {std::tuple{600, 97, 61}, std::tuple{3000, 160, 120}}) {
+    StatsScene u = stats_scene(n, w, h);
+    u.s.accumulate_grad2d_abs = true;
+    const auto [cpu_b, gpu_b] = step_both(u);
+    adc::Stats want = cpu::adc_stats(*cpu_b);
+    adc::Stats got = cuda::adc_stats(*gpu_b);
+    const std::string tag =
+        std::to_string(n) + " splats " + std::to_string(w) + "x" + std::to_string(h);
+    ASSERT_EQ(got.grad2d_abs.size(), std::size_t(n)) << tag;
+    ASSERT_EQ(want.grad2d_abs.size(), std::size_t(n)) << tag;
+    std::size_t flips = 0, above = 0, visible = 0;
+    for (int i = 0; i < n; ++i) {
+      if (got.count[i] != want.count[i]) {
+        ++flips;
+        got.grad2d_abs[i] = want.grad2d_abs[i] = 0.0f;
+      }
+      visible += want.count[i];
+      above += want.grad2d_abs[i] > 1.01f * want.grad2d[i];
+    }
+    EXPECT_LE(flips, std::size_t(2)) << tag;
+    EXPECT_GT(above, visible / 2) << tag << ": the statistic should differ from grad2d";
+    double max_want = 0;
+    for (float x : want.grad2d_abs) max_want = std::max(max_want, double(x));
+    ASSERT_GT(max_want, 0.0) << tag;
+    expect_agree(tag + " grad2d_abs", got.grad2d_abs, want.grad2d_abs,
+                 {1e-3, 0.99999, 1e-2 * max_want,
+                  "norms of absolute per-pixel sums: float atomics vs sorted CPU sums"});
+  }
+}
+
+// The statistic's kernels change nothing else: the model, its moments and grad2d after a few
+// steps are those of a run without it, bit for bit (backend.deterministic, the default), and two
+// runs give the same statistic.
+TEST(ParityAdc, AbsStatisticChangesNothingElse) {
+  StatsScene u = stats_scene(3000, 160, 120);
+  const auto run = [&](bool abs) {
+    auto b = backend_of(BackendKind::Cuda);
+    b->set_images({&u.target});
+    b->set_state(u.st);
+    u.s.accumulate_grad2d_abs = abs;
+    std::vector<StepResult> losses;
+    for (int i = 0; i < 3; ++i) b->step(u.scene.camera, 0, u.s);
+    b->collect_losses(losses, true);
+    return std::pair{b->state(), cuda::adc_stats(*b)};
+  };
+  const auto [off, off_stats] = run(false);
+  const auto [on, on_stats] = run(true);
+  const auto [again, again_stats] = run(true);
+  EXPECT_TRUE(off_stats.grad2d_abs.empty());
+  ASSERT_EQ(on_stats.grad2d_abs.size(), on.params.size());
+  for (const auto& [g_on, g_off] : {std::pair{groups(on.params), groups(off.params)},
+                                    std::pair{groups(on.adam_m), groups(off.adam_m)},
+                                    std::pair{groups(on.adam_v), groups(off.adam_v)}})
+    for (std::size_t k = 0; k < g_on.size(); ++k) EXPECT_TRUE(bit_equal(g_on[k], g_off[k])) << k;
+  EXPECT_TRUE(bit_equal(on_stats.grad2d, off_stats.grad2d));
+  EXPECT_EQ(on_stats.count, off_stats.count);
+  EXPECT_TRUE(bit_equal(on_stats.grad2d_abs, again_stats.grad2d_abs));
 }
 
 // ---- Refine ticks against the CPU ---------------------------------------------------------------

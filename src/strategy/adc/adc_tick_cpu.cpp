@@ -108,6 +108,8 @@ RefineStats AdcTick::run_cpu(cpu::RefineContext& ctx) {
   if (ctx.comm.size() > 1) {  // every rank decides from the statistics of the whole batch
     ctx.comm.allreduce_sum(std::span(stats.grad2d), "ADC statistics all-reduce (grad2d)");
     ctx.comm.allreduce_sum(std::span(stats.count), "ADC statistics all-reduce (count)");
+    if (!stats.grad2d_abs.empty())
+      ctx.comm.allreduce_sum(std::span(stats.grad2d_abs), "ADC statistics all-reduce (grad2d_abs)");
   }
   return cpu::adc_refine(ctx.state, stats, settings);
 }

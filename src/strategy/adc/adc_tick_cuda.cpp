@@ -45,6 +45,9 @@ RefineStats AdcTick::run_cuda(cuda::RefineContext& ctx) {
                                   "ADC statistics all-reduce (grad2d)");
     ctx.comm.allreduce_sum_device(model.vis_count.data(), model.vis_count.size(), ctx.stream,
                                   "ADC statistics all-reduce (count)");
+    if (model.grad2d_abs.size() == std::size_t(n))
+      ctx.comm.allreduce_sum_device(model.grad2d_abs.data(), model.grad2d_abs.size(), ctx.stream,
+                                    "ADC statistics all-reduce (grad2d_abs)");
   }
 
   const AdcScratch& scratch = keep.scratch.ensure(n);
