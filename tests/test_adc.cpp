@@ -275,10 +275,13 @@ TEST(Adc, CompactionKeepsOrderAndMovesAdamState) {
       st.params.log_scales[i * 3 + k] =
           std::log(small ? 0.002f + 0.006f * u(rng) : 0.02f + 0.1f * u(rng));
   }
+  st.appearance = AppearanceState::identity(3);  // per image: the tick leaves it as it is
+  st.appearance.params[5] = 0.5f;
   const TrainState before = st;
   AdcRefineSettings s;
   s.prune_big = true;
   const RefineStats r = cpu::adc_refine(st, stats, s);
+  EXPECT_EQ(st.appearance.params, before.appearance.params);
   std::printf("[ info ] %zu splats: %zu cloned, %zu split, %zu pruned -> %zu\n", n, r.cloned,
               r.split, r.pruned, r.count);
   ASSERT_GT(r.cloned, 50u);
