@@ -4,6 +4,7 @@
 // and a short training against ADC (FastgsSlow).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -338,9 +339,11 @@ TEST(FastgsSchedule, TicksAsFastgsBase) {
   tv.count = cams.size();
   tv.camera = [&](int v) -> const Camera& { return cams[std::size_t(v)]; };
   tv.factor = [] { return 1; };
-  tv.raster = [](std::int64_t step) {
+  std::array<float, 3> background = {0, 0, 0};
+  tv.raster = [&](std::int64_t step) {
     RasterSettings rs;
     rs.sh_degree = int(std::min<std::int64_t>(3, step / 1000));
+    rs.background = background;
     return rs;
   };
   auto d = make_densifier(cfg, 2.0, &tv);
@@ -354,6 +357,13 @@ TEST(FastgsSchedule, TicksAsFastgsBase) {
     d->after_step(step + 1, b);
   }
   EXPECT_EQ(accumulating, 14999u);
+  // A white background adds a reset at refine_start (FastGS, as 3DGS).
+  background = {1, 1, 1};
+  RecordingBackend white;
+  auto dw = make_densifier(cfg, 2.0, &tv);
+  for (std::int64_t step = 0; step < 3000; ++step)
+    white.now = step + 1, dw->after_step(step + 1, white);
+  EXPECT_EQ(white.ticks["reset"], (std::vector<std::int64_t>{500, 3000}));
   std::vector<std::int64_t> densify;
   for (std::int64_t at = 1000; at < 15000; at += 500) densify.push_back(at);
   EXPECT_EQ(b.ticks["densify"], densify);  // 28 ticks, 1000 ... 14500

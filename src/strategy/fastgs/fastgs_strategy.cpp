@@ -1,6 +1,7 @@
 #include "strategy/fastgs/fastgs_strategy.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <utility>
 
@@ -56,7 +57,9 @@ class FastgsDensifier final : public Densifier {
       r.seed = mcmc::hash64(seed_, std::uint64_t(completed), mcmc::kSplit);
       stats = b.refine(FastgsTick(views_at(completed), r));
     }
-    if (densifying && c_.reset_every > 0 && completed % c_.reset_every == 0)
+    // FastGS (as 3DGS) also resets at refine_start when the background is white.
+    const bool reset = c_.reset_every > 0 && completed % c_.reset_every == 0;
+    if (densifying && (reset || (completed == c_.refine_start && white_background(completed))))
       b.refine(OpacityResetTick(adc::config::reset_factor * float(c_.prune_opacity)));
     if (c_.fastgs_final_every > 0 && completed > c_.refine_stop &&
         completed < c_.fastgs_final_stop && completed % c_.fastgs_final_every == 0)
@@ -66,6 +69,12 @@ class FastgsDensifier final : public Densifier {
   }
 
  private:
+  bool white_background(std::int64_t completed) const {
+    if (!views_) return false;
+    const std::array<float, 3> bg = views_->raster(completed - 1).background;
+    return bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;
+  }
+
   // The views the tick after step `completed` scores, as that step rendered them.
   FastgsViews views_at(std::int64_t completed) const {
     if (!views_ || views_->count == 0)
