@@ -16,6 +16,7 @@
 #include "engine/target.h"
 #include "forwarding_backend.h"
 #include "io/demo_scene.h"
+#include "null_backend.h"
 #include "strategy/adc/adc_strategy.h"
 #include "strategy/adc/adc_tick_cpu.h"
 #include "strategy/fastgs/fastgs_tick_cpu.h"
@@ -291,19 +292,10 @@ TEST(FastgsPrune, FinalPruningRemovesTransparentAndHighScores) {
 
 // ---- Schedule and configuration -----------------------------------------------------------------
 
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public test::NullBackend {
  public:
-  std::int64_t now = 0;
   std::map<std::string, std::vector<std::int64_t>> ticks;
   std::vector<FastgsViews> views;
-  std::string name() const override { return "recording"; }
-  void set_images(const std::vector<const Image8*>&) override {}
-  void set_state(const TrainState&) override {}
-  void set_communicator(dist::Communicator&) override {}
-  TrainState state() const override { return {}; }
-  std::size_t num_splats() const override { return 0; }
-  void step(std::span<const BatchView>, const StepSettings&) override {}
-  void collect_losses(std::vector<StepResult>&, bool) override {}
   RefineStats refine(RefineTick& t) override {
     if (auto* f = dynamic_cast<FastgsTick*>(&t)) {
       ticks["densify"].push_back(now);
@@ -320,8 +312,6 @@ class RecordingBackend final : public Backend {
     }
     return {};
   }
-  Image render(const Camera&, const RasterSettings&) override { return {}; }
-  std::uint64_t peak_memory_bytes() const override { return 0; }
 };
 
 Config fastgs_recipe() {
@@ -348,21 +338,12 @@ TEST(FastgsSchedule, TicksAsFastgsBase) {
   };
   auto d = make_densifier(cfg, 2.0, &tv);
   RecordingBackend b;
-  std::size_t accumulating = 0;
-  for (std::int64_t step = 0; step < 30000; ++step) {
-    StepSettings s;
-    d->step_settings(step, s);
-    accumulating += s.accumulate_grad2d;
-    b.now = step + 1;
-    d->after_step(step + 1, b);
-  }
-  EXPECT_EQ(accumulating, 14999u);
+  EXPECT_EQ(test::run_schedule(*d, b, 30000), 14999u);
   // A white background adds a reset at refine_start (FastGS, as 3DGS).
   background = {1, 1, 1};
   RecordingBackend white;
   auto dw = make_densifier(cfg, 2.0, &tv);
-  for (std::int64_t step = 0; step < 3000; ++step)
-    white.now = step + 1, dw->after_step(step + 1, white);
+  test::run_schedule(*dw, white, 3000);
   EXPECT_EQ(white.ticks["reset"], (std::vector<std::int64_t>{500, 3000}));
   std::vector<std::int64_t> densify;
   for (std::int64_t at = 1000; at < 15000; at += 500) densify.push_back(at);
@@ -420,45 +401,55 @@ TEST(FastgsConfig, TrainerRefusesAGpuBackend) {
 struct FastgsRun {
   double psnr = 0;
   std::size_t count = 0;
-  std::size_t grown = 0, final_pruned = 0;
-  double psnr_before_final = 0;
-  std::size_t count_before_final = 0;
+  std::size_t grown = 0;
+  // Around the first final pruning tick: the PSNR and count just before and just after it.
+  double psnr_before_final = 0, psnr_after_final = 0;
+  std::size_t count_before_final = 0, count_after_final = 0;
 };
 
-// Records the ticks; before the first final pruning tick, the model's PSNR and count.
 class FastgsLog final : public test::ForwardingBackend {
  public:
   FastgsLog(Backend& b, const Dataset& d, const RasterSettings& rs)
       : ForwardingBackend(b), data_(d), rs_(rs) {}
   FastgsRun run;
   RefineStats refine(RefineTick& tick) override {
-    if (dynamic_cast<FastgsFinalTick*>(&tick) && run.count_before_final == 0) {
-      run.psnr_before_final = evaluate(*this, data_.test, rs_, "").mean_psnr;
+    const bool first_final = dynamic_cast<FastgsFinalTick*>(&tick) && run.count_before_final == 0;
+    if (first_final) {
+      run.psnr_before_final = psnr();
       run.count_before_final = num_splats();
     }
     const RefineStats r = ForwardingBackend::refine(tick);
     run.grown += r.cloned + r.split;
-    if (dynamic_cast<FastgsFinalTick*>(&tick)) run.final_pruned += r.pruned;
+    if (first_final) {
+      run.psnr_after_final = psnr();
+      run.count_after_final = num_splats();
+    }
     if (dynamic_cast<FastgsTick*>(&tick) || dynamic_cast<AdcTick*>(&tick))
       std::printf("[ info ] tick: %zu cloned, %zu split, %zu pruned -> %zu\n", r.cloned, r.split,
                   r.pruned, r.count);
     return r;
   }
+  double psnr() { return evaluate(*this, data_.test, rs_, "").mean_psnr; }
 
  private:
   const Dataset& data_;
   RasterSettings rs_;
 };
 
+// Calibration (this machine, deterministic): adc 2189 splats 28.82 dB; fastgs 826 splats
+// 29.54 dB, its first final pruning 1564 -> 884 splats at 26.74 dB both sides. With FastGS's own
+// initial opacity and scale (0.1, 1.0) instead of splat's: adc 1131 splats 28.60 dB, fastgs 394
+// splats 27.36 dB; its split test then reads grad2d against FastGS's abs threshold, 6 times ADC's,
+// until the abs statistic lands (branch absgrad), so recalibrate then. With the score pass
+// returning zeros fastgs grows nothing and ends near 26 dB.
 FastgsRun train(const std::string& strategy, const Dataset& data) {
-  Config cfg;
+  // FastGS's 30k-step schedule in 1000 steps: ticks at 200 ... 400 (and, on this white
+  // background, an opacity reset at 100), one opacity reset at 300, final pruning at 600 ... 900.
+  Config cfg = test::short_cpu_training(1000);
+  cfg.model.init_opacity = Config{}.model.init_opacity;  // splat's initial splats, as AdcSlow
+  cfg.model.init_scale = Config{}.model.init_scale;
   cfg.model.init_points = 2000;
   cfg.model.init_extent = 1.1;
-  // FastGS's 30k-step schedule in 1000 steps: ticks at 200 ... 400, one opacity reset at 300,
-  // final pruning at 600 ... 900.
-  cfg.train.iterations = 1000;
-  cfg.train.log_every = 0;
-  cfg.backend.type = BackendKind::Cpu;
   cfg.densify.strategy = strategy;
   cfg.densify.refine_start = 100;
   cfg.densify.refine_every = 100;
@@ -466,6 +457,9 @@ FastgsRun train(const std::string& strategy, const Dataset& data) {
   cfg.densify.reset_every = 300;
   if (strategy == "fastgs") {
     cfg.densify.grow_scale3d = 0.001;
+    // The importance gate counts pixels: 64x64 views have ~200 times fewer than FastGS's, so its
+    // 5 masked pixels per view would be a far stricter gate here.
+    cfg.densify.fastgs_min_importance = 0;
     cfg.densify.fastgs_final_every = 100;
     cfg.densify.fastgs_final_stop = 1000;
   }
@@ -475,13 +469,13 @@ FastgsRun train(const std::string& strategy, const Dataset& data) {
   Trainer t(cfg, data, log);
   t.initialize();
   t.train(nullptr);
-  log.run.psnr = evaluate(log, data.test, rs, "").mean_psnr;
+  log.run.psnr = log.psnr();
   log.run.count = log.num_splats();
   std::printf(
-      "[ info ] %s: %zu splats, PSNR %.2f dB (grown %zu; before final pruning %zu, "
-      "%.2f dB)\n",
+      "[ info ] %s: %zu splats, PSNR %.2f dB (grown %zu; first final pruning %zu -> %zu "
+      "splats, %.2f -> %.2f dB)\n",
       strategy.c_str(), log.run.count, log.run.psnr, log.run.grown, log.run.count_before_final,
-      log.run.psnr_before_final);
+      log.run.count_after_final, log.run.psnr_before_final, log.run.psnr_after_final);
   return log.run;
 }
 
@@ -491,10 +485,9 @@ TEST(FastgsSlow, TrainsLikeAdcWithFewerSplats) {
   const FastgsRun fastgs = train("fastgs", data);
   EXPECT_GT(fastgs.grown, 0u);  // the score pass gates growth: zeros would grow nothing
   EXPECT_GE(fastgs.psnr, adc.psnr - 0.3);
-  EXPECT_LT(fastgs.count, adc.count);
-  EXPECT_GT(fastgs.final_pruned, 0u);
-  EXPECT_LT(fastgs.count, fastgs.count_before_final);
-  EXPECT_GE(fastgs.psnr, fastgs.psnr_before_final - 0.2);
+  EXPECT_LT(double(fastgs.count), 0.6 * double(adc.count));
+  EXPECT_LT(fastgs.count_after_final, fastgs.count_before_final);
+  EXPECT_GE(fastgs.psnr_after_final, fastgs.psnr_before_final - 0.2);
 }
 
 }  // namespace
