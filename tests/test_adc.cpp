@@ -15,6 +15,7 @@
 #include "engine/target.h"
 #include "forwarding_backend.h"
 #include "io/demo_scene.h"
+#include "null_backend.h"
 #include "strategy/adc/adc_tick_cpu.h"
 #include "test_util.h"
 #include "train/backend_factory.h"
@@ -275,10 +276,13 @@ TEST(Adc, CompactionKeepsOrderAndMovesAdamState) {
       st.params.log_scales[i * 3 + k] =
           std::log(small ? 0.002f + 0.006f * u(rng) : 0.02f + 0.1f * u(rng));
   }
+  st.appearance = AppearanceState::identity(3);  // per image: the tick leaves it as it is
+  st.appearance.params[5] = 0.5f;
   const TrainState before = st;
   AdcRefineSettings s;
   s.prune_big = true;
   const RefineStats r = cpu::adc_refine(st, stats, s);
+  EXPECT_EQ(st.appearance.params, before.appearance.params);
   std::printf("[ info ] %zu splats: %zu cloned, %zu split, %zu pruned -> %zu\n", n, r.cloned,
               r.split, r.pruned, r.count);
   ASSERT_GT(r.cloned, 50u);
@@ -372,28 +376,17 @@ TEST(Adc, OpacityResetClampsAndZeroesOpacityMoments) {
 // ---- The strategy's schedule -------------------------------------------------------------------
 
 // Records what the densifier asks of a backend.
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public test::NullBackend {
  public:
   std::vector<std::pair<std::int64_t, AdcRefineSettings>> refines;
   std::vector<std::pair<std::int64_t, float>> resets;
-  std::int64_t now = 0;
 
-  std::string name() const override { return "recording"; }
-  void set_images(const std::vector<const Image8*>&) override {}
-  void set_state(const TrainState&) override {}
-  void set_communicator(dist::Communicator&) override {}
-  TrainState state() const override { return {}; }
-  std::size_t num_splats() const override { return 10; }
-  void step(std::span<const BatchView>, const StepSettings&) override {}
-  void collect_losses(std::vector<StepResult>&, bool) override {}
   RefineStats refine(RefineTick& tick) override {
     if (const auto* t = dynamic_cast<const AdcTick*>(&tick)) refines.push_back({now, t->settings});
     if (const auto* t = dynamic_cast<const OpacityResetTick*>(&tick))
       resets.push_back({now, t->max_opacity});
     return {};
   }
-  Image render(const Camera&, const RasterSettings&) override { return {}; }
-  std::uint64_t peak_memory_bytes() const override { return 0; }
 };
 
 TEST(Adc, ScheduleFollowsDefaultStrategy) {
@@ -405,15 +398,10 @@ TEST(Adc, ScheduleFollowsDefaultStrategy) {
   cfg.densify.reset_every = 3000;
   auto d = make_densifier(cfg, 3.5);
   RecordingBackend b;
-  std::size_t accumulating = 0;
-  for (std::int64_t step = 0; step < 20000; ++step) {
-    StepSettings s;
-    d->step_settings(step, s);
-    accumulating += s.accumulate_grad2d;
-    b.now = step + 1;
-    const auto r = d->after_step(step + 1, b);
-    EXPECT_EQ(r.has_value(), !b.refines.empty() && b.refines.back().first == step + 1);
-  }
+  const std::size_t accumulating =
+      test::run_schedule(*d, b, 20000, [&](std::int64_t done, const auto& r) {
+        EXPECT_EQ(r.has_value(), !b.refines.empty() && b.refines.back().first == done);
+      });
   EXPECT_EQ(accumulating, 14999u);    // statistics only feed ticks before refine_stop
   ASSERT_EQ(b.refines.size(), 144u);  // 600, 700, ..., 14900
   EXPECT_EQ(b.refines.front().first, 600);

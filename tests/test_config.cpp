@@ -83,6 +83,15 @@ Config changed_everywhere() {
   c.densify.prune_opacity = 0.0055;
   c.densify.prune_scale3d = 0.15;
   c.densify.reset_every = 2999;
+  c.densify.grow_grad2d_abs = 0.0011;
+  c.densify.fastgs_views = 7;
+  c.densify.fastgs_loss_thresh = 0.06;
+  c.densify.fastgs_min_importance = 4;
+  c.densify.fastgs_opacity_cap = 0.75;
+  c.densify.fastgs_final_every = 2500;
+  c.densify.fastgs_final_stop = 29000;
+  c.densify.fastgs_final_opacity = 0.12;
+  c.densify.fastgs_final_score = 0.85;
   c.output.save_renders = false;
   c.output.save_checkpoint = false;
   c.output.checkpoint_every = 2500;  // with save_checkpoint = false validate() objects; no matter

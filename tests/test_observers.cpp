@@ -231,14 +231,17 @@ TEST(TrainObservers, ProgressNotesRefineTicksEveryTenLogIntervals) {
   const auto ahead = [](std::int64_t, std::int64_t, std::size_t) { return Progress::Ahead{}; };
   ShowProgress adc(0, 1000, 10, "adc", ahead);
   ShowProgress mcmc(0, 1000, 10, "mcmc", ahead);
+  ShowProgress fastgs(0, 1000, 10, "fastgs", ahead);
   const RefineStats tick{.dead = 4, .added = 5, .cloned = 1, .split = 2, .pruned = 3, .count = 40};
   testing::internal::CaptureStderr();
   adc.on_refine(50, tick);  // not a multiple of 10 x log_every: no note
   adc.on_refine(100, tick);
   mcmc.on_refine(200, tick);
+  fastgs.on_refine(300, tick);
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
             "refine at 100: 1 cloned, 2 split, 3 pruned, 40 splats\n"
-            "refine at 200: 4 relocated, 5 added, 40 splats\n");
+            "refine at 200: 4 relocated, 5 added, 40 splats\n"
+            "refine at 300: 1 cloned, 2 split, 3 pruned, 40 splats\n");
 }
 
 }  // namespace

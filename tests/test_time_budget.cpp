@@ -56,6 +56,8 @@ TEST(TimeBudget, CompressedRecipeScalesEveryStepSchedule) {
   EXPECT_EQ(half.densify.refine_start, 250);
   EXPECT_EQ(half.densify.refine_stop, 12500);
   EXPECT_EQ(half.densify.reset_every, 1500);
+  EXPECT_EQ(half.densify.fastgs_final_every, 1500);
+  EXPECT_EQ(half.densify.fastgs_final_stop, 15000);
   // What is not a step count stays.
   EXPECT_EQ(half.densify.refine_every, recipe.densify.refine_every);
   EXPECT_EQ(half.densify.cap_max, recipe.densify.cap_max);

@@ -81,6 +81,26 @@ TEST(TrainSlow, AdcResumeBetweenTicksIsExact) {
   EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
 }
 
+// FastGS's ticks read the same statistics, and draw their views and prune from the counter RNG.
+TEST(TrainSlow, FastgsResumeBetweenTicksIsExact) {
+  Config cfg = small_config(70);
+  cfg.densify.strategy = "fastgs";
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_every = 20;
+  cfg.densify.refine_stop = 50;  // densify ticks at 20 and 40, final pruning at 60
+  cfg.densify.grow_grad2d = 0.00005;
+  cfg.densify.grow_grad2d_abs = 0.00005;
+  cfg.densify.fastgs_min_importance = 0;
+  cfg.densify.fastgs_views = 4;
+  cfg.densify.fastgs_final_every = 20;
+  cfg.densify.fastgs_final_stop = 70;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
+  ASSERT_EQ(c.adc_count.size(), c.params.size());
+  EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
+  EXPECT_NE(c.params.size(), 2000u);
+}
+
 }  // namespace
 }  // namespace splat
 

@@ -75,6 +75,19 @@ struct Decision {
   bool prune_children;  // its split children (same opacity, log-scales - log 1.6) are removed
 };
 
+// The pruning half of decide, on the grown set: whether the splat (and a clone of it) and whether
+// its split children are transparent or, with prune_big, too big.
+SPLAT_HD inline void decide_prune(float max_log_scale,
+                                  float raw_opacity,
+                                  const Thresholds& t,
+                                  Decision& d) {
+  const bool transparent = raw_opacity < t.prune_raw_opacity;
+  d.prune_self = transparent || (t.prune_big && max_log_scale > t.prune_log_scale);
+  // Float subtraction is monotone, so max(ls_k - c) is max(ls_k) - c: the children's own max.
+  d.prune_children =
+      transparent || (t.prune_big && max_log_scale - config::log_split_shrink > t.prune_log_scale);
+}
+
 // gsplat DefaultStrategy's _grow_gs then _prune_gs for one splat. Growth: mean statistic
 // (sum / count, 0 when never visible) above grow_grad2d; small splats are cloned (under-
 // reconstruction), large ones split (over-reconstruction). Pruning runs on the grown set, so a
@@ -86,11 +99,7 @@ SPLAT_HD inline Decision decide(
   d.action = !(mean > t.grow_grad2d)              ? Action::Keep
              : max_log_scale <= t.clone_log_scale ? Action::Clone
                                                   : Action::Split;
-  const bool transparent = raw_opacity < t.prune_raw_opacity;
-  d.prune_self = transparent || (t.prune_big && max_log_scale > t.prune_log_scale);
-  // Float subtraction is monotone, so max(ls_k - c) is max(ls_k) - c: the children's own max.
-  d.prune_children =
-      transparent || (t.prune_big && max_log_scale - config::log_split_shrink > t.prune_log_scale);
+  decide_prune(max_log_scale, raw_opacity, t, d);
   return d;
 }
 

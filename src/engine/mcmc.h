@@ -37,7 +37,14 @@ SPLAT_HD inline float normal(std::uint64_t seed, std::uint64_t stream, std::uint
 
 // Streams of the counter RNG, one per use, so draws never collide.
 // kSplit: ADC's split samples (engine/adc.h).
-enum Stream : std::uint64_t { kNoise = 1, kRelocate = 2, kAdd = 3, kSplit = 4 };
+enum Stream : std::uint64_t {
+  kNoise = 1,
+  kRelocate = 2,
+  kAdd = 3,
+  kSplit = 4,
+  kFastgsViews = 5,  // FastGS: the views a tick scores
+  kFastgsPrune = 6,  // FastGS: the throttled prune's draw
+};
 
 // Position noise gate (paper eq. 10): ~1 for nearly transparent splats, ~0 for opaque ones.
 SPLAT_HD inline float noise_gate(float opacity) {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/suggest.h"
 #include "strategy/adc/adc_strategy.h"
+#include "strategy/fastgs/fastgs_strategy.h"
 #include "strategy/mcmc/mcmc_strategy.h"
 
 namespace splat {
@@ -29,6 +30,7 @@ std::deque<Entry>& registry() {
       {"none", [](const StrategyContext&) { return std::make_unique<NoDensifier>(); }},
       {"mcmc", make_mcmc_densifier},
       {"adc", make_adc_densifier},
+      {"fastgs", make_fastgs_densifier},
   };
   return r;
 }

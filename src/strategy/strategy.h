@@ -45,6 +45,20 @@ struct DensifyConfig {
   double prune_opacity = 0.005;     // splats below are removed
   double prune_scale3d = 0.1;       // after the first opacity reset, splats above are removed
   std::int64_t reset_every = 3000;  // opacities clamped to 2 * prune_opacity; 0 = never
+  // FastGS (Ren et al. 2025, multi-view consistent densification and pruning; strategy/fastgs/)
+  // also uses refine_*, reset_every, grow_grad2d (its clone test), grow_scale3d (its clone / split
+  // boundary), prune_opacity and prune_scale3d; configs/fastgs.toml sets FastGS's values for them.
+  double grow_grad2d_abs = 0.0012;  // split test on the mean abs (AbsGS) statistic, at or above
+  std::int64_t fastgs_views = 10;   // training views each tick scores (at most the training views)
+  double fastgs_loss_thresh = 0.1;  // a pixel is in a view's error mask above this normalized error
+  std::int64_t fastgs_min_importance =
+      5;                            // growth needs (masked pixels covered / views) above this
+  double fastgs_opacity_cap = 0.8;  // opacities clamped to this after every densify tick
+  std::int64_t fastgs_final_every =
+      3000;  // final pruning ticks every n steps after refine_stop (0 = none)
+  std::int64_t fastgs_final_stop = 30000;  // ... before this step
+  double fastgs_final_opacity = 0.1;       // final pruning: splats below this opacity are removed
+  double fastgs_final_score = 0.9;  // final pruning: splats above this pruning score are removed
 };
 
 class Densifier {
@@ -66,17 +80,27 @@ class Densifier {
 // (FastGS-style) renders in its tick's refine context (cpu/refine_cpu.h, cuda/refine_cuda.h: the
 // training images and a render call); the training cameras it needs then join this context (the
 // trainer has them per coarse-to-fine level: Trainer::camera).
+struct TrainingViews {
+  std::size_t count = 0;                          // training views (Backend::set_images order)
+  std::function<const Camera&(int view)> camera;  // at the coarse-to-fine resolution in use
+  std::function<int()> factor;                    // that resolution's downscale factor (1: full)
+  std::function<RasterSettings(std::int64_t step)> raster;  // the raster settings of a step
+};
+
 struct StrategyContext {
   const DensifyConfig& cfg;
   std::uint64_t seed = 0;     // train.seed: the counter RNG seed of noise and ticks
   double scene_extent = 1.0;  // what ADC's scale thresholds are relative to
+  // The trainer's views, for a strategy whose ticks render them (FastGS); null where the
+  // strategy is made only to project counts (a time budget's plan).
+  const TrainingViews* views = nullptr;
 };
 
 using StrategyFactory = std::function<std::unique_ptr<Densifier>(const StrategyContext&)>;
 
 // Adds a strategy under `name` for densify.strategy; splat::Error if the name is taken.
 void register_strategy(std::string name, StrategyFactory make);
-// The registered names: the built-in ones (none, mcmc, adc), then the added ones in order.
+// The registered names: the built-in ones (none, mcmc, adc, fastgs), then the added ones in order.
 std::vector<std::string_view> strategy_names();
 // The strategy ctx.cfg.strategy names; splat::Error naming densify.strategy, a close registered
 // name (did you mean) and the registered names.

@@ -195,11 +195,20 @@ const std::vector<Field>& fields() {
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
       densify("scale_reg", &DensifyConfig::scale_reg, {0}, "mcmc: L1 regularizer on scale"),
-      densify("grow_grad2d", &DensifyConfig::grow_grad2d, {0}, "adc: mean screen-space gradient above which a splat grows"),
-      densify("grow_scale3d", &DensifyConfig::grow_scale3d, {0}, "adc: growing splats up to this scale (x scene extent) are cloned, larger split"),
-      densify("prune_opacity", &DensifyConfig::prune_opacity, {0, 1}, "adc: splats below this opacity are pruned"),
-      densify("prune_scale3d", &DensifyConfig::prune_scale3d, {0}, "adc: after the first opacity reset, larger splats (x scene extent) are pruned"),
-      densify("reset_every", &DensifyConfig::reset_every, {0}, "adc: opacities reset to 2 * prune_opacity every n steps (0 = never)"),
+      densify("grow_grad2d", &DensifyConfig::grow_grad2d, {0}, "adc: mean screen-space gradient above which a splat grows (fastgs: at or above which a small splat is cloned)"),
+      densify("grow_scale3d", &DensifyConfig::grow_scale3d, {0}, "adc, fastgs: growing splats up to this scale (x scene extent) are cloned, larger split"),
+      densify("prune_opacity", &DensifyConfig::prune_opacity, {0, 1}, "adc, fastgs: splats below this opacity are pruned (fastgs: some of them, drawn)"),
+      densify("prune_scale3d", &DensifyConfig::prune_scale3d, {0}, "adc, fastgs: after the first opacity reset, larger splats (x scene extent) are pruned (fastgs: some of them, drawn)"),
+      densify("reset_every", &DensifyConfig::reset_every, {0}, "adc, fastgs: opacities reset to 2 * prune_opacity every n steps (0 = never)"),
+      densify("grow_grad2d_abs", &DensifyConfig::grow_grad2d_abs, {0}, "fastgs: mean absolute (AbsGS) screen-space gradient at or above which a large splat splits"),
+      densify("fastgs_views", &DensifyConfig::fastgs_views, {1, 10000}, "fastgs: training views each tick renders and scores (at most all of them)"),
+      densify("fastgs_loss_thresh", &DensifyConfig::fastgs_loss_thresh, {0, 1}, "fastgs: a pixel whose error, normalized to [0, 1] per view, is above this is in the view's error mask"),
+      densify("fastgs_min_importance", &DensifyConfig::fastgs_min_importance, {0}, "fastgs: a splat grows only if the masked pixels it blends, per scored view, are more than this"),
+      densify("fastgs_opacity_cap", &DensifyConfig::fastgs_opacity_cap, {0, 1}, "fastgs: opacities clamped to this after every densify tick"),
+      densify("fastgs_final_every", &DensifyConfig::fastgs_final_every, {0}, "fastgs: final pruning every n steps after refine_stop (0 = none)"),
+      densify("fastgs_final_stop", &DensifyConfig::fastgs_final_stop, {0}, "fastgs: no final pruning from this step on"),
+      densify("fastgs_final_opacity", &DensifyConfig::fastgs_final_opacity, {0, 1}, "fastgs: final pruning removes splats below this opacity"),
+      densify("fastgs_final_score", &DensifyConfig::fastgs_final_score, {0, 1}, "fastgs: final pruning removes splats whose pruning score (multi-view error, normalized to [0, 1]) is above this"),
       output("save_renders", &O::save_renders, "write the test renders as PNG"),
       output("save_checkpoint", &O::save_checkpoint, "write checkpoint.ckpt at the end (false: a run that needs no resuming)"),
       output("checkpoint_every", &O::checkpoint_every, {0}, "also every n steps (0 = never)"),
@@ -401,9 +410,23 @@ void Config::validate() const {
     throw Error("config: train.coarse_factor = " + std::to_string(train.coarse_factor) +
                 " is not a power of two (1, 2, 4, 8 or 16)");
   validate_backend();
+  if (densify.strategy == "fastgs") validate_fastgs();
   if (densify.refine_stop < densify.refine_start && densify.strategy != "none")
     throw Error("config: densify.refine_stop = " + std::to_string(densify.refine_stop) +
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
+}
+
+// What the FastGS strategy's first version (CPU ticks, one view per step) cannot run with.
+void Config::validate_fastgs() const {
+  const std::string fastgs = "densify.strategy = \"fastgs\"";
+  if (backend.type == BackendKind::Cuda)
+    throw Error("config: " + fastgs +
+                " and backend.type = \"cuda\" cannot be combined: the fastgs "
+                "strategy runs on the CPU backend only so far (set backend.type = \"cpu\")");
+  if (train.batch_size > 1)
+    throw Error("config: " + fastgs +
+                " and train.batch_size = " + std::to_string(train.batch_size) +
+                " cannot be combined: the fastgs strategy trains one view per step so far");
 }
 
 // Execution modes that cannot work together are rejected, naming both keys; none is overridden.

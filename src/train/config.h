@@ -132,6 +132,7 @@ struct Config {
   // Rejects incompatible combinations, naming both keys. Throws splat::Error.
   void validate() const;
   void validate_backend() const;  // part of validate(): the execution modes
+  void validate_fastgs() const;   // part of validate(): what densify.strategy = "fastgs" needs
   // The resolved config as TOML (every key, in table order).
   std::string to_toml() const;
 };

@@ -21,13 +21,12 @@ void ShowProgress::on_loss(std::int64_t, double loss) {
 
 void ShowProgress::on_refine(std::int64_t step, const RefineStats& tick) {
   if (log_every_ <= 0 || step % (log_every_ * 10) != 0) return;
-  note(
-      "refine at " + std::to_string(step) + ": " +
-      (strategy_ == "adc"
-           ? std::to_string(tick.cloned) + " cloned, " + std::to_string(tick.split) + " split, " +
-                 std::to_string(tick.pruned) + " pruned, "
-           : std::to_string(tick.dead) + " relocated, " + std::to_string(tick.added) + " added, ") +
-      std::to_string(tick.count) + " splats");
+  note("refine at " + std::to_string(step) + ": " +
+       (strategy_ == "mcmc"
+            ? std::to_string(tick.dead) + " relocated, " + std::to_string(tick.added) + " added, "
+            : std::to_string(tick.cloned) + " cloned, " + std::to_string(tick.split) + " split, " +
+                  std::to_string(tick.pruned) + " pruned, ") +
+       std::to_string(tick.count) + " splats");
 }
 
 void ShowProgress::on_step(const StepInfo& s) {

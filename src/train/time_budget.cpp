@@ -18,6 +18,9 @@ Config compressed_recipe(const Config& recipe, double s) {
   c.densify.refine_start = times_s(recipe.densify.refine_start);
   c.densify.refine_stop = times_s(recipe.densify.refine_stop);
   if (recipe.densify.reset_every > 0) c.densify.reset_every = times_s(recipe.densify.reset_every);
+  if (recipe.densify.fastgs_final_every > 0)
+    c.densify.fastgs_final_every = times_s(recipe.densify.fastgs_final_every);
+  c.densify.fastgs_final_stop = times_s(recipe.densify.fastgs_final_stop);
   return c;
 }
 

@@ -118,6 +118,15 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
                  static_cast<long long>(cfg_.train.iterations), static_cast<long long>(half));
     cfg_.train.coarse_until = half;
   }
+  // config.cpp's validate_fastgs rejects backend.type = "cuda"; auto finds its GPU only here.
+  if (cfg_.densify.strategy == "fastgs" && backend_.name() != "cpu")
+    throw Error(
+        "densify.strategy = \"fastgs\" runs on the CPU backend only so far, and this "
+        "run's backend is " +
+        backend_.name() + " (set backend.type = \"cpu\")");
+  if (cfg_.densify.strategy == "fastgs" && comm_.size() > 1)
+    throw Error("densify.strategy = \"fastgs\" trains in one process so far; this job has " +
+                std::to_string(comm_.size()) + " ranks");
   comm_.set_timeout(cfg_.train.collective_timeout);
   if (comm_.size() > 1) {
     const std::string setup =
@@ -127,7 +136,11 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   }
   backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
-  densifier_ = make_densifier(cfg_, scene_extent_);
+  views_.count = data_.train.size();
+  views_.camera = [this](int view) -> const Camera& { return training_camera(view); };
+  views_.factor = [this] { return factor_in_use_; };
+  views_.raster = [this](std::int64_t step) { return settings_at(step).raster; };
+  densifier_ = make_densifier(cfg_, scene_extent_, &views_);
   std::vector<const Image8*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
@@ -317,10 +330,11 @@ Checkpoint Trainer::checkpoint() const {
   c.view_pos = view_pos_;
   c.config_toml = cfg_.to_toml();
   c.run_id = run_id_;
-  // ADC's statistics since the last tick make a resume between ticks exact. With several ranks
-  // each holds its own partial sums (the tick all-reduces them) and only rank 0 writes, so those
-  // runs resume with fresh statistics, as before.
-  if (cfg_.densify.strategy == "adc" && comm_.size() == 1) {
+  // ADC's statistics since the last tick (ADC's and FastGS's ticks read them) make a resume
+  // between ticks exact. With several ranks each holds its own partial sums (the tick all-reduces
+  // them) and only rank 0 writes, so those runs resume with fresh statistics, as before.
+  const bool statistics = cfg_.densify.strategy == "adc" || cfg_.densify.strategy == "fastgs";
+  if (statistics && comm_.size() == 1) {
     c.adc_grad2d = st.adc.grad2d;
     c.adc_count = st.adc.count;
     c.adc_grad2d_abs = st.adc.grad2d_abs;
@@ -446,7 +460,7 @@ std::vector<std::unique_ptr<TrainObserver>> Trainer::observers(RunDir* out, Hist
         [this] { return elapsed(); },
         [this](const Config& planned) {
           cfg_ = planned;
-          densifier_ = make_densifier(cfg_, scene_extent_);
+          densifier_ = make_densifier(cfg_, scene_extent_, &views_);
         },
         note));
   list.push_back(std::make_unique<DivergenceChecks>(iteration_, kEarlyChecks, kFiniteCheckEvery,

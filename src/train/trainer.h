@@ -45,6 +45,8 @@ struct EvalResult {
 
 class Trainer {
  public:
+  Trainer(const Trainer&) = delete;  // the densifier reads this trainer (views_)
+  Trainer& operator=(const Trainer&) = delete;
   // `data`, `backend` and `comm` must outlive the trainer. With several ranks every rank makes a
   // trainer with the same config and data; each step, rank r renders views
   // [r B / R, (r + 1) B / R) of the step's B views (train.batch_size), which all ranks draw from
@@ -142,6 +144,7 @@ class Trainer {
   Backend& backend_;
   dist::Communicator& comm_;
   std::unique_ptr<Densifier> densifier_;
+  TrainingViews views_;  // for the densifier; its functions read this trainer
   double scene_extent_ = 1.0;
   DivergenceLimits limits_;     // set with the starting state
   std::int64_t iteration_ = 0;  // completed iterations

@@ -11,16 +11,45 @@
 namespace splat {
 namespace cpu {
 
-namespace {
-
-// Where a slot of the refined model comes from.
-enum class Kind { Kept, Clone, Child0, Child1 };
-struct Source {
-  std::uint32_t index;
-  Kind kind;
-};
-
-}  // namespace
+void compact(TrainState& st, std::span<const Source> out, std::uint64_t seed) {
+  TrainState next;
+  for (Gaussians* g : {&next.params, &next.adam_m, &next.adam_v}) {
+    g->sh_degree = st.params.sh_degree;
+    g->resize(out.size());
+  }
+  next.adam_step = st.adam_step;
+  next.appearance = std::move(st.appearance);  // per image, not per splat
+  std::vector<std::vector<float>*> np, nm, nv;
+  next.params.for_each_group([&](const char*, std::vector<float>& a) { np.push_back(&a); });
+  next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
+  next.adam_v.for_each_group([&](const char*, std::vector<float>& a) { nv.push_back(&a); });
+  int g = 0;
+  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m,
+                          const std::vector<float>& v, std::size_t w) {
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      const std::size_t src = out[j].index;
+      const bool kept = out[j].kind == Kind::Kept;  // the rest are new: Adam starts from zero
+      for (std::size_t k = 0; k < w; ++k) {
+        (*np[g])[j * w + k] = p[src * w + k];
+        (*nm[g])[j * w + k] = kept ? m[src * w + k] : 0.0f;
+        (*nv[g])[j * w + k] = kept ? v[src * w + k] : 0.0f;
+      }
+    }
+    ++g;
+  });
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    if (out[j].kind != Kind::Child0 && out[j].kind != Kind::Child1) continue;
+    const std::size_t i = out[j].index;
+    float offset[3];
+    adc::split_offset(&st.params.log_scales[3 * i], &st.params.quats[4 * i], seed, i,
+                      out[j].kind == Kind::Child0 ? 0 : 1, offset);
+    for (int k = 0; k < 3; ++k) {
+      next.params.means[3 * j + k] = st.params.means[3 * i + k] + offset[k];
+      next.params.log_scales[3 * j + k] = adc::child_log_scale(st.params.log_scales[3 * i + k]);
+    }
+  }
+  st = std::move(next);
+}
 
 RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSettings& s) {
   const std::size_t n = st.params.size();
@@ -51,42 +80,7 @@ RefineStats adc_refine(TrainState& st, adc::Stats& stats, const AdcRefineSetting
       if (d[i].action == adc::Action::Split && !d[i].prune_children)
         out.push_back({std::uint32_t(i), child});
 
-  TrainState next;
-  for (Gaussians* g : {&next.params, &next.adam_m, &next.adam_v}) {
-    g->sh_degree = st.params.sh_degree;
-    g->resize(out.size());
-  }
-  next.adam_step = st.adam_step;
-  std::vector<std::vector<float>*> np, nm, nv;
-  next.params.for_each_group([&](const char*, std::vector<float>& a) { np.push_back(&a); });
-  next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
-  next.adam_v.for_each_group([&](const char*, std::vector<float>& a) { nv.push_back(&a); });
-  int g = 0;
-  for_each_group3(st, [&](const std::vector<float>& p, const std::vector<float>& m,
-                          const std::vector<float>& v, std::size_t w) {
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      const std::size_t src = out[j].index;
-      const bool kept = out[j].kind == Kind::Kept;  // the rest are new: Adam starts from zero
-      for (std::size_t k = 0; k < w; ++k) {
-        (*np[g])[j * w + k] = p[src * w + k];
-        (*nm[g])[j * w + k] = kept ? m[src * w + k] : 0.0f;
-        (*nv[g])[j * w + k] = kept ? v[src * w + k] : 0.0f;
-      }
-    }
-    ++g;
-  });
-  for (std::size_t j = 0; j < out.size(); ++j) {
-    if (out[j].kind != Kind::Child0 && out[j].kind != Kind::Child1) continue;
-    const std::size_t i = out[j].index;
-    float offset[3];
-    adc::split_offset(&st.params.log_scales[3 * i], &st.params.quats[4 * i], s.seed, i,
-                      out[j].kind == Kind::Child0 ? 0 : 1, offset);
-    for (int k = 0; k < 3; ++k) {
-      next.params.means[3 * j + k] = st.params.means[3 * i + k] + offset[k];
-      next.params.log_scales[3 * j + k] = adc::child_log_scale(st.params.log_scales[3 * i + k]);
-    }
-  }
-  st = std::move(next);
+  compact(st, out, s.seed);
   r.count = out.size();
   r.pruned = n + r.cloned + r.split - r.count;
   stats.reset(r.count);
