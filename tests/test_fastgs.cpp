@@ -436,12 +436,10 @@ class FastgsLog final : public test::ForwardingBackend {
   RasterSettings rs_;
 };
 
-// Calibration (this machine, deterministic): adc 2189 splats 28.82 dB; fastgs 826 splats
-// 29.54 dB, its first final pruning 1564 -> 884 splats at 26.74 dB both sides. With FastGS's own
-// initial opacity and scale (0.1, 1.0) instead of splat's: adc 1131 splats 28.60 dB, fastgs 394
-// splats 27.36 dB; its split test then reads grad2d against FastGS's abs threshold, 6 times ADC's,
-// until the abs statistic lands (branch absgrad), so recalibrate then. With the score pass
-// returning zeros fastgs grows nothing and ends near 26 dB.
+// Calibration (2-core machine, deterministic): adc 2189 splats 28.82 dB; fastgs (its split test on
+// AbsGS's statistic) 1167 splats 30.14 dB, its first final pruning 2002 -> 1271 splats at 26.83 ->
+// 26.82 dB. With the score pass returning zeros fastgs grows nothing (the importance gate) and
+// ends near 26 dB.
 FastgsRun train(const std::string& strategy, const Dataset& data) {
   // FastGS's 30k-step schedule in 1000 steps: ticks at 200 ... 400 (and, on this white
   // background, an opacity reset at 100), one opacity reset at 300, final pruning at 600 ... 900.

@@ -38,6 +38,7 @@ class FastgsDensifier final : public Densifier {
 
   void step_settings(std::int64_t step, StepSettings& s) const override {
     s.accumulate_grad2d = step + 1 < c_.refine_stop;
+    s.accumulate_grad2d_abs = s.accumulate_grad2d;  // the split test's statistic (AbsGS)
   }
 
   std::optional<RefineStats> after_step(std::int64_t completed, Backend& b) override {

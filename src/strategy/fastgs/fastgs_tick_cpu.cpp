@@ -207,9 +207,8 @@ RefineStats FastgsTick::run_cpu(cpu::RefineContext& ctx) {
   adc::Stats& stats = ctx.adc_stats;
   if (stats.size() != ctx.state.params.size()) stats.reset(ctx.state.params.size());
   const cpu::ViewScores scores = cpu::score_views(ctx.state, ctx.images, views);
-  // until the abs statistic lands (branch absgrad): grad2d
-  const std::span<const float> grad2d_abs = stats.grad2d;
-  return cpu::fastgs_refine(ctx.state, stats, grad2d_abs, scores,
+  if (stats.grad2d_abs.size() != stats.size()) stats.grad2d_abs.assign(stats.size(), 0.0f);
+  return cpu::fastgs_refine(ctx.state, stats, stats.grad2d_abs, scores,
                             std::uint32_t(views.cameras.size()), settings);
 }
 
