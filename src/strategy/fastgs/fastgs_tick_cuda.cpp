@@ -51,6 +51,8 @@ const cuda::FastgsScratch& score_views(cuda::RefineContext& ctx,
   check_context(ctx, who);
   if (views.cameras.empty()) throw Error(std::string(who) + ": no views to score");
   DeviceModel& model = ctx.model;
+  // The forwards may move the renderer's scratch, whose pointers a captured step graph holds.
+  ++model.generation;
   const int n = model.n;
   const FastgsScratch& s = keep.splats.ensure(n);
   fastgs_clear_scores(n, s, ctx.stream);
@@ -129,7 +131,6 @@ RefineStats FastgsTick::run_cuda(cuda::RefineContext& ctx) {
   if (model.grad2d.size() != std::size_t(n)) model.reset_adc_stats();  // nothing grows
   if (model.grad2d_abs.size() != std::size_t(n)) model.reset_grad2d_abs();
 
-  ++model.generation;
   const AdcScratch& adc = keep.adc.ensure(n);
   fastgs_decide(n, model.params.in(), model.grad2d.data(), model.grad2d_abs.data(),
                 model.vis_count.data(),
@@ -156,7 +157,6 @@ RefineStats FastgsFinalTick::run_cuda(cuda::RefineContext& ctx) {
   if (n == 0) return {};
   const FastgsScratch& s = score_views(ctx, views, keep, "fastgs final tick");
 
-  ++model.generation;
   const AdcScratch& adc = keep.adc.ensure(n);
   fastgs_final_flags(n, model.params.g[3].data(), adc::logit_threshold(double(min_opacity)),
                      max_score, s, adc, keep.totals_host.get(), ctx.stream);
