@@ -143,7 +143,7 @@ TEST(FastgsScore, MinMaxMaskAndScore) {
   views.images = {0, 1};
   views.raster.sh_degree = 0;
   views.loss_thresh = 0.1f;
-  const cpu::ViewScores s = cpu::score_views(st, images, views);
+  const FastgsScores s = cpu::score_views(st, images, views);
   std::vector<std::uint32_t> count(2, 0);
   std::vector<float> score(2, 0.0f);
   for (int v = 0; v < 2; ++v) {
@@ -162,7 +162,7 @@ TEST(FastgsScore, MinMaxMaskAndScore) {
   EXPECT_GT(s.count[1], 0u);
   // At half resolution the counts are in full-resolution pixels.
   views.factor = 2;
-  const cpu::ViewScores s2 = cpu::score_views(st, images, views);
+  const FastgsScores s2 = cpu::score_views(st, images, views);
   for (int i = 0; i < 2; ++i) EXPECT_EQ(s2.count[i], 4 * count[i]);
 }
 
@@ -232,7 +232,7 @@ TEST(FastgsPrune, RefineRemovesADrawnHalfOfTheCandidatesAndCapsOpacity) {
   TrainState st = state_of(splats(list));
   adc::Stats stats;
   stats.reset(20);
-  cpu::ViewScores scores{std::vector<std::uint32_t>(20, 0), std::vector<float>(20, 0.0f)};
+  FastgsScores scores{std::vector<std::uint32_t>(20, 0), std::vector<float>(20, 0.0f)};
   for (int i = 0; i < 20; i += 2) scores.score[i] = 1.0f;
   FastgsRefineSettings s;
   s.seed = 9;
@@ -261,7 +261,7 @@ TEST(FastgsPrune, RefineGrowsTheImportantAndBornSplatsAreNeverDrawn) {
   adc::Stats stats;
   stats.reset(3);
   for (int i = 0; i < 3; ++i) stats.grad2d[i] = 1.0f, stats.count[i] = 1;
-  const cpu::ViewScores scores{{60, 60, 59}, {0, 0, 0}};
+  const FastgsScores scores{{60, 60, 59}, {0, 0, 0}};
   FastgsRefineSettings s;
   const RefineStats r = cpu::fastgs_refine(st, stats, stats.grad2d, scores, 10, s);
   EXPECT_EQ(r.cloned, 1u);
@@ -280,7 +280,7 @@ TEST(FastgsPrune, FinalPruningRemovesTransparentAndHighScores) {
   for (int i = 0; i < 4; ++i) st.params.means[3 * i] = float(i);
   adc::Stats stats;
   // Normalized scores 0, 0, 1, 0.84: the third goes (above 0.9), the fourth stays.
-  const cpu::ViewScores scores{{1, 1, 1, 1}, {1.0f, 1.0f, 20.0f, 17.0f}};
+  const FastgsScores scores{{1, 1, 1, 1}, {1.0f, 1.0f, 20.0f, 17.0f}};
   const RefineStats r = cpu::fastgs_final_prune(st, stats, scores, 0.1f, 0.9f);
   EXPECT_EQ(r.pruned, 2u);
   ASSERT_EQ(r.count, 2u);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "cuda/cuda_backend.h"
@@ -105,6 +106,16 @@ void expect_zero_tails(const Backend& b,
     EXPECT_TRUE(nz == host.end()) << what << " nonzero at float " << (from + (nz - host.begin()))
                                   << " of capacity " << v.capacity;
   }
+}
+
+bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<std::vector<float>> groups(const Gaussians& g) {
+  std::vector<std::vector<float>> out;
+  g.for_each_group([&](const char*, const std::vector<float>& v) { out.push_back(v); });
+  return out;
 }
 
 }  // namespace splat::test

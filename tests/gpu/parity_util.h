@@ -68,6 +68,13 @@ void expect_agree(const std::string& what,
 // Random vector in [-1, 1] (for vector-Jacobian products).
 std::vector<float> random_vector(std::size_t n, std::uint32_t seed);
 
+// The same floats, bit for bit (NaN payloads included).
+bool bit_equal(const std::vector<float>& a, const std::vector<float>& b);
+
+// A model's five parameter groups in Gaussians::for_each_group's order (means, log_scales, quats,
+// raw_opacity, sh), copied.
+std::vector<std::vector<float>> groups(const Gaussians& g);
+
 // Every model array of a cuda backend (SH degree 3) holds n splats and is zero past them. The SH
 // gradients (array 9) are allocated by the first step that sums gradients (a batch, several
 // ranks); `sh_grads_held` false: they must not be.

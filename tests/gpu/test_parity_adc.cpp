@@ -37,16 +37,6 @@ std::unique_ptr<Backend> backend_of(BackendKind kind) {
   return make_backend(cfg);
 }
 
-bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::vector<std::vector<float>> groups(const Gaussians& g) {
-  std::vector<std::vector<float>> out;
-  g.for_each_group([&](const char*, const std::vector<float>& v) { out.push_back(v); });
-  return out;
-}
-
 double sync_count(const Backend& b, const std::string& name) {
   for (const auto& [key, value] : b.report())
     if (key == "sync." + name) return value;

@@ -127,10 +127,6 @@ std::vector<float> slot(const Gaussians& g, std::size_t i) {
 bool all_zero(const std::vector<float>& v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; });
 }
-bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // One tick from `start` on both backends. Every slot the CPU left alone must be bit-identical on
 // the GPU (parameters and poisoned moments); every slot the CPU touched (relocated, appended or
 // corrected source: zero moments) must have exactly zero moments on the GPU, bit-identical copied

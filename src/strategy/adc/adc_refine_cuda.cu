@@ -203,6 +203,10 @@ void adc_decide(int n,
   decide_kernel<<<blocks_for(std::size_t(n), kThreads), kThreads, 0, stream>>>(
       n, in.log_scales, in.raw_opacity, stats.grad2d, stats.count, t, s.flags, s.totals);
   SPLAT_CUDA_CHECK_LAUNCH("adc_decide");
+  adc_scan(n, s, totals_host, stream);
+}
+
+void adc_scan(int n, const AdcScratch& s, std::int32_t* totals_host, cudaStream_t stream) {
   std::size_t temp_bytes = s.temp_bytes;
   SPLAT_CUDA_CHECK(
       cub::DeviceScan::ExclusiveSum(s.temp, temp_bytes, s.flags, s.offsets, 3 * n, stream));

@@ -22,6 +22,8 @@
 
 namespace splat::cuda {
 
+struct RefineContext;
+
 // Totals of a tick, as adc_decide leaves them on the host: surviving kept originals, clones and
 // split pairs, then the clone and split decisions before pruning.
 inline constexpr int kAdcKept = 0, kAdcClones = 1, kAdcChildren = 2, kAdcCloned = 3, kAdcSplit = 4;
@@ -52,6 +54,10 @@ void adc_decide(int n,
                 std::int32_t* totals_host,
                 cudaStream_t stream);
 
+// adc_decide's second half, for a tick that fills the flags and the decision totals (kAdcCloned,
+// kAdcSplit) itself: the scan, the survivor totals and their copy into totals_host.
+void adc_scan(int n, const AdcScratch& s, std::int32_t* totals_host, cudaStream_t stream);
+
 // After adc_decide and the host wait: writes the refined model into dst, whose arrays hold
 // kept + clones + 2 children slots. Kept splats take their parameters and Adam moments; clones
 // and children take the parameters with zero moments; children's means and log-scales are the
@@ -64,6 +70,15 @@ void adc_compact(const ModelSlots& src,
                  std::uint64_t seed,
                  const AdcScratch& s,
                  cudaStream_t stream);
+
+// After the host wait on the totals of adc_decide or adc_scan: moves ctx's model into fresh arrays
+// with adc_compact (m = kept + clones + 2 children slots), resizes the gradients, resets the
+// statistics and waits (sync `what`) before the old arrays are freed. Returns m.
+std::size_t compact_model(RefineContext& ctx,
+                          const AdcScratch& s,
+                          const std::int32_t* totals_host,
+                          std::uint64_t seed,
+                          const char* what);
 
 // raw_opacity = min(raw_opacity, max_raw_opacity) (NaN stays NaN, as on the CPU), and zero Adam
 // moments of the opacity group, for n splats.

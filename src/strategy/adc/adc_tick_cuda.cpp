@@ -55,17 +55,27 @@ RefineStats AdcTick::run_cuda(cuda::RefineContext& ctx) {
              adc::thresholds(s), scratch, keep.totals_host.get(), ctx.stream);
   ctx.syncs.stream(ctx.stream, "adc_totals");
   const std::int32_t* t = keep.totals_host.get();
-  const int children = t[kAdcChildren];
-  const std::size_t m =
-      std::size_t(t[kAdcKept]) + std::size_t(t[kAdcClones]) + 2 * std::size_t(children);
-  if (m > std::size_t(INT_MAX))
-    throw Error("cuda backend: ADC would make " + std::to_string(m) + " splats");
   RefineStats r;
   r.cloned = std::size_t(t[kAdcCloned]);
   r.split = std::size_t(t[kAdcSplit]);
-  r.count = m;
-  r.pruned = std::size_t(n) + r.cloned + r.split - m;
+  r.count = compact_model(ctx, scratch, t, s.seed, "adc_compact");
+  r.pruned = std::size_t(n) + r.cloned + r.split - r.count;
+  return r;
+}
 
+namespace cuda {
+
+std::size_t compact_model(RefineContext& ctx,
+                          const AdcScratch& s,
+                          const std::int32_t* t,
+                          std::uint64_t seed,
+                          const char* what) {
+  DeviceModel& model = ctx.model;
+  const int n = model.n, children = t[kAdcChildren];
+  const std::size_t m =
+      std::size_t(t[kAdcKept]) + std::size_t(t[kAdcClones]) + 2 * std::size_t(children);
+  if (m > std::size_t(INT_MAX))
+    throw Error("cuda backend: a refine tick would make " + std::to_string(m) + " splats");
   const ModelSlots src = model.slots();
   Groups next_params, next_m, next_v;
   ModelSlots dst = src;
@@ -78,7 +88,7 @@ RefineStats AdcTick::run_cuda(cuda::RefineContext& ctx) {
     dst.m[g] = next_m.g[g].data();
     dst.v[g] = next_v.g[g].data();
   }
-  adc_compact(src, dst, n, children, s.seed, scratch, ctx.stream);
+  adc_compact(src, dst, n, children, seed, s, ctx.stream);
   std::swap(model.params, next_params);
   std::swap(model.m, next_m);
   std::swap(model.v, next_v);
@@ -91,9 +101,11 @@ RefineStats AdcTick::run_cuda(cuda::RefineContext& ctx) {
   }
   model.n = int(m);
   model.reset_adc_stats();
-  ctx.syncs.stream(ctx.stream, "adc_compact");  // next_* hold the old arrays, freed on return
-  return r;
+  ctx.syncs.stream(ctx.stream, what);  // next_* hold the old arrays, freed on return
+  return m;
 }
+
+}  // namespace cuda
 
 RefineStats OpacityResetTick::run_cuda(cuda::RefineContext& ctx) {
   cuda::DeviceModel& model = ctx.model;

@@ -7,7 +7,8 @@
 // masked pixels per view grow as in ADC (clone on the screen-space gradient, split on the abs
 // gradient), a drawn half of the pruning candidates goes, and opacities are capped; after
 // refine_stop, final pruning ticks remove transparent splats and those of the highest scores.
-// The ticks' CPU code is fastgs_tick_cpu.cpp; the shared math is fastgs.h. No CUDA tick yet.
+// The ticks' CPU code is fastgs_tick_cpu.cpp, their CUDA code fastgs_tick_cuda.cpp; the shared
+// math is fastgs.h.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -29,6 +30,13 @@ struct FastgsViews {
   RasterSettings raster;
   int factor = 1;            // counts are scaled by factor^2 to full-resolution pixels
   float loss_thresh = 0.1f;  // the error mask's threshold on the normalized error
+};
+
+// The score pass's result per splat: C (masked pixels blended over the views, in full-resolution
+// pixels) and S (those counts weighted by the views' losses).
+struct FastgsScores {
+  std::vector<std::uint32_t> count;
+  std::vector<float> score;
 };
 
 // One densify tick (VCD, then the throttled prune and the opacity cap).
@@ -71,6 +79,9 @@ class FastgsTick final : public RefineTick {
  public:
   FastgsTick(FastgsViews v, const FastgsRefineSettings& s) : views(std::move(v)), settings(s) {}
   RefineStats run_cpu(cpu::RefineContext& ctx) override;
+#if SPLAT_HAVE_CUDA
+  RefineStats run_cuda(cuda::RefineContext& ctx) override;  // fastgs_tick_cuda.cpp
+#endif
   FastgsViews views;
   FastgsRefineSettings settings;
 };
@@ -82,9 +93,17 @@ class FastgsFinalTick final : public RefineTick {
   FastgsFinalTick(FastgsViews v, float min_opacity, float max_score)
       : views(std::move(v)), min_opacity(min_opacity), max_score(max_score) {}
   RefineStats run_cpu(cpu::RefineContext& ctx) override;
+#if SPLAT_HAVE_CUDA
+  RefineStats run_cuda(cuda::RefineContext& ctx) override;
+#endif
   FastgsViews views;
   float min_opacity, max_score;
 };
+
+#if SPLAT_HAVE_CUDA
+// Test hook (fastgs_tick_cuda.cpp): the CUDA score pass alone, with C and S downloaded.
+FastgsScores fastgs_score_views_cuda(cuda::RefineContext& ctx, const FastgsViews& views);
+#endif
 
 // K of n training views without replacement from the counter RNG (a partial Fisher-Yates shuffle
 // with draws mcmc::uniform01(seed, kFastgsViews, i)), K = min(k, n).

@@ -56,11 +56,11 @@ std::vector<std::uint32_t> masked_pixel_counts(const RenderState<float>& fwd,
   return count;
 }
 
-ViewScores score_views(const TrainState& st,
-                       const std::vector<const Image8*>& images,
-                       const FastgsViews& views) {
+FastgsScores score_views(const TrainState& st,
+                         const std::vector<const Image8*>& images,
+                         const FastgsViews& views) {
   const std::size_t n = st.params.size();
-  ViewScores out{std::vector<std::uint32_t>(n, 0), std::vector<float>(n, 0.0f)};
+  FastgsScores out{std::vector<std::uint32_t>(n, 0), std::vector<float>(n, 0.0f)};
   const std::uint32_t area = std::uint32_t(views.factor) * std::uint32_t(views.factor);
   for (std::size_t v = 0; v < views.cameras.size(); ++v) {
     const Camera& cam = *views.cameras[v];
@@ -139,7 +139,7 @@ void check_size(const char* what, std::size_t got, std::size_t n) {
 RefineStats fastgs_refine(TrainState& st,
                           adc::Stats& stats,
                           std::span<const float> grad2d_abs,
-                          const ViewScores& scores,
+                          const FastgsScores& scores,
                           std::uint32_t views,
                           const FastgsRefineSettings& s) {
   const std::size_t n = st.params.size();
@@ -185,7 +185,7 @@ RefineStats fastgs_refine(TrainState& st,
 
 RefineStats fastgs_final_prune(TrainState& st,
                                adc::Stats& stats,
-                               const ViewScores& scores,
+                               const FastgsScores& scores,
                                float min_opacity,
                                float max_score) {
   const std::size_t n = st.params.size();
@@ -206,7 +206,7 @@ RefineStats fastgs_final_prune(TrainState& st,
 RefineStats FastgsTick::run_cpu(cpu::RefineContext& ctx) {
   adc::Stats& stats = ctx.adc_stats;
   if (stats.size() != ctx.state.params.size()) stats.reset(ctx.state.params.size());
-  const cpu::ViewScores scores = cpu::score_views(ctx.state, ctx.images, views);
+  const FastgsScores scores = cpu::score_views(ctx.state, ctx.images, views);
   if (stats.grad2d_abs.size() != stats.size()) stats.grad2d_abs.assign(stats.size(), 0.0f);
   return cpu::fastgs_refine(ctx.state, stats, stats.grad2d_abs, scores,
                             std::uint32_t(views.cameras.size()), settings);
@@ -214,7 +214,7 @@ RefineStats FastgsTick::run_cpu(cpu::RefineContext& ctx) {
 
 RefineStats FastgsFinalTick::run_cpu(cpu::RefineContext& ctx) {
   adc::Stats& stats = ctx.adc_stats;
-  const cpu::ViewScores scores = cpu::score_views(ctx.state, ctx.images, views);
+  const FastgsScores scores = cpu::score_views(ctx.state, ctx.images, views);
   return cpu::fastgs_final_prune(ctx.state, stats, scores, min_opacity, max_score);
 }
 

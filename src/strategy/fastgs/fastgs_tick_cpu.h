@@ -34,13 +34,9 @@ std::vector<std::uint32_t> masked_pixel_counts(const RenderState<float>& fwd,
 // pixels splat i blends in view v, times factor^2), S_i = sum_v P_v C_iv with P_v the view's
 // loss 0.8 L1 + 0.2 (1 - SSIM) against its loss target (through the image's appearance
 // transform when the state has them). The model is not changed.
-struct ViewScores {
-  std::vector<std::uint32_t> count;
-  std::vector<float> score;
-};
-ViewScores score_views(const TrainState& st,
-                       const std::vector<const Image8*>& images,
-                       const FastgsViews& views);
+FastgsScores score_views(const TrainState& st,
+                         const std::vector<const Image8*>& images,
+                         const FastgsViews& views);
 
 // Which of the splats the throttled prune draws: the `draws` largest fastgs::prune_key of those
 // eligible (ties to the lower index), fewer if fewer are eligible.
@@ -54,7 +50,7 @@ std::vector<bool> prune_draw(std::uint64_t seed,
 RefineStats fastgs_refine(TrainState& st,
                           adc::Stats& stats,
                           std::span<const float> grad2d_abs,
-                          const ViewScores& scores,
+                          const FastgsScores& scores,
                           std::uint32_t views,
                           const FastgsRefineSettings& settings);
 
@@ -62,7 +58,7 @@ RefineStats fastgs_refine(TrainState& st,
 // score is above max_score; resets the statistics.
 RefineStats fastgs_final_prune(TrainState& st,
                                adc::Stats& stats,
-                               const ViewScores& scores,
+                               const FastgsScores& scores,
                                float min_opacity,
                                float max_score);
 
