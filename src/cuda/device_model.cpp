@@ -85,7 +85,7 @@ Gaussians DeviceModel::download_params() const {
 
 // The ranks compare digests every train.digest_every steps, and hashing a download of a
 // 400k-splat state (3 x 94 MB) on the host left two GPUs no faster than one on Lego
-// (docs/perf-log.md, "Several GPUs").
+// (tools/gpu-machine/perf-log.md, "Several GPUs").
 std::uint64_t DeviceModel::digest() const {
   DeviceBuffer<unsigned long long> sum(1);
   sum.zero(stream_);

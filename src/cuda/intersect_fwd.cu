@@ -3,7 +3,7 @@
 // (the 24-bit tiles::depth_key, N entries; stable, so equal keys keep index order), the
 // intersections are emitted in that order, and a stable sort by tile id alone (12 bits for 2,500
 // tiles) keeps it within each tile. The CPU sorts (tile << 32 | depth key, index) pairs; one sort
-// of those 44-bit keys over all M intersections took twice as long (docs/perf-log.md).
+// of those 44-bit keys over all M intersections took twice as long (tools/gpu-machine/perf-log.md).
 #include <thrust/iterator/permutation_iterator.h>
 
 #include <algorithm>

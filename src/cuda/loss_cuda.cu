@@ -48,7 +48,7 @@ static_assert(kPartialStride >= kRegionW && kPartialStride % 32 == 16, "see kPar
 static_assert(kTileW == 16, "the bank layouts assume one region row per half-warp");
 static_assert(kThreads % 32 == 0, "block reductions work per warp");
 // Kernel 2 held to 64 registers, four blocks per SM: three (at 80) and five (spills) were both
-// slower on the H200 (docs/perf-log.md, the loss kernels).
+// slower on the H200 (tools/gpu-machine/perf-log.md, the loss kernels).
 constexpr int kGradBlocks = 4;
 
 // The normalized 1D window, computed once on the host in double by the same function the CPU

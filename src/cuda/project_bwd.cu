@@ -235,14 +235,14 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 // One thread per splat. The SH coefficients and their gradients ([N, K, 3], up to 48 floats a
 // splat) go through shared memory, read and written by the block as one contiguous, coalesced
 // slice. Accessed straight from each thread, every warp instruction touches 32 separate sectors
-// (three times slower on the H200; docs/perf-log.md).
+// (three times slower on the H200; tools/gpu-machine/perf-log.md).
 //
 // kAdamSh: instead of writing the SH gradients, the block runs Adam over its slice (adam.cuh's
 // element update, in the element order of adam_kernel, so the same bits), its coefficients from
 // the stage, b and vc of each splat from a second shared array. That saves the gradients' write,
 // and Adam's reads of them and of the coefficients: 12 of the 28 bytes per coefficient and step.
 // Six blocks per SM (80 registers, a few bytes spilled) rather than five at 96 registers, the
-// faster of the two (docs/perf-log.md). kFilter3d: p.filter3d holds the 3D filter
+// faster of the two (tools/gpu-machine/perf-log.md). kFilter3d: p.filter3d holds the 3D filter
 // (model.antialiased); the default path compiles without it, registers as before.
 template <bool kDeviceCam, ShMode kSh, bool kVec, bool kFilter3d>
 __global__ void __launch_bounds__(config::project_bwd_block_size, 6)

@@ -7,7 +7,7 @@
 // Per-splat contributions are summed across the warp with shuffles before one atomicAdd per
 // warp and value: a splat usually covers many pixels of a warp (a lone-lane branch was slower), and
 // the kernel is bound by instruction issue, not by its atomics (summing in shared memory first was
-// slower too; docs/perf-log.md).
+// slower too; tools/gpu-machine/perf-log.md).
 #include <cstdint>
 #include <string>
 #include <type_traits>

@@ -42,7 +42,7 @@ void with_tile_side(const tiles::Grid& g, F&& f) {
 // the rest of its 256 KB stays L1 cache), which caps its resident blocks. Every warp stages its
 // own copy of its tile's chunks, so the copies of a block's other warps come from L1, and fewer
 // resident blocks with more L1 are faster on the H200: 64 KB for the forward, 132 KB for the
-// backward (docs/perf-log.md has the replays that chose them).
+// backward (tools/gpu-machine/perf-log.md has the replays that chose them).
 template <class Kernel>
 bool limit_shared_memory(Kernel* kernel, int kb) {
   SPLAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,

@@ -58,7 +58,7 @@ struct TileLists {
 // warp, which the GPU runs nearly alone at the end of the kernel. A segment starts from the state
 // behind it, which the forward records per pixel at every segment boundary the pixel passes.
 inline constexpr int kSegments = 8;
-// Segments of at least 64 entries, the fastest of 32, 64 and 128 (docs/perf-log.md).
+// Segments of at least 64 entries, the fastest of 32, 64 and 128 (tools/gpu-machine/perf-log.md).
 inline constexpr std::uint32_t kMinSegment = 64;  // entries; a multiple of the 32-entry chunk
 __host__ __device__ constexpr std::uint32_t segment_length(std::uint32_t count) {
   const std::uint32_t even = (count + kSegments - 1) / kSegments;

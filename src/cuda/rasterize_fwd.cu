@@ -20,7 +20,7 @@ namespace {
 
 // Visited entries whose alphas one step of the loop computes together: four was the fastest of 1,
 // 2, 4 and 8 (eight: more registers, and exponents computed past the last set bit;
-// docs/perf-log.md).
+// tools/gpu-machine/perf-log.md).
 constexpr int kVisits = 4;
 
 template <int kSide, bool kFast>  // the tile side; RasterParams::fast_math

@@ -14,8 +14,9 @@ enum class BackendKind { Auto, Cpu, Cuda };
 //   per_kernel: a host wait after every stage (exact per-stage times; slowest);
 //   chained: the step's kernels queued on one stream, one host wait per step;
 //   graph: the step captured once as a CUDA graph and replayed (captured again when shapes change);
-//   auto: graph, the fastest on the H200 (A/B gate 3 in docs/perf-log.md); per_kernel when
-//     backend.timing is on; chained for batches (a graph replays one view per step).
+//   auto: graph, the fastest on the H200 (A/B gate 3 in tools/gpu-machine/perf-log.md);
+//     per_kernel when backend.timing is on; chained for batches (a graph replays one view per
+//     step).
 //     (The cpu backend runs every step to its end: auto only.)
 enum class Submission { Auto, PerKernel, Chained, Graph };
 // off: step i+1 is queued once step i has passed its wait; depth2: the host queues step i+1 while
@@ -41,7 +42,7 @@ struct BackendConfig {
   Pipelining pipelining = Pipelining::Auto;
   // cuda: bit-identical results from the same seed (fixed-point gradient sums). On by default: on
   // the H200 it was about 6% faster per step than float atomics in replay, and A/B gate 3 adopted
-  // it with graph and depth2 (docs/perf-log.md).
+  // it with graph and depth2 (tools/gpu-machine/perf-log.md).
   bool deterministic = true;
   // cuda: the rasterizer's Gaussian falloff exp(power) and its backward's 1 / (1 - alpha) from the
   // hardware's approximations (ex2.approx, rcp.approx: a few ulp); false: expf and IEEE division,

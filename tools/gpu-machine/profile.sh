@@ -6,7 +6,7 @@
 #   tools/gpu-machine/profile.sh [CHECKPOINT] [KERNEL_REGEX]     # default regex: rasterize
 # The report (ncu's text output: instruction mix, warp stall reasons, issue slots, occupancy)
 # goes to $OUT/profile.txt; the clocks are left alone (--clock-control none), as in every other
-# measurement (docs/benchmarks.md, "Method"). Profiles taken with it: docs/perf-log.md (gates 13
+# measurement (docs/benchmarks.md, "Method"). Profiles taken with it: tools/gpu-machine/perf-log.md (gates 13
 # and 15).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
