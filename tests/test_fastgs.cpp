@@ -215,7 +215,9 @@ TEST(FastgsPrune, DrawIsDeterministicWeightedAndOnlyAmongEligible) {
   for (std::size_t i = 0; i < n; ++i) {
     drawn += a[i];
     high += a[i] && ps[i] > 0.5f;
-    if (!eligible[i]) EXPECT_FALSE(a[i]) << i;
+    if (!eligible[i]) {
+      EXPECT_FALSE(a[i]) << i;
+    }
   }
   EXPECT_EQ(drawn, 30u);
   EXPECT_EQ(high, 20u);  // weight 1e3 against 1: the high scores go first

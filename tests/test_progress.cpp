@@ -104,13 +104,6 @@ TEST(Progress, McmcProjectionMatchesTraining) {
   EXPECT_EQ(backend->num_splats(), 1000u);
 }
 
-TEST(AutoConfig, IterationsFromViews) {
-  EXPECT_EQ(auto_iterations(4), 7000);
-  EXPECT_EQ(auto_iterations(23), 12000);
-  EXPECT_EQ(auto_iterations(58), 29000);
-  EXPECT_EQ(auto_iterations(300), 30000);
-}
-
 TEST(AutoConfig, CapFromPixels) {
   EXPECT_EQ(auto_cap_max(64.0, 100000), 320000);   // Lego: 100 views of 800 x 800
   EXPECT_EQ(auto_cap_max(1.0, 1443), 100000);      // a small capture: the floor
@@ -128,7 +121,7 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   const auto chosen = resolve_auto(cfg, data);
   ASSERT_EQ(chosen.size(), 4u);
   EXPECT_EQ(chosen[0].key, "train.iterations");
-  EXPECT_EQ(cfg.train.iterations, auto_iterations(data.train.size()));
+  EXPECT_EQ(cfg.train.iterations, 30000);  // whatever the number of views
   EXPECT_EQ(cfg.densify.cap_max, 200000);  // 24 x 64 x 64 pixels: the floor, then 2 x 100k random
   EXPECT_EQ(chosen[2].key, "train.coarse_factor");
   EXPECT_EQ(cfg.train.coarse_factor, 2);  // 64 px images: 1/2 keeps 32 px, 1/4 would not

@@ -9,11 +9,6 @@
 
 namespace splat {
 
-std::int64_t auto_iterations(std::size_t train_views) {
-  const std::int64_t per_view = 500 * std::int64_t(train_views);
-  return std::clamp<std::int64_t>((per_view + 999) / 1000 * 1000, 7000, 30000);
-}
-
 std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
   const auto by_pixels = std::int64_t(std::llround(5000.0 * train_megapixels / 1e4) * 1e4);
   return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000),
@@ -30,10 +25,9 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   std::vector<AutoChoice> chosen;
   char why[160];
   if (cfg.train.iterations == 0) {
-    cfg.train.iterations = auto_iterations(data.train.size());
-    std::snprintf(why, sizeof why, "500 per training view (%zu), within [7000, 30000]",
-                  data.train.size());
-    chosen.push_back({"train.iterations", cfg.train.iterations, why});
+    cfg.train.iterations = kAutoIterations;
+    chosen.push_back({"train.iterations", cfg.train.iterations,
+                      "the field's count; --set train.time_budget=SECONDS trains faster"});
   }
   if (cfg.densify.cap_max == 0) {
     double pixels = 0;

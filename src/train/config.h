@@ -57,7 +57,7 @@ struct ModelConfig {
 inline constexpr double kMinTimeBudget = 1.0;
 
 struct TrainConfig {
-  // 0 = auto: chosen from the dataset when training starts (auto_config.h), then saved resolved.
+  // 0 = auto: resolved when training starts (auto_config.h), then saved resolved.
   std::int64_t iterations = 0;
   // Seconds of training to fit the run into (at least kMinTimeBudget), 0 = none: the recipe is
   // compressed to fit (time_budget.h).
