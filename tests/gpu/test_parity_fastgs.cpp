@@ -289,8 +289,12 @@ TEST(ParityFastgs, DensifyTickMatchesCpu) {
 
   const adc::Stats after = cuda::adc_stats(*t.gpu);
   EXPECT_EQ(after.size(), want.count);
-  EXPECT_TRUE(
-      std::all_of(after.grad2d.begin(), after.grad2d.end(), [](float x) { return x == 0.0f; }));
+  const auto zero = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; });
+  };
+  EXPECT_TRUE(zero(after.grad2d));
+  EXPECT_EQ(after.grad2d_abs.size(), want.count) << "the abs statistic follows the count";
+  EXPECT_TRUE(zero(after.grad2d_abs));
   expect_zero_tails(*t.gpu, want.count, "fastgs densify tick");
 }
 
