@@ -1,12 +1,17 @@
 // FastGS's ticks on the GPU (strategy/fastgs/fastgs_tick_cuda.cpp) against the CPU reference
 // (fastgs_tick_cpu.h), from the same model: the score pass (C per splat, S), the densify tick
 // (same decisions, draw and compacted order: the model bit-identical but for the split children's
-// means, as ParityAdc.RefineTicksMatchCpu) and the final pruning tick (bit-identical).
+// means, as ParityAdc.RefineTicksMatchCpu) and the final pruning tick (bit-identical). The tick
+// tests give the CPU reference the GPU's own score pass (deterministic, so the scores the GPU
+// tick computes): the renders differ in the last bits (float against double projection), which
+// can move a pixel across the error mask's threshold or a blend across alpha's, and a count one
+// off decides a splat at the importance gate differently; the score pass test bounds those flips.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -18,6 +23,7 @@
 #include "cuda/testing.h"
 #include "engine/adc.h"
 #include "engine/backend.h"
+#include "engine/target.h"
 #include "parity_util.h"
 #include "strategy/fastgs/fastgs_strategy.h"
 #include "strategy/fastgs/fastgs_tick_cpu.h"
@@ -111,33 +117,83 @@ class ScoreOnly final : public RefineTick {
   FastgsScores got;
 };
 
+// The GPU's score pass, for the tick tests' CPU reference (see the top of the file).
+FastgsScores gpu_scores(const Trained& t, const FastgsViews& views) {
+  ScoreOnly tick(views);
+  t.gpu->set_state(t.st);
+  t.gpu->refine(tick);
+  return tick.got;
+}
+
+// Per splat, how far its count may move when the render's last bits move a pixel across the error
+// mask's threshold: the pixels it blends (cpu::masked_pixel_counts) whose normalized error is
+// within `band` of the threshold (in the mask at tau - band, not in the one at tau + band).
+std::vector<std::uint32_t> mask_slack(const TrainState& st,
+                                      const std::vector<const Image8*>& images,
+                                      const FastgsViews& views,
+                                      float band) {
+  std::vector<std::uint32_t> slack(st.params.size(), 0);
+  const std::uint32_t area = std::uint32_t(views.factor) * std::uint32_t(views.factor);
+  for (std::size_t v = 0; v < views.cameras.size(); ++v) {
+    const Camera& cam = *views.cameras[v];
+    const Image8& img = *images.at(std::size_t(views.images[v]));
+    const cpu::RenderState<float> fwd = cpu::render_fwd(st.params, cam, views.raster, st.filter3d);
+    const std::vector<float> target = target_image(img).data;
+    const std::vector<float> weights = img.masked() ? target_weights(img) : std::vector<float>{};
+    std::vector<std::uint8_t> near =
+        cpu::error_mask(fwd.raster.image, target, weights, views.loss_thresh - band);
+    const std::vector<std::uint8_t> above =
+        cpu::error_mask(fwd.raster.image, target, weights, views.loss_thresh + band);
+    for (std::size_t p = 0; p < near.size(); ++p) near[p] = near[p] && !above[p];
+    const std::vector<std::uint32_t> c =
+        cpu::masked_pixel_counts(fwd, near, cam.width, cam.height, views.raster);
+    for (std::size_t i = 0; i < slack.size(); ++i) slack[i] += c[i] * area;
+  }
+  return slack;
+}
+
 TEST(ParityFastgs, ScorePassMatchesCpu) {
   const Trained t = trained(1500, 4801u);
   const FastgsViews views = t.views();
   const FastgsScores want = cpu::score_views(t.st, t.pointers(), views);
-  ScoreOnly tick(views);
-  t.gpu->set_state(t.st);
-  t.gpu->refine(tick);
-  const FastgsScores& got = tick.got;
+  const FastgsScores got = gpu_scores(t, views);
   ASSERT_EQ(got.count.size(), want.count.size());
-  // Counts: a (pixel, splat) at the blending rule's boundary (alpha at 1/255, T at 1e-4) may flip
-  // with the device's expf against std::exp; expected almost never.
-  std::size_t equal = 0, counted = 0, score_off = 0;
+  // The renders differ by up to ~1e-5 (the GPU projects in float, the CPU in double; moving the
+  // means by 1e-6 relative moves this scene's CPU render by 9e-6), which moves a pixel's
+  // normalized error by a few 1e-5: a pixel within 2e-4 of the threshold may flip, and
+  // with it the count of every splat it blends (mask_slack). Past that, a (pixel, splat) at the
+  // blending rule's boundary (alpha at 1/255, T at 1e-4) may flip by one: a few per scene. A real
+  // bug (pixel center, list walk, tile index, area) moves most counts.
+  const std::vector<std::uint32_t> slack = mask_slack(t.st, t.pointers(), views, 2e-4f);
+  std::size_t slacked = 0, counted = 0, equal = 0, beyond = 0, compared = 0, score_off = 0;
+  std::int64_t worst_beyond = 0;
   double worst = 0;
   for (std::size_t i = 0; i < want.count.size(); ++i) {
+    slacked += slack[i] > 0;
     counted += want.count[i] > 0;
-    if (got.count[i] != want.count[i]) continue;
-    ++equal;
+    equal += got.count[i] == want.count[i];
+    const std::int64_t off = std::abs(std::int64_t(got.count[i]) - std::int64_t(want.count[i]));
+    if (off > std::int64_t(slack[i])) {
+      ++beyond;
+      worst_beyond = std::max(worst_beyond, off - std::int64_t(slack[i]));
+    }
+    if (got.count[i] != want.count[i] || slack[i] > 0) continue;
+    ++compared;
     const double err = std::abs(double(got.score[i]) - double(want.score[i]));
     const double rel = err / std::max(1e-30, std::abs(double(want.score[i])));
     worst = std::max(worst, want.score[i] != 0.0f ? rel : err);
     score_off += !(err <= 1e-4 * std::abs(double(want.score[i])));
   }
-  std::cout << "[ fastgs ] score pass: " << counted << " of " << want.count.size()
-            << " splats counted, " << equal << " equal counts, worst S difference " << worst
-            << "\n";
-  EXPECT_GT(counted, want.count.size() / 4) << "the masks must cover part of the scene";
-  EXPECT_GE(double(equal), 0.999 * double(want.count.size()));
+  const std::size_t n = want.count.size();
+  std::cout << "[ fastgs ] score pass: " << counted << " of " << n << " splats counted, " << equal
+            << " equal counts, " << slacked << " splats blending pixels at the mask's threshold, "
+            << beyond << " off beyond that (by at most " << worst_beyond << "), worst S difference "
+            << worst << " over " << compared << "\n";
+  EXPECT_GT(counted, n / 4) << "the masks must cover part of the scene";
+  EXPECT_LT(slacked, n / 4) << "the threshold band must leave most splats to compare";
+  EXPECT_LE(beyond, n / 100);
+  EXPECT_LE(worst_beyond, 3);
+  EXPECT_GE(compared, n / 2);
   EXPECT_EQ(score_off, 0u) << "S within 1e-4 relative where C agrees, worst " << worst;
 }
 
@@ -184,7 +240,7 @@ TEST(ParityFastgs, DensifyTickMatchesCpu) {
 
   TrainState cpu_st = t.st;
   adc::Stats cpu_stats = stats;
-  const FastgsScores scores = cpu::score_views(cpu_st, t.pointers(), views);
+  const FastgsScores scores = gpu_scores(t, views);
   const RefineStats want =
       cpu::fastgs_refine(cpu_st, cpu_stats, stats.grad2d_abs, scores, kViews, rs);
 
@@ -233,8 +289,12 @@ TEST(ParityFastgs, DensifyTickMatchesCpu) {
 
   const adc::Stats after = cuda::adc_stats(*t.gpu);
   EXPECT_EQ(after.size(), want.count);
-  EXPECT_TRUE(
-      std::all_of(after.grad2d.begin(), after.grad2d.end(), [](float x) { return x == 0.0f; }));
+  const auto zero = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return x == 0.0f; });
+  };
+  EXPECT_TRUE(zero(after.grad2d));
+  EXPECT_EQ(after.grad2d_abs.size(), want.count) << "the abs statistic follows the count";
+  EXPECT_TRUE(zero(after.grad2d_abs));
   expect_zero_tails(*t.gpu, want.count, "fastgs densify tick");
 }
 
@@ -248,7 +308,7 @@ TEST(ParityFastgs, FinalPruneTickMatchesCpu) {
   TrainState cpu_st = t.st;
   adc::Stats cpu_stats;
   cpu_stats.reset(cpu_st.params.size());
-  const FastgsScores scores = cpu::score_views(cpu_st, t.pointers(), views);
+  const FastgsScores scores = gpu_scores(t, views);
   const RefineStats want =
       cpu::fastgs_final_prune(cpu_st, cpu_stats, scores, min_opacity, max_score);
 

@@ -42,7 +42,8 @@ void check_context(const cuda::RefineContext& ctx, const char* who) {
 }
 
 // The score pass (cpu::score_views) of the model's n >= 1 splats: returns the tick's scratch with C
-// and S over the views in count and score. One host wait per view, for its loss.
+// and S over the views in count and score. Two host waits per view: the exact forward's
+// intersection count, and the view's loss.
 const cuda::FastgsScratch& score_views(cuda::RefineContext& ctx,
                                        const FastgsViews& views,
                                        FastgsTickScratch& keep,
@@ -119,8 +120,8 @@ FastgsScores fastgs_score_views_cuda(cuda::RefineContext& ctx, const FastgsViews
   return out;
 }
 
-// The densify tick on the device (cpu::fastgs_refine). Host waits: one per scored view (its
-// loss), one for the totals, one before the old arrays are freed.
+// The densify tick on the device (cpu::fastgs_refine). Host waits: two per scored view (its
+// forward's intersection count, its loss), one for the totals, one before the old arrays are freed.
 RefineStats FastgsTick::run_cuda(cuda::RefineContext& ctx) {
   using namespace cuda;
   DeviceModel& model = ctx.model;
