@@ -17,11 +17,14 @@ rev=$(git --git-dir="$g" rev-parse --short HEAD)
 paths=$(git --git-dir="$g" ls-tree -r --name-only HEAD |
   grep -E '^(arguments|gaussian_renderer|lpipsPyTorch|scene|utils)/.*\.py$|^(train|render|metrics)\.py$|^LICENSE|^submodules/' |
   grep -vE '__pycache__|/build/|\.egg-info/|\.so$|/third_party/glm/(doc|test)/|/images/|\.(png|jpg)$')
-# git archive fails on the snapshot's absent prebuilt .so blobs, which are left out: check the
-# tarball instead of its exit status.
-# shellcheck disable=SC2086
-{ git --git-dir="$g" archive --format=tar --prefix=fastgs/ HEAD $paths 2>/dev/null || true; } |
-  xz -9 >"$p/fastgs.tar.xz"
+# The snapshot lacks the prebuilt .so blobs, and git archive stops at them even when they are
+# left out of its paths: write the chosen files one by one instead.
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+for f in $paths; do
+  mkdir -p "$tmp/fastgs/$(dirname "$f")"
+  git --git-dir="$g" cat-file blob "HEAD:$f" >"$tmp/fastgs/$f"
+done
+tar -C "$tmp" -cf - fastgs | xz -9 >"$p/fastgs.tar.xz"
 xz -dc "$p/fastgs.tar.xz" | tar -t | grep -qx fastgs/train.py ||
   { echo "error: $p/fastgs.tar.xz lacks train.py ($g is not a FastGS clone?)" >&2; exit 1; }
 echo "FastGS $rev -> $p/fastgs.tar.xz"
