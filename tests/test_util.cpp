@@ -153,6 +153,10 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
   EXPECT_EQ(a.appearance.params, b.appearance.params);  // exact: EXPECT_EQ on floats is ==
   EXPECT_EQ(a.appearance.m, b.appearance.m);
   EXPECT_EQ(a.appearance.v, b.appearance.v);
+  EXPECT_EQ(a.pose.params, b.pose.params);
+  EXPECT_EQ(a.pose.m, b.pose.m);
+  EXPECT_EQ(a.pose.v, b.pose.v);
+  EXPECT_EQ(a.pose.steps, b.pose.steps);
   // The resumed run's losses are the tail of the uninterrupted run's.
   const std::size_t rest = std::size_t(cfg.train.iterations - at);
   EXPECT_EQ(resumed.loss_history().size(), rest);

@@ -356,15 +356,14 @@ void project_bwd(const GaussiansT<P>& g,
     const Mat3<T> v_cov = Rt * v_cov_cam * cam.R;
     for (int k = 0; k < 3; ++k) grads.means[i * 3 + k] = v_mean[k];
     if (v_view) {
-      T R[9], vc[9], cv[9];
+      const Mat3<T> v_R_cov = v_cov_cam * s.cov_cam * cam.R;  // times 2 below
+      T R[9], vc[9];
       for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c)
-          R[r * 3 + c] = cam.R[r][c], vc[r * 3 + c] = v_cov_cam[r][c],
-                    cv[r * 3 + c] = s.cov_cam[r][c];
+        for (int c = 0; c < 3; ++c) R[r * 3 + c] = cam.R[r][c], vc[r * 3 + c] = 2 * v_R_cov[r][c];
       const T t[3] = {cam.t.x, cam.t.y, cam.t.z};
       const T x[3] = {g.means[i * 3], g.means[i * 3 + 1], g.means[i * 3 + 2]};
       const T vp[3] = {v_p.x, v_p.y, v_p.z}, vx[3] = {v_dir_mean.x, v_dir_mean.y, v_dir_mean.z};
-      pose_splat_grad(R, t, x, vp, vc, cv, vx, &view_terms[i * kPoseViewGrads]);
+      pose_splat_grad(R, t, x, vp, vc, vx, &view_terms[i * kPoseViewGrads]);
     }
 
     // S = M M^T, M = Rq diag(s): dM = 2 dS M.

@@ -1,9 +1,9 @@
 #pragma once
 // Camera pose refinement (train.pose_opt, as gsplat's pose_opt): every training image i has a
-// small rigid correction Delta_i = [dR | dt] of its camera-to-world pose, c2w' = c2w Delta_i, learnt
-// jointly with the splats, so that small errors of SfM poses stop blurring the model. Held-out
-// views, renders and model files use the given poses. In world-to-camera terms (the renderer's
-// [R | t]) the corrected camera is
+// small rigid correction Delta_i = [dR | dt] of its camera-to-world pose, c2w' = c2w Delta_i,
+// learnt jointly with the splats, so that small errors of SfM poses stop blurring the model.
+// Held-out views, renders and model files use the given poses. In world-to-camera terms (the
+// renderer's [R | t]) the corrected camera is
 //   R' = dR^T R,   t' = dR^T (t - dt),
 // i.e. a camera-space point p = R x + t becomes dR^T (p - dt).
 //
@@ -34,10 +34,10 @@ inline constexpr std::size_t kPoseViewGrads = 12;
 // The corrections of every training image, their Adam moments and each image's Adam step count.
 // Empty: pose refinement is off.
 struct PoseState {
-  std::vector<float> params;         // [images, 9]
-  std::vector<float> m;              // first moments, shape of params
-  std::vector<float> v;              // second moments
-  std::vector<std::int32_t> steps;   // [images] Adam updates each correction has had
+  std::vector<float> params;        // [images, 9]
+  std::vector<float> m;             // first moments, shape of params
+  std::vector<float> v;             // second moments
+  std::vector<std::int32_t> steps;  // [images] Adam updates each correction has had
 
   bool empty() const { return params.empty(); }
   std::size_t images() const { return params.size() / kPoseFloats; }
@@ -85,7 +85,8 @@ SPLAT_HD inline void pose_rotation(const P* d, double* dR, double* norms = nullp
 
 // The corrected world-to-camera [R' | t'] (row-major R [9], t [3]) of the given [R | t] and d.
 template <class P>
-SPLAT_HD inline void pose_camera(const double* R, const double* t, const P* d, double* Rc, double* tc) {
+SPLAT_HD inline void pose_camera(
+    const double* R, const double* t, const P* d, double* Rc, double* tc) {
   double dR[9];
   pose_rotation(d, dR);
   const double q[3] = {t[0] - double(d[0]), t[1] - double(d[1]), t[2] - double(d[2])};
@@ -96,42 +97,27 @@ SPLAT_HD inline void pose_camera(const double* R, const double* t, const P* d, d
   }
 }
 
-// One splat's terms of d loss / d [R | t] ([12], added to v_view), the camera it was projected
-// with: p = R x + t (v_p = d loss / d p, x the mean), the camera-space covariance R S R^T
-// (v_cov = d loss / d it, symmetric; cov its value, so that d / d R = 2 v_cov cov R), and the
-// view direction of its colour, x - c with c = -R^T t (v_x = d loss / d x through the direction:
-// d / d R += t v_x^T, d / d t += R v_x). All row-major.
+// One splat's terms of d loss / d [R | t] ([12], added to v_view), for the camera it was
+// projected with: through p = R x + t (v_p = d loss / d p, x the mean), through the camera-space
+// covariance R S R^T (v_R_cov: its part of d loss / d R, row-major; the cpu forms it as
+// 2 v_cov (R S R^T) R, the cuda kernel as d loss / d (R M) M^T with S = M M^T), and through the
+// colour's view direction x - c with c = -R^T t (v_x = d loss / d x through the direction:
+// d / d R += t v_x^T, d / d t += R v_x).
 template <class T>
-SPLAT_HD inline void pose_splat_grad(const T* R,
-                                     const T* t,
-                                     const T* x,
-                                     const T* v_p,
-                                     const T* v_cov,
-                                     const T* cov,
-                                     const T* v_x,
-                                     double* v_view) {
-  double S[9];  // 2 v_cov cov
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      S[i * 3 + j] = 2 * (double(v_cov[i * 3]) * cov[j] + double(v_cov[i * 3 + 1]) * cov[3 + j] +
-                          double(v_cov[i * 3 + 2]) * cov[6 + j]);
+SPLAT_HD inline void pose_splat_grad(
+    const T* R, const T* t, const T* x, const T* v_p, const T* v_R_cov, const T* v_x, T* v_view) {
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j)
-      v_view[i * 3 + j] += double(v_p[i]) * x[j] + S[i * 3] * R[j] + S[i * 3 + 1] * R[3 + j] +
-                           S[i * 3 + 2] * R[6 + j] + double(t[i]) * v_x[j];
-    v_view[9 + i] += double(v_p[i]) + double(R[i * 3]) * v_x[0] + double(R[i * 3 + 1]) * v_x[1] +
-                     double(R[i * 3 + 2]) * v_x[2];
+      v_view[i * 3 + j] += v_p[i] * x[j] + v_R_cov[i * 3 + j] + t[i] * v_x[j];
+    v_view[9 + i] += v_p[i] + R[i * 3] * v_x[0] + R[i * 3 + 1] * v_x[1] + R[i * 3 + 2] * v_x[2];
   }
 }
 
 // d loss / d d ([9], overwritten) from the view's v_view = d loss / d [R' | t'] ([12]), for the
 // camera [R | t] that d corrected.
 template <class P>
-SPLAT_HD inline void pose_backward(const double* R,
-                                   const double* t,
-                                   const P* d,
-                                   const double* v_view,
-                                   double* v_d) {
+SPLAT_HD inline void pose_backward(
+    const double* R, const double* t, const P* d, const double* v_view, double* v_d) {
   using namespace pose_detail;
   double dR[9], norms[2];
   pose_rotation(d, dR, norms);
@@ -144,7 +130,8 @@ SPLAT_HD inline void pose_backward(const double* R,
     for (int b = 0; b < 3; ++b)  // (G R^T)^T [a][b] = sum_k G[b][k] R[a][k]
       vR[a * 3 + b] = G[b * 3] * R[a * 3] + G[b * 3 + 1] * R[a * 3 + 1] +
                       G[b * 3 + 2] * R[a * 3 + 2] + q[a] * g[b];
-  for (int k = 0; k < 3; ++k) v_d[k] = -(dR[k * 3] * g[0] + dR[k * 3 + 1] * g[1] + dR[k * 3 + 2] * g[2]);
+  for (int k = 0; k < 3; ++k)
+    v_d[k] = -(dR[k * 3] * g[0] + dR[k * 3 + 1] * g[1] + dR[k * 3 + 2] * g[2]);
   // Back through Gram-Schmidt: b3 = b1 x b2, b2 = u / |u|, u = a2 - (b1.a2) b1, b1 = a1 / |a1|.
   const double *b1 = dR, *b2 = dR + 3;
   double v_b1[3], v_b2[3], c[3];
@@ -158,8 +145,8 @@ SPLAT_HD inline void pose_backward(const double* R,
   for (int k = 0; k < 3; ++k) v_u[k] = (v_b2[k] - b2[k] * p2) / norms[1];
   const double bu = dot3(b1, v_u);
   for (int k = 0; k < 3; ++k) {
-    v_d[6 + k] = v_u[k] - b1[k] * bu;           // d u / d a2 = I - b1 b1^T
-    v_b1[k] += -s * v_u[k] - a2[k] * bu;        // d u / d b1 = -(s I + b1 a2^T)
+    v_d[6 + k] = v_u[k] - b1[k] * bu;     // d u / d a2 = I - b1 b1^T
+    v_b1[k] += -s * v_u[k] - a2[k] * bu;  // d u / d b1 = -(s I + b1 a2^T)
   }
   const double p1 = dot3(b1, v_b1);
   for (int k = 0; k < 3; ++k) v_d[3 + k] = (v_b1[k] - b1[k] * p1) / norms[0];
