@@ -62,8 +62,12 @@ void check_pose(const PoseState& p, std::size_t images, const std::string& backe
                 " parameters, " + std::to_string(p.m.size()) + " / " + std::to_string(p.v.size()) +
                 " moments and " + std::to_string(p.steps.size()) +
                 " step counts (9 of each and one count per training image)");
-  if (p.images() > 0 && images > 0 && p.images() != images)
-    throw Error(backend + " backend: " + std::to_string(p.images()) + " pose corrections for " +
+  check_pose_images(p.images(), images, backend);
+}
+
+void check_pose_images(std::size_t corrections, std::size_t images, const std::string& backend) {
+  if (corrections > 0 && images > 0 && corrections != images)
+    throw Error(backend + " backend: " + std::to_string(corrections) + " pose corrections for " +
                 std::to_string(images) + " training images");
 }
 

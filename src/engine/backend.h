@@ -79,6 +79,8 @@ void check_appearance_images(std::size_t transforms,
 // and one count per image) and (once the backend has its training images, images > 0) one
 // correction per image.
 void check_pose(const PoseState& p, std::size_t images, const std::string& backend);
+// The second half: `corrections` (0: off) fit `images` (0: not set yet).
+void check_pose_images(std::size_t corrections, std::size_t images, const std::string& backend);
 
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
 template <class F>

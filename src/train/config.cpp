@@ -440,9 +440,11 @@ void Config::validate_fastgs() const {
 // What train.pose_opt's first version (CPU, one view per step) cannot run with.
 void Config::validate_pose_opt() const {
   const std::string pose = "train.pose_opt = true";
-  // The CUDA kernels (cuda/pose_cuda.cu and the step engine's pose pass) are written and build,
-  // but have not run on a GPU: this refusal (and the trainer's, for backend.type = "auto") stays
-  // until tests/gpu/test_parity_pose.cpp passes on one; the session that sees it pass lifts both.
+  // The CUDA path (cuda/pose_cuda.cu, project_bwd's per-splat terms, the step engine's pose
+  // pass) is written and builds, but has not run on a GPU: this refusal (and the trainer's, for
+  // backend.type = "auto") stays until ParityStep.PoseCorrectionsTrainAsOnTheCpu,
+  // Engine.PoseModesAreBitIdentical and Engine.StateDigestOnTheDeviceMatchesTheHost
+  // (tests/gpu/) pass on one; the session that sees them pass lifts both.
   if (backend.type == BackendKind::Cuda)
     throw Error("config: " + pose +
                 " and backend.type = \"cuda\" cannot be combined: pose refinement runs on the CPU "
