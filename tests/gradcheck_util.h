@@ -161,9 +161,9 @@ struct Tolerance {
 
 // Fails naming the group, with every measure and the worst element.
 inline void expect_grad_close(const std::string& what,
-                       const Vec& got,
-                       const Vec& fd,
-                       const Tolerance& tol) {
+                              const Vec& got,
+                              const Vec& fd,
+                              const Tolerance& tol) {
   ASSERT_EQ(got.size(), fd.size()) << what;
   double diff2 = 0, fd2 = 0, got2 = 0, dot = 0, fd_max = 0, err_max = 0;
   std::size_t worst = 0;

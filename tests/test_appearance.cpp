@@ -38,18 +38,7 @@ Dataset load_small(std::array<float, 3> background = {1.0f, 1.0f, 1.0f}) {
   return load_blender(test::small_demo_scene(), o);
 }
 
-struct RunResult {
-  TrainState state;
-  std::vector<double> losses;
-};
-
-RunResult train(const Config& cfg, const Dataset& data) {
-  auto backend = make_backend(cfg.backend);
-  Trainer t(cfg, data, *backend);
-  t.initialize();
-  t.train(nullptr);
-  return {backend->state(), t.loss_history()};
-}
+using test::trained_run;
 
 // Identity transforms that never move (lr 0, no pull) train exactly as appearance = none: the
 // same losses and parameter bits, with batches of one and of several views.
@@ -61,7 +50,7 @@ TEST(Appearance, IdentityWithZeroRateIsNone) {
     Config affine = none;
     affine.train.appearance = AppearanceKind::Affine;
     affine.train.lr_appearance = 0;
-    const RunResult a = train(none, data), b = train(affine, data);
+    const test::TrainedRun a = trained_run(none, data), b = trained_run(affine, data);
     SCOPED_TRACE("batch " + std::to_string(batch));
     EXPECT_EQ(a.losses, b.losses);
     test::expect_bit_identical(a.state.params, b.state.params);
@@ -189,7 +178,7 @@ TEST(Appearance, TrainingKeepsTheMeanTransformAtTheIdentity) {
   Config cfg = small_config(120);
   cfg.data.background = {0.5, 0.5, 0.5};
   cfg.train.appearance = AppearanceKind::Affine;
-  const AppearanceState app = train(cfg, data).state.appearance;
+  const AppearanceState app = trained_run(cfg, data).state.appearance;
   ASSERT_EQ(app.images(), data.train.size());
   double spread = 0;
   for (std::size_t k = 0; k < kAppearanceFloats; ++k) {

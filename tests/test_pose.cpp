@@ -159,18 +159,7 @@ Dataset load_small() {
   return load_blender(test::small_demo_scene(), LoadOptions{});
 }
 
-struct RunResult {
-  TrainState state;
-  std::vector<double> losses;
-};
-
-RunResult train(const Config& cfg, const Dataset& data) {
-  auto backend = make_backend(cfg.backend);
-  Trainer t(cfg, data, *backend);
-  t.initialize();
-  t.train(nullptr);
-  return {backend->state(), t.loss_history()};
-}
+using test::trained_run;
 
 // Identity corrections that never move (lr 0, no pull) train exactly as pose_opt = false: the same
 // losses and parameter bits; their moments and counts did move.
@@ -181,14 +170,14 @@ TEST(Pose, IdentityWithZeroRateIsOff) {
   on.train.pose_opt = true;
   on.train.lr_pose = 0;
   on.train.pose_reg = 0;
-  const RunResult a = train(off, data), b = train(on, data);
+  const test::TrainedRun a = trained_run(off, data), b = trained_run(on, data);
   EXPECT_EQ(a.losses, b.losses);
   test::expect_bit_identical(a.state.params, b.state.params);
   test::expect_bit_identical(a.state.adam_m, b.state.adam_m);
   EXPECT_TRUE(a.state.pose.empty());
   EXPECT_EQ(b.state.pose.params, PoseState::identity(data.train.size()).params);
-  EXPECT_TRUE(std::any_of(b.state.pose.v.begin(), b.state.pose.v.end(),
-                          [](float x) { return x > 0; }));
+  EXPECT_TRUE(
+      std::any_of(b.state.pose.v.begin(), b.state.pose.v.end(), [](float x) { return x > 0; }));
   std::int32_t steps = 0;
   for (const std::int32_t n : b.state.pose.steps) steps += n;
   EXPECT_EQ(steps, 8);  // one update per step, to the step's image
@@ -244,6 +233,23 @@ TEST(Pose, ResumeIsExact) {
   EXPECT_EQ(c.pose.size(), 24 * kPoseFloats);
   EXPECT_EQ(c.pose_steps.size(), 24u);
   EXPECT_NE(c.pose, PoseState::identity(24).params);  // they trained
+}
+
+// ADC's refine ticks rebuild the state (compaction): the corrections, per image, come through.
+TEST(Pose, RefineTicksKeepTheCorrections) {
+  const Dataset data = load_small();
+  Config cfg = small_config(30);
+  cfg.train.pose_opt = true;
+  cfg.train.lr_pose = 1e-3;
+  cfg.densify.strategy = "adc";
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_every = 10;
+  const test::TrainedRun r = trained_run(cfg, data);
+  ASSERT_EQ(r.state.pose.images(), data.train.size());
+  std::int32_t updates = 0;
+  for (const std::int32_t k : r.state.pose.steps) updates += k;
+  EXPECT_EQ(updates, 30);
+  EXPECT_NE(r.state.pose.params, PoseState::identity(data.train.size()).params);
 }
 
 // pose_opt from a checkpoint without corrections starts them at the identity; a checkpoint with
@@ -390,9 +396,11 @@ TEST(PoseSlow, RefinementRecoversHeldOutPsnrUnderPerturbedPoses) {
     const Camera& original = exact.train[i].camera;
     const auto distance = [&](const Camera& a) {
       double d2 = 0;
-      for (int k = 0; k < 3; ++k) d2 += (a.center()[k] - original.center()[k]) * (a.center()[k] - original.center()[k]);
+      for (int k = 0; k < 3; ++k)
+        d2 += (a.center()[k] - original.center()[k]) * (a.center()[k] - original.center()[k]);
       for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < 3; ++k) d2 += (a.R[r][k] - original.R[r][k]) * (a.R[r][k] - original.R[r][k]);
+        for (int k = 0; k < 3; ++k)
+          d2 += (a.R[r][k] - original.R[r][k]) * (a.R[r][k] - original.R[r][k]);
       return std::sqrt(d2);
     };
     before += distance(c);

@@ -129,6 +129,14 @@ double held_out_psnr(const Config& cfg, const Dataset& data) {
   return evaluate(*backend, data.test, final_raster_settings(cfg), "").mean_psnr;
 }
 
+TrainedRun trained_run(const Config& cfg, const Dataset& data) {
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  t.initialize();
+  t.train(nullptr);
+  return {backend->state(), t.loss_history()};
+}
+
 Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at) {
   const auto dir = temp_dir("resume_exact");
   auto b1 = make_backend(cfg.backend);

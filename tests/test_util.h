@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/gaussians.h"
+#include "engine/backend.h"
 #include "engine/settings.h"
 #include "io/dataset.h"
 
@@ -106,6 +107,12 @@ namespace test {
 Config short_cpu_training(std::int64_t iterations);
 // Trains cfg on data from its initial model; the mean PSNR on data's test views.
 double held_out_psnr(const Config& cfg, const Dataset& data);
+// Trains cfg on data from its initial model: the backend's state at the end, and every loss.
+struct TrainedRun {
+  TrainState state;
+  std::vector<double> losses;
+};
+TrainedRun trained_run(const Config& cfg, const Dataset& data);
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference
