@@ -205,32 +205,16 @@ TEST(Appearance, ResumeIsExact) {
 // appearance = affine from a checkpoint without transforms starts them at the identity; a
 // checkpoint with transforms and appearance = none is an error naming the key.
 TEST(Appearance, ResumeAcrossTheSetting) {
-  const Dataset data = load_small();
   Config cfg = small_config(6);
-  auto b1 = make_backend(cfg.backend);
-  Trainer plain(cfg, data, *b1);
-  plain.initialize();
-  plain.train(nullptr);
-  const Checkpoint without = plain.checkpoint();
-  ASSERT_TRUE(without.appearance.empty());
-
   Config affine = cfg;
   affine.train.appearance = AppearanceKind::Affine;
   affine.train.iterations = 8;
-  auto b2 = make_backend(affine.backend);
-  Trainer resumed(affine, data, *b2);
-  resumed.resume(without);
-  EXPECT_EQ(b2->state().appearance.params, AppearanceState::identity(24).params);
-  EXPECT_EQ(b2->state().appearance.m, std::vector<float>(24 * kAppearanceFloats, 0.0f));
-  resumed.train(nullptr);
-  const Checkpoint with = resumed.checkpoint();
-  ASSERT_EQ(with.appearance.size(), 24 * kAppearanceFloats);
-
-  cfg.train.iterations = 10;
-  auto b3 = make_backend(cfg.backend);
-  Trainer dropping(cfg, data, *b3);
-  test::expect_contains(test::error_of([&] { dropping.resume(with); }),
-                        {"appearance transforms", "train.appearance"});
+  const test::AcrossSetting r = test::resume_across_setting(cfg, affine, load_small());
+  ASSERT_TRUE(r.without.appearance.empty());
+  EXPECT_EQ(r.resumed.appearance.params, AppearanceState::identity(24).params);
+  EXPECT_EQ(r.resumed.appearance.m, std::vector<float>(24 * kAppearanceFloats, 0.0f));
+  ASSERT_EQ(r.with.appearance.size(), 24 * kAppearanceFloats);
+  test::expect_contains(r.error, {"appearance transforms", "train.appearance"});
 }
 
 // A state whose transforms do not fit the training images, or whose moments do not fit its

@@ -255,31 +255,16 @@ TEST(Pose, RefineTicksKeepTheCorrections) {
 // pose_opt from a checkpoint without corrections starts them at the identity; a checkpoint with
 // corrections and pose_opt off is an error naming the key.
 TEST(Pose, ResumeAcrossTheSetting) {
-  const Dataset data = load_small();
   Config cfg = small_config(4);
-  auto b1 = make_backend(cfg.backend);
-  Trainer plain(cfg, data, *b1);
-  plain.initialize();
-  plain.train(nullptr);
-  const Checkpoint without = plain.checkpoint();
-  ASSERT_TRUE(without.pose.empty());
-
   Config on = cfg;
   on.train.pose_opt = true;
   on.train.iterations = 6;
-  auto b2 = make_backend(on.backend);
-  Trainer resumed(on, data, *b2);
-  resumed.resume(without);
-  EXPECT_EQ(b2->state().pose.params, PoseState::identity(24).params);
-  resumed.train(nullptr);
-  const Checkpoint with = resumed.checkpoint();
-  ASSERT_EQ(with.pose.size(), 24 * kPoseFloats);
-
-  cfg.train.iterations = 8;
-  auto b3 = make_backend(cfg.backend);
-  Trainer dropping(cfg, data, *b3);
-  test::expect_contains(test::error_of([&] { dropping.resume(with); }),
-                        {"pose corrections", "train.pose_opt"});
+  const test::AcrossSetting r = test::resume_across_setting(cfg, on, load_small());
+  ASSERT_TRUE(r.without.pose.empty());
+  EXPECT_EQ(r.resumed.pose.params, PoseState::identity(24).params);
+  EXPECT_EQ(r.resumed.pose.steps, std::vector<std::int32_t>(24, 0));
+  ASSERT_EQ(r.with.pose.size(), 24 * kPoseFloats);
+  test::expect_contains(r.error, {"pose corrections", "train.pose_opt"});
 }
 
 // ---- Configuration ---------------------------------------------------------------------------
@@ -320,18 +305,12 @@ TEST(PoseConfig, UnsupportedCombinationsAreRefusedNamingTheKeys) {
 }
 
 // backend.type = "auto" finds its GPU only when the backend is made: the trainer refuses it.
-class CudaNamed final : public test::ForwardingBackend {
- public:
-  using ForwardingBackend::ForwardingBackend;
-  std::string name() const override { return "cuda"; }
-};
-
 TEST(PoseConfig, TrainerRefusesAGpuBackend) {
   const Dataset data = load_small();
   Config cfg;
   cfg.train.pose_opt = true;
   auto cpu_backend = make_backend(cfg.backend);
-  CudaNamed cuda(*cpu_backend);
+  test::CudaNamed cuda(*cpu_backend);
   test::expect_contains(test::error_of([&] { Trainer t(cfg, data, cuda); }),
                         {"train.pose_opt = true", "CPU backend only so far", "cuda"});
   EXPECT_NO_THROW(Trainer(cfg, data, *cpu_backend));

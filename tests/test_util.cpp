@@ -137,6 +137,27 @@ TrainedRun trained_run(const Config& cfg, const Dataset& data) {
   return {backend->state(), t.loss_history()};
 }
 
+AcrossSetting resume_across_setting(const Config& off, const Config& on, const Dataset& data) {
+  AcrossSetting r;
+  auto b1 = make_backend(off.backend);
+  Trainer plain(off, data, *b1);
+  plain.initialize();
+  plain.train(nullptr);
+  r.without = plain.checkpoint();
+  auto b2 = make_backend(on.backend);
+  Trainer resumed(on, data, *b2);
+  resumed.resume(r.without);
+  r.resumed = b2->state();
+  resumed.train(nullptr);
+  r.with = resumed.checkpoint();
+  Config again = off;
+  again.train.iterations = on.train.iterations + 2;
+  auto b3 = make_backend(again.backend);
+  Trainer dropping(again, data, *b3);
+  r.error = error_of([&] { dropping.resume(r.with); });
+  return r;
+}
+
 Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at) {
   const auto dir = temp_dir("resume_exact");
   auto b1 = make_backend(cfg.backend);

@@ -13,6 +13,7 @@
 #include "core/gaussians.h"
 #include "engine/backend.h"
 #include "engine/settings.h"
+#include "io/checkpoint.h"
 #include "io/dataset.h"
 
 namespace splat::test {
@@ -113,6 +114,16 @@ struct TrainedRun {
   std::vector<double> losses;
 };
 TrainedRun trained_run(const Config& cfg, const Dataset& data);
+// A per-image feature (train.appearance, train.pose_opt) across resumes: `off` (without it) trains
+// from its initial model and checkpoints; `on` (with it, more iterations) resumes from that
+// checkpoint and trains; `off` with two more iterations than `on` then resumes from on's
+// checkpoint. The state right after on's resume, both checkpoints, and the last resume's error.
+struct AcrossSetting {
+  TrainState resumed;
+  Checkpoint without, with;
+  std::string error;
+};
+AcrossSetting resume_across_setting(const Config& off, const Config& on, const Dataset& data);
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference

@@ -49,10 +49,10 @@ __global__ void pose_camera_kernel(const PoseView pose,
 
 // Pass 1: block b sums splats b * kThreads + j (grid-stride) per thread in order, then its
 // threads' sums in a fixed tree, into partial[b, 12].
-__global__ void __launch_bounds__(kThreads) pose_partial_kernel(
-    const float* __restrict__ view_terms,  // [n, 12]
-    int n,
-    double* __restrict__ partial) {  // [blocks, 12]
+__global__ void __launch_bounds__(kThreads)
+    pose_partial_kernel(const float* __restrict__ view_terms,  // [n, 12]
+                        int n,
+                        double* __restrict__ partial) {  // [blocks, 12]
   __shared__ double sums[kThreads][kTerms + 1];
   double local[kTerms] = {};
   for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
@@ -91,8 +91,8 @@ __global__ void pose_update_kernel(const PoseView pose,
   double R[9], t[3];
   camera_arrays(c, R, t);
   splat::pose_update(R, t, v_view, lr_on_device ? *lr_on_device : lr, reg,
-              pose.params + image * kPoseFloats, pose.m + image * kPoseFloats,
-              pose.v + image * kPoseFloats, pose.steps + image);
+                     pose.params + image * kPoseFloats, pose.m + image * kPoseFloats,
+                     pose.v + image * kPoseFloats, pose.steps + image);
 }
 
 }  // namespace
