@@ -38,18 +38,7 @@ Dataset load_small(std::array<float, 3> background = {1.0f, 1.0f, 1.0f}) {
   return load_blender(test::small_demo_scene(), o);
 }
 
-struct RunResult {
-  TrainState state;
-  std::vector<double> losses;
-};
-
-RunResult train(const Config& cfg, const Dataset& data) {
-  auto backend = make_backend(cfg.backend);
-  Trainer t(cfg, data, *backend);
-  t.initialize();
-  t.train(nullptr);
-  return {backend->state(), t.loss_history()};
-}
+using test::trained_run;
 
 // Identity transforms that never move (lr 0, no pull) train exactly as appearance = none: the
 // same losses and parameter bits, with batches of one and of several views.
@@ -61,7 +50,7 @@ TEST(Appearance, IdentityWithZeroRateIsNone) {
     Config affine = none;
     affine.train.appearance = AppearanceKind::Affine;
     affine.train.lr_appearance = 0;
-    const RunResult a = train(none, data), b = train(affine, data);
+    const test::TrainedRun a = trained_run(none, data), b = trained_run(affine, data);
     SCOPED_TRACE("batch " + std::to_string(batch));
     EXPECT_EQ(a.losses, b.losses);
     test::expect_bit_identical(a.state.params, b.state.params);
@@ -189,7 +178,7 @@ TEST(Appearance, TrainingKeepsTheMeanTransformAtTheIdentity) {
   Config cfg = small_config(120);
   cfg.data.background = {0.5, 0.5, 0.5};
   cfg.train.appearance = AppearanceKind::Affine;
-  const AppearanceState app = train(cfg, data).state.appearance;
+  const AppearanceState app = trained_run(cfg, data).state.appearance;
   ASSERT_EQ(app.images(), data.train.size());
   double spread = 0;
   for (std::size_t k = 0; k < kAppearanceFloats; ++k) {
@@ -216,32 +205,16 @@ TEST(Appearance, ResumeIsExact) {
 // appearance = affine from a checkpoint without transforms starts them at the identity; a
 // checkpoint with transforms and appearance = none is an error naming the key.
 TEST(Appearance, ResumeAcrossTheSetting) {
-  const Dataset data = load_small();
   Config cfg = small_config(6);
-  auto b1 = make_backend(cfg.backend);
-  Trainer plain(cfg, data, *b1);
-  plain.initialize();
-  plain.train(nullptr);
-  const Checkpoint without = plain.checkpoint();
-  ASSERT_TRUE(without.appearance.empty());
-
   Config affine = cfg;
   affine.train.appearance = AppearanceKind::Affine;
   affine.train.iterations = 8;
-  auto b2 = make_backend(affine.backend);
-  Trainer resumed(affine, data, *b2);
-  resumed.resume(without);
-  EXPECT_EQ(b2->state().appearance.params, AppearanceState::identity(24).params);
-  EXPECT_EQ(b2->state().appearance.m, std::vector<float>(24 * kAppearanceFloats, 0.0f));
-  resumed.train(nullptr);
-  const Checkpoint with = resumed.checkpoint();
-  ASSERT_EQ(with.appearance.size(), 24 * kAppearanceFloats);
-
-  cfg.train.iterations = 10;
-  auto b3 = make_backend(cfg.backend);
-  Trainer dropping(cfg, data, *b3);
-  test::expect_contains(test::error_of([&] { dropping.resume(with); }),
-                        {"appearance transforms", "train.appearance"});
+  const test::AcrossSetting r = test::resume_across_setting(cfg, affine, load_small());
+  ASSERT_TRUE(r.without.appearance.empty());
+  EXPECT_EQ(r.resumed.appearance.params, AppearanceState::identity(24).params);
+  EXPECT_EQ(r.resumed.appearance.m, std::vector<float>(24 * kAppearanceFloats, 0.0f));
+  ASSERT_EQ(r.with.appearance.size(), 24 * kAppearanceFloats);
+  test::expect_contains(r.error, {"appearance transforms", "train.appearance"});
 }
 
 // A state whose transforms do not fit the training images, or whose moments do not fit its

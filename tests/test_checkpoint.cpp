@@ -67,6 +67,13 @@ Checkpoint make_checkpoint(std::size_t n, int degree) {
     c.appearance_v.push_back(std::uniform_real_distribution<float>(0.0f, 1e-6f)(rng));
   }
   c.appearance_v[5] = std::numeric_limits<float>::denorm_min();
+  // Their pose corrections, moments and step counts.
+  for (std::size_t i = 0; i < 3 * 9; ++i) {
+    c.pose.push_back(std::normal_distribution<float>(0.0f, 0.01f)(rng));
+    c.pose_m.push_back(std::normal_distribution<float>(0.0f, 1e-4f)(rng));
+    c.pose_v.push_back(std::uniform_real_distribution<float>(0.0f, 1e-8f)(rng));
+  }
+  c.pose_steps = {0, 7, 2147483647};
   c.train_images = {{"r_0", 800, 800, 612345}, {"caf\xc3\xa9", 1, 2, 0}, {"r_2", 7, 5, 1}};
   return c;
 }
@@ -89,6 +96,18 @@ void expect_identical(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.appearance_m, b.appearance_m);
   EXPECT_EQ(a.appearance_v, b.appearance_v);
   EXPECT_EQ(a.train_images, b.train_images);
+  EXPECT_EQ(a.pose, b.pose);
+  EXPECT_EQ(a.pose_m, b.pose_m);
+  EXPECT_EQ(a.pose_v, b.pose_v);
+  EXPECT_EQ(a.pose_steps, b.pose_steps);
+}
+
+// The sections a version before 8 lacks.
+void clear_pose(Checkpoint& c) {
+  c.pose.clear();
+  c.pose_m.clear();
+  c.pose_v.clear();
+  c.pose_steps.clear();
 }
 
 std::string file_bytes(const fs::path& p) {
@@ -186,6 +205,7 @@ TEST_F(CheckpointFile, VersionOneWithoutAdcStatisticsReads) {
   c.appearance_v.clear();
   c.train_images.clear();
   c.adc_grad2d_abs.clear();
+  clear_pose(c);
   expect_older_version_reads(path_, c, 1, "adc_grad2d");
 }
 
@@ -198,6 +218,7 @@ TEST_F(CheckpointFile, VersionThreeWithoutFilter3dReads) {
   c.appearance_v.clear();
   c.train_images.clear();
   c.adc_grad2d_abs.clear();
+  clear_pose(c);
   expect_older_version_reads(path_, c, 3, "filter3d");
 }
 
@@ -209,6 +230,7 @@ TEST_F(CheckpointFile, VersionFourWithoutAppearanceReads) {
   c.appearance_v.clear();
   c.train_images.clear();
   c.adc_grad2d_abs.clear();
+  clear_pose(c);
   expect_older_version_reads(path_, c, 4, "appearance");
 }
 
@@ -218,6 +240,7 @@ TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.train_images.clear();
   c.adc_grad2d_abs.clear();
+  clear_pose(c);
   expect_older_version_reads(path_, c, 5, "train_image_names");
 }
 
@@ -226,7 +249,50 @@ TEST_F(CheckpointFile, VersionFiveWithoutImagesOrChecksumReads) {
 TEST_F(CheckpointFile, VersionSixWithoutAbsoluteGradientsReads) {
   Checkpoint c = make_checkpoint(5, 1);
   c.adc_grad2d_abs.clear();
+  clear_pose(c);
   expect_older_version_reads(path_, c, 6, "adc_grad2d_abs");
+}
+
+// Version 7 ended at adc_grad2d_abs (and its checksum): such a file reads with no pose corrections.
+TEST_F(CheckpointFile, VersionSevenWithoutPoseReads) {
+  Checkpoint c = make_checkpoint(5, 1);
+  clear_pose(c);
+  expect_older_version_reads(path_, c, 7, "pose");
+}
+
+// Corrections that are not whole 9-float entries, moments or step counts of another size, a
+// negative count and a non-finite correction are refused on writing and on reading, naming the
+// file and the section.
+TEST_F(CheckpointFile, BadPoseIsNamed) {
+  const std::string out = (dir_ / "bad.ckpt").string();
+  Checkpoint c = make_checkpoint(5, 1);
+  c.pose.pop_back();
+  c.pose_m.pop_back();
+  c.pose_v.pop_back();
+  expect_contains(error_of([&] { write_checkpoint(out, c); }),
+                  {out, "section pose", "26 floats", "9-float pose corrections"});
+  c = make_checkpoint(5, 1);
+  c.pose_m.resize(18);
+  expect_contains(error_of([&] { write_checkpoint(out, c); }),
+                  {out, "section pose_m", "18 floats"});
+  c = make_checkpoint(5, 1);
+  c.pose_steps.pop_back();
+  expect_contains(error_of([&] { write_checkpoint(out, c); }),
+                  {out, "section pose_steps", "2 step counts for 3 pose corrections"});
+  c = make_checkpoint(5, 1);
+  c.pose_steps[1] = -1;
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "section pose_steps", "-1"});
+  c = make_checkpoint(5, 1);
+  c.pose[4] = std::numeric_limits<float>::quiet_NaN();
+  expect_contains(error_of([&] { write_checkpoint(out, c); }), {out, "section pose", "entry 4"});
+  EXPECT_FALSE(fs::exists(out));
+  // The same in a file: pose_steps cut to two counts.
+  const std::size_t at = section_count_offset(bytes_, "pose_steps");
+  poke<std::uint64_t>(bytes_, at, 2);
+  poke<std::uint64_t>(bytes_, at + 8, 2 * sizeof(std::int32_t));
+  bytes_.erase(at + 16 + 2 * sizeof(std::int32_t), sizeof(std::int32_t));
+  write_bytes(path_, bytes_);
+  expect_contains(read_error(), {path_, "section pose_steps", "2 step counts"});
 }
 
 // Transforms that are not whole 12-float matrices, moments of another size and a non-finite
@@ -291,7 +357,7 @@ TEST_F(CheckpointFile, WrongMagicIsNamed) {
 }
 
 TEST_F(CheckpointFile, CorruptedVersionIsNamed) {
-  for (std::uint32_t v : {0u, 8u, 0xFFFFFFFFu}) {
+  for (std::uint32_t v : {0u, 9u, 0xFFFFFFFFu}) {
     poke(bytes_, 8, v);
     write_bytes(path_, bytes_);
     expect_contains(read_error(), {path_, "version", std::to_string(v)});

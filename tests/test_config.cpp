@@ -54,6 +54,9 @@ Config changed_everywhere() {
   c.train.appearance = AppearanceKind::Affine;
   c.train.lr_appearance = 2e-3 / 3.0;
   c.train.appearance_reg = 0.125;
+  c.train.pose_opt = true;
+  c.train.lr_pose = 3e-5 / 7.0;
+  c.train.pose_reg = 0.0;
   c.train.log_every = 10;
   c.train.eval_every = 250;
   c.train.batch_size = 3;

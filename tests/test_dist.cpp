@@ -18,6 +18,8 @@
 #include "engine/state_digest.h"
 #include "io/checkpoint.h"
 #include "test_util.h"
+#include "train/backend_factory.h"
+#include "train/trainer.h"
 
 namespace splat {
 namespace {
@@ -125,6 +127,19 @@ TEST(Dist, HostCommunicatorsRejectDeviceBuffers) {
                                                    "gradient all-reduce");
                         }),
                         {"gradient all-reduce", "fake", "host buffers only"});
+}
+
+// train.pose_opt trains in one process so far: a job of several ranks is refused naming the key.
+TEST(Dist, PoseOptIsRefusedOnSeveralRanks) {
+  const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
+  Config cfg;
+  cfg.backend.type = BackendKind::Cpu;
+  cfg.train.pose_opt = true;
+  cfg.train.batch_size = 2;
+  auto backend = make_backend(cfg.backend);
+  FakeRanks two({1});
+  test::expect_contains(test::error_of([&] { Trainer t(cfg, data, *backend, two); }),
+                        {"train.pose_opt = true", "2 ranks"});
 }
 
 TEST(Dist, GpuLaunchKeepsNvlinkMulticastOff) {

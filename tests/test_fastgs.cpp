@@ -380,18 +380,12 @@ TEST(FastgsConfig, CpuOnlyAndOneViewPerStep) {
 }
 
 // backend.type = "auto" finds its GPU only when the backend is made: the trainer refuses it.
-class CudaNamed final : public test::ForwardingBackend {
- public:
-  using ForwardingBackend::ForwardingBackend;
-  std::string name() const override { return "cuda"; }
-};
-
 TEST(FastgsConfig, TrainerRefusesAGpuBackend) {
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   Config cfg;
   cfg.densify.strategy = "fastgs";
   auto cpu_backend = make_backend(cfg.backend);
-  CudaNamed cuda(*cpu_backend);
+  test::CudaNamed cuda(*cpu_backend);
   test::expect_contains(test::error_of([&] { Trainer t(cfg, data, cuda); }),
                         {"densify.strategy = \"fastgs\"", "CPU backend only so far", "cuda"});
   EXPECT_NO_THROW(Trainer(cfg, data, *cpu_backend));

@@ -129,6 +129,35 @@ double held_out_psnr(const Config& cfg, const Dataset& data) {
   return evaluate(*backend, data.test, final_raster_settings(cfg), "").mean_psnr;
 }
 
+TrainedRun trained_run(const Config& cfg, const Dataset& data) {
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  t.initialize();
+  t.train(nullptr);
+  return {backend->state(), t.loss_history()};
+}
+
+AcrossSetting resume_across_setting(const Config& off, const Config& on, const Dataset& data) {
+  AcrossSetting r;
+  auto b1 = make_backend(off.backend);
+  Trainer plain(off, data, *b1);
+  plain.initialize();
+  plain.train(nullptr);
+  r.without = plain.checkpoint();
+  auto b2 = make_backend(on.backend);
+  Trainer resumed(on, data, *b2);
+  resumed.resume(r.without);
+  r.resumed = b2->state();
+  resumed.train(nullptr);
+  r.with = resumed.checkpoint();
+  Config again = off;
+  again.train.iterations = on.train.iterations + 2;
+  auto b3 = make_backend(again.backend);
+  Trainer dropping(again, data, *b3);
+  r.error = error_of([&] { dropping.resume(r.with); });
+  return r;
+}
+
 Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int64_t at) {
   const auto dir = temp_dir("resume_exact");
   auto b1 = make_backend(cfg.backend);
@@ -153,6 +182,10 @@ Checkpoint expect_resume_exact(const Config& cfg, const Dataset& data, std::int6
   EXPECT_EQ(a.appearance.params, b.appearance.params);  // exact: EXPECT_EQ on floats is ==
   EXPECT_EQ(a.appearance.m, b.appearance.m);
   EXPECT_EQ(a.appearance.v, b.appearance.v);
+  EXPECT_EQ(a.pose.params, b.pose.params);
+  EXPECT_EQ(a.pose.m, b.pose.m);
+  EXPECT_EQ(a.pose.v, b.pose.v);
+  EXPECT_EQ(a.pose.steps, b.pose.steps);
   // The resumed run's losses are the tail of the uninterrupted run's.
   const std::size_t rest = std::size_t(cfg.train.iterations - at);
   EXPECT_EQ(resumed.loss_history().size(), rest);

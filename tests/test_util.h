@@ -11,7 +11,9 @@
 
 #include "core/error.h"
 #include "core/gaussians.h"
+#include "engine/backend.h"
 #include "engine/settings.h"
+#include "io/checkpoint.h"
 #include "io/dataset.h"
 
 namespace splat::test {
@@ -106,6 +108,22 @@ namespace test {
 Config short_cpu_training(std::int64_t iterations);
 // Trains cfg on data from its initial model; the mean PSNR on data's test views.
 double held_out_psnr(const Config& cfg, const Dataset& data);
+// Trains cfg on data from its initial model: the backend's state at the end, and every loss.
+struct TrainedRun {
+  TrainState state;
+  std::vector<double> losses;
+};
+TrainedRun trained_run(const Config& cfg, const Dataset& data);
+// A per-image feature (train.appearance, train.pose_opt) across resumes: `off` (without it) trains
+// from its initial model and checkpoints; `on` (with it, more iterations) resumes from that
+// checkpoint and trains; `off` with two more iterations than `on` then resumes from on's
+// checkpoint. The state right after on's resume, both checkpoints, and the last resume's error.
+struct AcrossSetting {
+  TrainState resumed;
+  Checkpoint without, with;
+  std::string error;
+};
+AcrossSetting resume_across_setting(const Config& off, const Config& on, const Dataset& data);
 // EXPECTs every group of a and b to be equal bit for bit (and the SH degree).
 void expect_bit_identical(const GaussiansT<float>& a, const GaussiansT<float>& b);
 // ||a - b|| / ||b - init|| over every parameter (init null: ||a - b|| / ||b||): the difference

@@ -62,10 +62,12 @@ int run_bench_replay(const ReplayArgs& args) {
   if (ckpt.params.sh_degree != cfg.model.sh_degree)
     throw Error(args.checkpoint + ": SH degree " + std::to_string(ckpt.params.sh_degree) +
                 " but model.sh_degree = " + std::to_string(cfg.model.sh_degree));
-  // With the checkpoint's 3D filter (model.antialiased) and appearance transforms
-  // (train.appearance), as the run trained.
-  TrainState state{ckpt.params, ckpt.adam_m, ckpt.adam_v, ckpt.iteration, {}, ckpt.filter3d, {}};
+  // With the checkpoint's 3D filter (model.antialiased), appearance transforms
+  // (train.appearance) and pose corrections (train.pose_opt), as the run trained.
+  TrainState state{ckpt.params, ckpt.adam_m,   ckpt.adam_v, ckpt.iteration,
+                   {},          ckpt.filter3d, {},          {}};
   state.appearance = {ckpt.appearance, ckpt.appearance_m, ckpt.appearance_v};
+  state.pose = {ckpt.pose, ckpt.pose_m, ckpt.pose_v, ckpt.pose_steps};
   backend->set_state(state);
 
   // The strategy's per-step settings (regularizers, noise, statistics) stay, so a step costs what
@@ -192,7 +194,7 @@ int run_bench_parity(const ParityArgs& args) {
     if (k == 2) bc.deterministic = !bc.deterministic;
     auto backend = make_backend(bc);
     backend->set_images(images);
-    TrainState st{ckpt.params, ckpt.params, ckpt.params, 0, {}, ckpt.filter3d, {}};
+    TrainState st{ckpt.params, ckpt.params, ckpt.params, 0, {}, ckpt.filter3d, {}, {}};
     for (Gaussians* g : {&st.adam_m, &st.adam_v})
       g->for_each_group(
           [](const char*, std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); });

@@ -57,12 +57,14 @@ class CpuBackend final : public Backend {
         throw Error("cpu backend: training images must be RGB or RGBA");
     images_ = images;
     check_appearance(state_.appearance, images_.size(), name());
+    check_pose(state_.pose, images_.size(), name());
   }
   void set_state(const TrainState& s) override {
     if (!s.filter3d.empty() && s.filter3d.size() != s.params.size())
       throw Error("cpu backend: " + std::to_string(s.filter3d.size()) +
                   " 3D filter variances for " + std::to_string(s.params.size()) + " splats");
     check_appearance(s.appearance, images_.size(), name());
+    check_pose(s.pose, images_.size(), name());
     check_adc_stats(s.adc, name());
     state_ = s;
     stats_ = std::move(state_.adc);
@@ -83,12 +85,20 @@ class CpuBackend final : public Backend {
     const std::span<const float> filter = checked_filter3d();
     AppearanceState& app = state_.appearance;
     const bool appearance = !app.empty();
+    PoseState& pose = state_.pose;
+    if (!pose.empty() && (views.size() > 1 || comm_->size() > 1))
+      throw Error("cpu backend: train.pose_opt trains one view per step in one process, not " +
+                  std::to_string(views.size()) + " views on " + std::to_string(comm_->size()) +
+                  " ranks");
+    std::vector<double> v_view;  // train.pose_opt: d loss / d [R' | t'] of the step's one view
     // d loss / d transform of every image; only the step's images get nonzero entries.
     std::vector<float> app_grads(app.params.size(), 0.0f);
     Gaussians grads, view_grads;
     double sums[3] = {0, 0, 0};  // loss, l1, ssim over this rank's views
     for (std::size_t k = 0; k < views.size(); ++k) {
-      const Camera& cam = *views[k].camera;
+      // train.pose_opt: the view renders from its image's corrected pose.
+      const Camera cam =
+          pose.empty() ? *views[k].camera : posed_camera(*views[k].camera, pose_of(views[k].image));
       const Image8& target = *images_.at(views[k].image);
       if (target.width != cam.width || target.height != cam.height)
         throw Error("cpu backend: image " + std::to_string(views[k].image) + " is " +
@@ -121,7 +131,7 @@ class CpuBackend final : public Backend {
       const ProjectedGrad<float> v = rasterize_bwd(fwd.projected, fwd.isect, cam.width, cam.height,
                                                    s.raster, loss.v_image, {}, abs);
       project_bwd(state_.params, cam, s.raster, fwd.projected, v, k == 0 ? grads : view_grads,
-                  filter);
+                  filter, pose.empty() ? nullptr : &v_view);
       if (k > 0) add_in_place(grads, view_grads);
       if (s.accumulate_grad2d) {
         if (stats_.size() != state_.params.size()) stats_.reset(state_.params.size());
@@ -152,6 +162,14 @@ class CpuBackend final : public Backend {
       adam_update(app.params, app_grads, app.m, app.v, state_.adam_step,
                   [&](std::size_t) { return s.lr.appearance; });
       appearance_recenter(app.params.data(), app.images());
+    }
+    // The one view's image's correction takes its own Adam step (engine/pose.h).
+    if (!pose.empty()) {
+      const std::size_t i = std::size_t(views[0].image);
+      double R[9], t[3];
+      camera_pose(*views[0].camera, R, t);
+      pose_update(R, t, v_view.data(), s.lr.pose, s.pose_reg, &pose.params[i * kPoseFloats],
+                  &pose.m[i * kPoseFloats], &pose.v[i * kPoseFloats], &pose.steps[i]);
     }
     if (s.noise) inject_noise(state_.params, s.noise_scale, s.noise_seed);
     finished_.push_back({sums[0] / batch, sums[1] / batch, sums[2] / batch});
@@ -187,6 +205,9 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  const float* pose_of(int image) const {
+    return &state_.pose.params.at(kPoseFloats * std::size_t(image));
+  }
   // The 3D filter, which a refine tick leaves stale until the trainer's update_filter3d.
   std::span<const float> checked_filter3d() const {
     const std::vector<float>& f = state_.filter3d;

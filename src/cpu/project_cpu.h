@@ -12,6 +12,7 @@
 #include "core/camera.h"
 #include "core/gaussians.h"
 #include "cpu/sh.h"
+#include "engine/pose.h"
 #include "engine/settings.h"
 
 namespace splat::cpu {
@@ -230,7 +231,9 @@ Projected<P> project_fwd(const GaussiansT<P>& g,
 }
 
 // Backpropagates gradients of the projected quantities into the raw parameters. `grads` has the
-// model's shapes and is overwritten.
+// model's shapes and is overwritten. With v_view (train.pose_opt), it also gets d loss / d [R | t]
+// of the camera ([12], engine/pose.h's layout): each splat's terms (pose_splat_grad), summed in
+// splat order in double.
 template <class P>
 void project_bwd(const GaussiansT<P>& g,
                  const Camera& camera,
@@ -238,7 +241,8 @@ void project_bwd(const GaussiansT<P>& g,
                  const Projected<P>& fwd,
                  const ProjectedGrad<P>& v,
                  GaussiansT<P>& grads,
-                 FilterVars<P> filter = {}) {
+                 FilterVars<P> filter = {},
+                 std::vector<double>* v_view = nullptr) {
   using T = double;
   const Intrinsics<T> cam(camera);
   const std::size_t n = g.size();
@@ -246,12 +250,14 @@ void project_bwd(const GaussiansT<P>& g,
   grads.sh_degree = g.sh_degree;
   grads.resize(n);
   grads.for_each_group([](const char*, std::vector<P>& a) { std::fill(a.begin(), a.end(), P(0)); });
+  std::vector<double> view_terms(v_view ? n * kPoseViewGrads : 0, 0.0);  // [N, 12]
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
     if (fwd.radii[i * 2] <= 0 && fwd.radii[i * 2 + 1] <= 0) continue;
     const SplatGeometry<T> s = splat_geometry(g, i, cam, filter.empty() ? T(0) : T(filter[i]));
     Vec3<T> v_p{};  // d loss / d camera-space mean
     Vec3<T> v_mean{};
+    Vec3<T> v_dir_mean{};  // the part of v_mean through the colour's view direction
 
     // Color: SH evaluated along the view direction; the direction depends on the mean.
     {
@@ -273,7 +279,8 @@ void project_bwd(const GaussiansT<P>& g,
           v_dir += dbasis[k] * (g.sh[(i * K + k) * 3 + c] * vc);
         }
       }
-      v_mean += (v_dir - dir * dot(dir, v_dir)) * (T(1) / dn);
+      v_dir_mean = (v_dir - dir * dot(dir, v_dir)) * (T(1) / dn);
+      v_mean += v_dir_mean;
     }
 
     // Opacity = sigmoid(raw) * compensation3d [* compensation when antialiased].
@@ -348,6 +355,16 @@ void project_bwd(const GaussiansT<P>& g,
     v_mean += Rt * v_p;
     const Mat3<T> v_cov = Rt * v_cov_cam * cam.R;
     for (int k = 0; k < 3; ++k) grads.means[i * 3 + k] = v_mean[k];
+    if (v_view) {
+      const Mat3<T> v_R_cov = v_cov_cam * s.cov_cam * cam.R;  // times 2 below
+      T R[9], vc[9];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) R[r * 3 + c] = cam.R[r][c], vc[r * 3 + c] = 2 * v_R_cov[r][c];
+      const T t[3] = {cam.t.x, cam.t.y, cam.t.z};
+      const T x[3] = {g.means[i * 3], g.means[i * 3 + 1], g.means[i * 3 + 2]};
+      const T vp[3] = {v_p.x, v_p.y, v_p.z}, vx[3] = {v_dir_mean.x, v_dir_mean.y, v_dir_mean.z};
+      pose_splat_grad(R, t, x, vp, vc, vx, &view_terms[i * kPoseViewGrads]);
+    }
 
     // S = M M^T, M = Rq diag(s): dM = 2 dS M.
     Mat3<T> M;
@@ -386,6 +403,12 @@ void project_bwd(const GaussiansT<P>& g,
     T qdot = 0;
     for (int k = 0; k < 4; ++k) qdot += s.qn[k] * v_qn[k];
     for (int k = 0; k < 4; ++k) grads.quats[i * 4 + k] = (v_qn[k] - s.qn[k] * qdot) / s.qnorm;
+  }
+  if (v_view) {
+    v_view->assign(kPoseViewGrads, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < kPoseViewGrads; ++k)
+        (*v_view)[k] += view_terms[i * kPoseViewGrads + k];
   }
 }
 

@@ -80,9 +80,11 @@ class CudaBackend final : public Backend {
     images_.set(images, gpu_image_bytes_);
     check_appearance_images(model_.appearance.params.size() / kAppearanceFloats, images_.count(),
                             name());
+    check_pose_images(model_.pose.images(), images_.count(), name());
   }
   void set_state(const TrainState& s) override {
     check_appearance(s.appearance, images_.count(), name());
+    check_pose(s.pose, images_.count(), name());
     engine_.drain();
     model_.upload(s);
   }

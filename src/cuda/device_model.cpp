@@ -46,6 +46,10 @@ void DeviceModel::upload(const TrainState& s) {
   appearance.m.upload(s.appearance.m);
   appearance.v.upload(s.appearance.v);
   appearance.grads.resize(s.appearance.params.size());
+  pose.params.upload(s.pose.params);
+  pose.m.upload(s.pose.m);
+  pose.v.upload(s.pose.v);
+  pose.steps.upload(s.pose.steps);
   ++generation;
   uploaded();
 }
@@ -73,6 +77,7 @@ TrainState DeviceModel::download() const {
   }
   if (filter_on_) s.filter3d = filter3d_.download();
   s.appearance = {appearance.params.download(), appearance.m.download(), appearance.v.download()};
+  s.pose = {pose.params.download(), pose.m.download(), pose.v.download(), pose.steps.download()};
   return s;
 }
 
@@ -97,6 +102,11 @@ std::uint64_t DeviceModel::digest() const {
   for (const Groups* G : {&params, &m, &v})
     for (const DeviceBuffer<float>& b : G->g) add(b);
   for (const DeviceBuffer<float>* b : {&appearance.params, &appearance.m, &appearance.v}) add(*b);
+  for (const DeviceBuffer<float>* b : {&pose.params, &pose.m, &pose.v}) add(*b);
+  // The step counts as floats' bits, as engine/backend.cpp's state_digest adds them.
+  add_digest_terms(reinterpret_cast<const float*>(pose.steps.data()), pose.steps.size(), words,
+                   sum.data(), stream_);
+  words += (pose.steps.size() + 1) / 2;
   syncs_.stream(stream_, "digest");
   return digest_finish(sum.download()[0], words, sh_degree, adam_step);
 }
@@ -107,10 +117,13 @@ std::vector<std::string> DeviceModel::diverged_groups(const DivergenceLimits& li
   Gaussians{}.for_each_group(
       [&](const char* name, const std::vector<float>&) { names.push_back(name); });
   names.push_back("appearance");
+  names.push_back("pose");
   DeviceBuffer<unsigned long long> counts(names.size());
   counts.zero(stream_);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const DeviceBuffer<float>& b = i < params.g.size() ? params.g[i] : appearance.params;
+    const DeviceBuffer<float>& b = i < params.g.size()        ? params.g[i]
+                                   : names[i] == "appearance" ? appearance.params
+                                                              : pose.params;
     const auto [lo, hi] = limits.range(names[i]);
     count_outside(b.data(), b.size(), lo, hi, counts.data() + i, stream_);
   }
@@ -137,6 +150,8 @@ std::size_t DeviceModel::bytes() const {
     for (const auto& buffer : G->g) b += buffer.capacity_bytes();
   for (const auto* buffer : {&appearance.params, &appearance.grads, &appearance.m, &appearance.v})
     b += buffer->capacity_bytes();
+  for (const auto* buffer : {&pose.params, &pose.m, &pose.v}) b += buffer->capacity_bytes();
+  b += pose.steps.capacity_bytes();
   return b;
 }
 

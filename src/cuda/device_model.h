@@ -61,6 +61,15 @@ struct DeviceAppearance {
   std::size_t images() const { return params.size() / kAppearanceFloats; }
 };
 
+// train.pose_opt: the per-image pose corrections (engine/pose.h), their Adam moments, [images, 9]
+// each, and each one's Adam step count [images]; empty when off.
+struct DevicePose {
+  DeviceBuffer<float> params, m, v;
+  DeviceBuffer<std::int32_t> steps;
+  bool on() const { return params.size() > 0; }
+  std::size_t images() const { return params.size() / kPoseFloats; }
+};
+
 class DeviceModel {
  public:
   DeviceModel(cudaStream_t stream, SyncLog& syncs) : stream_(stream), syncs_(syncs) {}
@@ -73,7 +82,7 @@ class DeviceModel {
   // engine/state_digest.h's digest of the parameters and moments, summed on the device.
   std::uint64_t digest() const;
   // Backend::diverged_groups: the groups holding a value outside their range of `limits` (NaN
-  // and infinities included; "appearance" for the transforms).
+  // and infinities included; "appearance" for the transforms, "pose" for the corrections).
   std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;
@@ -119,6 +128,7 @@ class DeviceModel {
   DeviceBuffer<std::int32_t> vis_count;  // [N] ADC: visible steps since the last tick
   DeviceBuffer<float> grad2d_abs;        // [N] ADC: sums of AbsGS's statistic (adc::Stats)
   DeviceAppearance appearance;
+  DevicePose pose;
   // Counts changes of the buffers or the count (upload, refine ticks, a resized filter): a
   // captured step graph holds their pointers.
   long generation = 0;

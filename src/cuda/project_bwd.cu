@@ -8,6 +8,7 @@
 #include "cuda/check.h"
 #include "cuda/project_cuda.h"
 #include "cuda/project_math.cuh"
+#include "engine/pose.h"
 
 namespace splat::cuda {
 
@@ -24,8 +25,10 @@ enum class ShMode { kGradients, kAdam, kSparseAdam };
 // stage: it holds the splat's SH coefficients [K, 3] on entry and, unless kAdamSh, their gradients
 // b[k] * vc[c] on exit (the basis along the view direction times the color gradient that passes
 // the clamp; zero above the active degree). With kAdamSh the coefficients stay and b, vc go to
-// `basis_row` instead. Everything else goes straight to global memory.
-template <bool kDeviceCam, bool kAdamSh, bool kFilter3d>
+// `basis_row` instead. Everything else goes straight to global memory. kPose (train.pose_opt):
+// also the splat's terms of d loss / d [R | t] of the camera (engine/pose.h's pose_splat_grad)
+// into view_terms.
+template <bool kDeviceCam, bool kAdamSh, bool kFilter3d, bool kPose>
 __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           int i,
                                           const float* __restrict__ means,        // [N, 3]
@@ -42,7 +45,8 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
                                           float* __restrict__ v_quats,            // [N, 4]
                                           float* __restrict__ v_raw_opacity,      // [N]
                                           float* sh_splat,                        // [K, 3] shared
-                                          float* basis_row) {                     // [19] shared
+                                          float* basis_row,                       // [19] shared
+                                          float* __restrict__ view_terms) {       // [N, 12]
   const std::size_t i2 = std::size_t(i) * 2, i3 = std::size_t(i) * 3, i4 = std::size_t(i) * 4;
   const CameraParams cam = detail::launch_camera<kDeviceCam>(p);
   // The forward kept this splat, so the geometry is valid (the same float code ran there).
@@ -181,6 +185,21 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
   v_p[1] += cam.fy * iz * vmy;
   v_p[2] += -(cam.fx * x * vmx + cam.fy * y * vmy) * iz2;
 
+  if constexpr (kPose) {
+    // v_mean holds the view direction's part so far; RM = R M gives d / d R = v_RM M^T.
+    float v_R_cov[9], terms[kPoseViewGrads] = {};
+#pragma unroll
+    for (int r = 0; r < 3; ++r)
+#pragma unroll
+      for (int k = 0; k < 3; ++k)
+        v_R_cov[r * 3 + k] = v_RM[r][0] * g.Rq[k][0] * g.s[0] + v_RM[r][1] * g.Rq[k][1] * g.s[1] +
+                             v_RM[r][2] * g.Rq[k][2] * g.s[2];
+    pose_splat_grad(cam.R, cam.t, means + i3, v_p, v_R_cov, v_mean, terms);
+#pragma unroll
+    for (int k = 0; k < int(kPoseViewGrads); ++k)
+      view_terms[std::size_t(i) * kPoseViewGrads + k] = terms[k];
+  }
+
   // Camera transform p = R m + t and RM = R M: both pull back through R^T.
 #pragma unroll
   for (int k = 0; k < 3; ++k) {
@@ -244,7 +263,7 @@ __device__ __forceinline__ void splat_bwd(const ProjectParams& p,
 // Six blocks per SM (80 registers, a few bytes spilled) rather than five at 96 registers, the
 // faster of the two (tools/gpu-machine/perf-log.md). kFilter3d: p.filter3d holds the 3D filter
 // (model.antialiased); the default path compiles without it, registers as before.
-template <bool kDeviceCam, ShMode kSh, bool kVec, bool kFilter3d>
+template <bool kDeviceCam, ShMode kSh, bool kVec, bool kFilter3d, bool kPose>
 __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
     project_bwd_kernel(const ProjectParams p,
                        const float* __restrict__ means,        // [N, 3]
@@ -263,7 +282,8 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
                        float* __restrict__ v_quats,            // [N, 4]
                        float* __restrict__ v_raw_opacity,      // [N]
                        float* __restrict__ v_sh,               // [N, K, 3] (kAdamSh: unused)
-                       const __grid_constant__ ShAdam adam) {  // kAdamSh only
+                       const __grid_constant__ ShAdam adam,    // kAdamSh only
+                       float* __restrict__ view_terms) {       // [N, 12] kPose only
   // [blockDim.x, stride]: an odd row stride keeps the per-thread rows on distinct banks. With
   // kAdamSh, [blockDim.x, kBasisStride] after it: b[16] and vc[3] of each splat, then the splats'
   // live flags.
@@ -319,15 +339,20 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
 #pragma unroll
       for (int k = 0; k < 4; ++k) v_quats[i4 + k] = 0.f;
       v_raw_opacity[i] = 0.f;
+      if constexpr (kPose) {
+        for (int k = 0; k < int(kPoseViewGrads); ++k)
+          view_terms[std::size_t(i) * kPoseViewGrads + k] = 0.f;
+      }
       if constexpr (kAdamSh) {
         for (int k = 0; k < kBasisStride; ++k) basis_row[k] = 0.f;
       } else {
         for (int k = 0; k < K3; ++k) sh_splat[k] = 0.f;
       }
     } else {
-      splat_bwd<kDeviceCam, kAdamSh, kFilter3d>(
+      splat_bwd<kDeviceCam, kAdamSh, kFilter3d, kPose>(
           p, i, means, log_scales, quats, raw_opacity, conics, v_means2d, v_conics, v_colors,
-          v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat, basis_row);
+          v_opacities, v_means, v_log_scales, v_quats, v_raw_opacity, sh_splat, basis_row,
+          view_terms);
     }
     if constexpr (kSparse) {  // now: whether a color gradient passed the clamp (b[0] is not 0)
       const float* vc = basis_row + 16;
@@ -383,31 +408,39 @@ __global__ void __launch_bounds__(config::project_bwd_block_size, 6)
   }
 }
 
-using Kernel = decltype(&project_bwd_kernel<false, ShMode::kGradients, false, false>);
+using Kernel = decltype(&project_bwd_kernel<false, ShMode::kGradients, false, false, false>);
 
-template <bool kDeviceCam, ShMode kSh, bool kFilter3d>
+template <bool kDeviceCam, ShMode kSh, bool kFilter3d, bool kPose>
 Kernel select_vec(bool vec) {
-  return vec ? project_bwd_kernel<kDeviceCam, kSh, true, kFilter3d>
-             : project_bwd_kernel<kDeviceCam, kSh, false, kFilter3d>;
+  return vec ? project_bwd_kernel<kDeviceCam, kSh, true, kFilter3d, kPose>
+             : project_bwd_kernel<kDeviceCam, kSh, false, kFilter3d, kPose>;
 }
 
-template <bool kDeviceCam, bool kFilter3d>
+template <bool kDeviceCam, bool kFilter3d, bool kPose>
 Kernel select_sh(ShMode sh, bool vec) {
   switch (sh) {
     case ShMode::kGradients:
-      return select_vec<kDeviceCam, ShMode::kGradients, kFilter3d>(vec);
+      return select_vec<kDeviceCam, ShMode::kGradients, kFilter3d, kPose>(vec);
     case ShMode::kAdam:
-      return select_vec<kDeviceCam, ShMode::kAdam, kFilter3d>(vec);
+      return select_vec<kDeviceCam, ShMode::kAdam, kFilter3d, kPose>(vec);
     case ShMode::kSparseAdam:
-      return select_vec<kDeviceCam, ShMode::kSparseAdam, kFilter3d>(vec);
+      return select_vec<kDeviceCam, ShMode::kSparseAdam, kFilter3d, kPose>(vec);
   }
   return nullptr;
 }
 
-Kernel select_bwd_kernel(bool device_cam, ShMode sh, bool vec, bool filter3d) {
+template <bool kPose>
+Kernel select_cam(bool device_cam, ShMode sh, bool vec, bool filter3d) {
   if (device_cam)
-    return filter3d ? select_sh<true, true>(sh, vec) : select_sh<true, false>(sh, vec);
-  return filter3d ? select_sh<false, true>(sh, vec) : select_sh<false, false>(sh, vec);
+    return filter3d ? select_sh<true, true, kPose>(sh, vec)
+                    : select_sh<true, false, kPose>(sh, vec);
+  return filter3d ? select_sh<false, true, kPose>(sh, vec)
+                  : select_sh<false, false, kPose>(sh, vec);
+}
+
+Kernel select_bwd_kernel(bool device_cam, ShMode sh, bool vec, bool filter3d, bool pose) {
+  return pose ? select_cam<true>(device_cam, sh, vec, filter3d)
+              : select_cam<false>(device_cam, sh, vec, filter3d);
 }
 
 }  // namespace
@@ -417,7 +450,8 @@ void project_bwd(GaussianPtrs in,
                  const ProjectedGradPtrs& v,
                  GaussianGradPtrs grads,
                  cudaStream_t stream,
-                 const ShAdam* sh_adam) {
+                 const ShAdam* sh_adam,
+                 float* view_terms) {
   const ProjectParams& p = fwd.params;
   detail::check_project_params(p, "project_bwd");
   if (sh_adam) {
@@ -441,11 +475,13 @@ void project_bwd(GaussianPtrs in,
   const ShMode sh = !sh_adam                ? ShMode::kGradients
                     : sh_adam->group.sparse ? ShMode::kSparseAdam
                                             : ShMode::kAdam;
-  const Kernel kernel = select_bwd_kernel(p.device_cam, sh, vec, p.filter3d != nullptr);
+  const Kernel kernel =
+      select_bwd_kernel(p.device_cam, sh, vec, p.filter3d != nullptr, view_terms != nullptr);
   kernel<<<blocks, block, stage_bytes, stream>>>(
       p, in.means, in.log_scales, in.quats, in.raw_opacity, sh_adam ? nullptr : in.sh,
       fwd.out.conics, fwd.out.radii, v.means2d, v.conics, v.colors, v.opacities, grads.means,
-      grads.log_scales, grads.quats, grads.raw_opacity, grads.sh, sh_adam ? *sh_adam : ShAdam{});
+      grads.log_scales, grads.quats, grads.raw_opacity, grads.sh, sh_adam ? *sh_adam : ShAdam{},
+      view_terms);
   SPLAT_CUDA_CHECK_LAUNCH("project_bwd_kernel");
 }
 

@@ -45,12 +45,15 @@ struct ShAdam {
 // Overwrites every entry of `grads` for all n splats (zeros for culled splats and inactive SH),
 // from the forward's inputs `in` and state `fwd` and the gradients v of its outputs. With sh_adam,
 // grads.sh is left alone: the SH coefficients (in.sh, which must be the group's parameters) get
-// the Adam update adam_step would give them from those gradients, same bits.
+// the Adam update adam_step would give them from those gradients, same bits. With view_terms
+// ([N, 12], train.pose_opt), each splat's terms of d loss / d [R | t] of the camera go there
+// (engine/pose.h's pose_splat_grad; zeros for culled splats): cuda/pose_cuda.h sums them.
 void project_bwd(GaussianPtrs in,
                  const ProjectState& fwd,
                  const ProjectedGradPtrs& v,
                  GaussianGradPtrs grads,
                  cudaStream_t stream,
-                 const ShAdam* sh_adam = nullptr);
+                 const ShAdam* sh_adam = nullptr,
+                 float* view_terms = nullptr);
 
 }  // namespace splat::cuda

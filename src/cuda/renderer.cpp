@@ -131,7 +131,8 @@ void Renderer::backward(GaussianPtrs params,
                         GaussianGradPtrs grads,
                         bool deterministic,
                         const ShAdam* sh_adam,
-                        bool means2d_abs) {
+                        bool means2d_abs,
+                        float* pose_terms) {
   PerSplat& sp = splats_.get();
   const int n = fwd.project.params.n;
   const std::size_t count = std::size_t(n);
@@ -153,7 +154,7 @@ void Renderer::backward(GaussianPtrs params,
   timer_.begin("project_bwd", stream_);
   // With sh_adam this launch is also the SH coefficients' Adam step: it updates them in place
   // from the gradients it forms and leaves grads.sh unwritten (project.h, ShAdam).
-  project_bwd(params, fwd.project, sp.v, grads, stream_, sh_adam);
+  project_bwd(params, fwd.project, sp.v, grads, stream_, sh_adam, pose_terms);
   timer_.end(stream_);
 }
 

@@ -101,14 +101,17 @@ class Renderer {
   // (rasterize_bwd_deterministic), the same bits on every run. With sh_adam, grads.sh is not
   // written: the projection backward updates the SH coefficients with Adam instead (ShAdam in
   // cuda/project_cuda.h). With means2d_abs, splats().v.means2d_abs holds the rasterizer's sums of
-  // the per-pixel |d loss / d mean2d| afterwards (AbsGS's statistic), else it is null.
+  // the per-pixel |d loss / d mean2d| afterwards (AbsGS's statistic), else it is null. With
+  // pose_terms ([N, 12], train.pose_opt), each splat's terms of d loss / d [R | t] of the camera
+  // (project_bwd's view_terms).
   void backward(GaussianPtrs params,
                 const ForwardState& fwd,
                 const RasterOutGrad& v_out,
                 GaussianGradPtrs grads,
                 bool deterministic = false,
                 const ShAdam* sh_adam = nullptr,
-                bool means2d_abs = false);
+                bool means2d_abs = false,
+                float* pose_terms = nullptr);
 
   // backend.timing: the counts of cuda/render_work.h for the forward `fwd` (the last one) and its
   // backward, read back with a host wait; never called on the untimed path.

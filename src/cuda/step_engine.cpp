@@ -32,6 +32,7 @@
 #include "cuda/appearance_cuda.h"
 #include "cuda/loss_cuda.h"
 #include "cuda/mcmc_cuda.h"
+#include "cuda/pose_cuda.h"
 #include "distributed/communicator.h"
 
 namespace splat::cuda {
@@ -103,6 +104,10 @@ void StepEngine::step(std::span<const BatchView> views, const StepSettings& s) {
     throw Error(
         "cuda backend: backend.submission = \"graph\" replays one view per step; a batch of " +
         std::to_string(views.size()) + " views needs chained or per_kernel");
+  if (model_.pose.on() && (views.size() > 1 || comm_->size() > 1))
+    throw Error("cuda backend: train.pose_opt trains one view per step on one GPU, not " +
+                std::to_string(views.size()) + " views on " + std::to_string(comm_->size()) +
+                " ranks");
   if (comm_->size() > 1)
     for (const BatchView& v : views)
       if (v.camera->width != views[0].camera->width || v.camera->height != views[0].camera->height)
@@ -251,6 +256,7 @@ void StepEngine::run_step(Pending& p, bool from_device) {
   deterministic_steps_ += deterministic_;
   sh_adam_steps_ += sh_in_backward;
   appearance_steps_ += app.on();
+  pose_steps_ += model_.pose.on();
   if (timer_.enabled() && sizing == Sizing::Exact) {
     ++work_steps_;
     work_["work.noise_splats"] += s.noise ? double(model_.n) : 0.0;
@@ -300,11 +306,23 @@ void StepEngine::view_pass(const ViewRef& view,
                            int& isect_count,
                            const ShAdam* sh_adam) {
   const Camera& cam = view.cam;
+  const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
+  // train.pose_opt: the view renders from its image's corrected camera, which the projection
+  // reads from posed_cam_ (the uncorrected one comes from the scalars in graph mode).
+  const CameraParams* base_cam = from_device ? &scalars_.data()->cam : nullptr;
+  DevicePose& dp = model_.pose;
+  const PoseView pose{dp.params.data(), dp.m.data(),
+                      dp.v.data(),      dp.steps.data(),
+                      view.image,       from_device ? &scalars_.data()->image : nullptr};
+  if (dp.on()) {
+    timer_.begin("pose", stream_);
+    pose_camera(pose, CameraParams::from(cam), base_cam, posed_cam_.data(), stream_);
+    timer_.end(stream_);
+  }
   const ForwardState fwd =
       renderer_.forward(model_.params.in(), model_.n, sh_coeffs(model_.sh_degree), cam, s.raster,
-                        sizing, from_device ? &scalars_.data()->cam : nullptr, model_.filter3d());
+                        sizing, dp.on() ? posed_cam_.data() : base_cam, model_.filter3d());
   if (sizing == Sizing::Exact) isect_count += fwd.intersections;
-  const int* abort = sizing == Sizing::Bounded ? renderer_.abort_flag() : nullptr;
 
   PerPixel& px = renderer_.pixels();
   const DeviceImage& target = from_device ? images_.staged() : images_.fetch(view.image);
@@ -338,9 +356,10 @@ void StepEngine::view_pass(const ViewRef& view,
 
   const bool stats = s.accumulate_grad2d && model_.n > 0;
   const bool abs_stats = stats && s.accumulate_grad2d_abs;  // AbsGS's statistic too
+  if (dp.on()) pose_terms_.resize(std::size_t(model_.n) * kPoseViewGrads);
   if (k == 0) {
     renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, model_.grads.out(),
-                       deterministic_, sh_adam, abs_stats);
+                       deterministic_, sh_adam, abs_stats, dp.on() ? pose_terms_.data() : nullptr);
   } else {  // project_bwd overwrites its output: this view's gradients go aside, then are added
     for (int g = 0; g < 5; ++g) view_grads_.g[g].resize(model_.grads.g[g].size());
     renderer_.backward(model_.params.in(), fwd, {px.v_image, nullptr}, view_grads_.out(),
@@ -349,6 +368,15 @@ void StepEngine::view_pass(const ViewRef& view,
     for (int g = 0; g < 5; ++g)
       add_in_place(model_.grads.g[g].data(), view_grads_.g[g].data(), model_.grads.g[g].size(),
                    stream_);
+    timer_.end(stream_);
+  }
+
+  if (dp.on()) {  // one view per step (step() refuses more): its image's correction's update
+    pose_sums_.resize(pose_scratch_doubles(model_.n));
+    timer_.begin("pose", stream_);
+    pose_update(pose, CameraParams::from(cam), base_cam, pose_terms_.data(), model_.n, s.lr.pose,
+                from_device ? &scalars_.data()->pose_lr : nullptr, s.pose_reg, pose_sums_.data(),
+                abort, stream_);
     timer_.end(stream_);
   }
 
@@ -441,7 +469,8 @@ void StepEngine::run_graph(Pending& p) {
   slot.scalars = {CameraParams::from(view.cam),
                   adam_scalars(groups.data(), int(groups.size()), p.adam_step),
                   {float(s.noise_scale), s.noise_seed},
-                  view.image};
+                  view.image,
+                  s.lr.pose};
   SPLAT_CUDA_CHECK(cudaMemcpyAsync(scalars_.data(), &slot.scalars, sizeof(StepScalars),
                                    cudaMemcpyHostToDevice, stream_));
   images_.stage(view.image);
@@ -458,6 +487,7 @@ void StepEngine::run_graph(Pending& p) {
   key.target_mask = target.format.mask;
   for (int c = 0; c < 3; ++c) key.target_background[c] = target.format.background[c];
   key.appearance = model_.appearance.on();
+  key.pose = model_.pose.on();
   if (key.plan.accumulate_grad2d &&
       (model_.grad2d.size() != std::size_t(model_.n) ||
        (key.plan.accumulate_grad2d_abs && model_.grad2d_abs.size() != std::size_t(model_.n))))
@@ -469,6 +499,7 @@ void StepEngine::run_graph(Pending& p) {
     bounded_steps_ += 1;
     deterministic_steps_ += deterministic_;
     appearance_steps_ += key.appearance;
+    pose_steps_ += key.pose;
     return;
   }
   if (graph_) {
@@ -517,7 +548,9 @@ void StepEngine::assert_idle(const char* before) const {
 
 std::size_t StepEngine::bytes() const {
   std::size_t b = view_sums_.capacity_bytes() + scalars_.capacity_bytes() +
-                  compensated_.capacity_bytes() + appearance_sums_.capacity_bytes();
+                  compensated_.capacity_bytes() + appearance_sums_.capacity_bytes() +
+                  posed_cam_.capacity_bytes() + pose_terms_.capacity_bytes() +
+                  pose_sums_.capacity_bytes();
   for (const auto& buffer : view_grads_.g) b += buffer.capacity_bytes();
   return b;
 }
@@ -535,6 +568,7 @@ void StepEngine::report(std::vector<std::pair<std::string, double>>& r) const {
   r.push_back({"engine.deterministic_steps", double(deterministic_steps_)});
   r.push_back({"engine.sh_adam_in_backward_steps", double(sh_adam_steps_)});
   r.push_back({"engine.appearance_steps", double(appearance_steps_)});
+  r.push_back({"engine.pose_steps", double(pose_steps_)});
   r.push_back({"images.streamed", double(images_.streamed())});
   for (const auto& [name, sum] : work_)
     if (work_steps_ > 0) r.push_back({name, sum / double(work_steps_)});

@@ -30,7 +30,8 @@ struct StepScalars {
   CameraParams cam;
   AdamScalars adam;
   NoiseScalars noise;
-  int image = 0;  // the training image, whose appearance transform the step applies
+  int image = 0;       // the training image, whose appearance transform the step applies
+  double pose_lr = 0;  // train.pose_opt: StepSettings::lr.pose
 };
 
 // Everything a captured graph bakes in besides StepScalars: the step's plan and the shape of the
@@ -45,6 +46,7 @@ struct GraphKey {
   bool target_mask = false;
   float target_background[3] = {};
   bool appearance = false;  // the model has per-image transforms
+  bool pose = false;        // the model has per-image pose corrections
   bool operator==(const GraphKey&) const = default;
 };
 
@@ -149,6 +151,11 @@ class StepEngine {
   // train.appearance: the transformed render the loss sees, and the transform's partial sums.
   DeviceBuffer<float> compensated_;
   DeviceBuffer<double> appearance_sums_;
+  // train.pose_opt: the view's corrected camera, the backward's per-splat terms of d loss /
+  // d [R' | t'] and their partial sums (cuda/pose_cuda.h).
+  DeviceBuffer<CameraParams> posed_cam_{1};
+  DeviceBuffer<float> pose_terms_;
+  DeviceBuffer<double> pose_sums_;
   // Graph mode.
   DeviceBuffer<StepScalars> scalars_{1};
   cudaGraphExec_t graph_ = nullptr;
@@ -156,7 +163,8 @@ class StepEngine {
   // Report figures.
   double isect_sum_ = 0;  // intersections over all retired steps
   long steps_ = 0, bounded_steps_ = 0, overflows_ = 0, eager_steps_ = 0, captures_ = 0,
-       launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0, appearance_steps_ = 0;
+       launches_ = 0, deterministic_steps_ = 0, sh_adam_steps_ = 0, appearance_steps_ = 0,
+       pose_steps_ = 0;
   int max_in_flight_ = 0;
   // backend.timing: the workload of the timed steps, summed over work_steps_ steps (the report
   // gives the means per step as work.*; tools/bench/roofline.py sets the stage times against them).

@@ -30,6 +30,11 @@ std::uint64_t state_digest(const TrainState& st) {
   // the digest it always had.
   for (const std::vector<float>* v : {&st.appearance.params, &st.appearance.m, &st.appearance.v})
     add(*v);
+  // Then the pose corrections, their moments and their step counts (as floats' bits).
+  for (const std::vector<float>* v : {&st.pose.params, &st.pose.m, &st.pose.v}) add(*v);
+  std::vector<float> steps(st.pose.steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = std::bit_cast<float>(st.pose.steps[i]);
+  add(steps);
   return digest_finish(sum, index, st.params.sh_degree, st.adam_step);
 }
 
@@ -48,6 +53,22 @@ void check_appearance_images(std::size_t transforms,
   if (transforms > 0 && images > 0 && transforms != images)
     throw Error(backend + " backend: " + std::to_string(transforms) +
                 " appearance transforms for " + std::to_string(images) + " training images");
+}
+
+void check_pose(const PoseState& p, std::size_t images, const std::string& backend) {
+  if (p.params.size() % kPoseFloats != 0 || p.m.size() != p.params.size() ||
+      p.v.size() != p.params.size() || p.steps.size() != p.images())
+    throw Error(backend + " backend: pose state of " + std::to_string(p.params.size()) +
+                " parameters, " + std::to_string(p.m.size()) + " / " + std::to_string(p.v.size()) +
+                " moments and " + std::to_string(p.steps.size()) +
+                " step counts (9 of each and one count per training image)");
+  check_pose_images(p.images(), images, backend);
+}
+
+void check_pose_images(std::size_t corrections, std::size_t images, const std::string& backend) {
+  if (corrections > 0 && images > 0 && corrections != images)
+    throw Error(backend + " backend: " + std::to_string(corrections) + " pose corrections for " +
+                std::to_string(images) + " training images");
 }
 
 void check_adc_stats(const adc::Stats& s, const std::string& backend) {
@@ -70,6 +91,7 @@ std::vector<std::string> Backend::diverged_groups(const DivergenceLimits& limits
   };
   st.params.for_each_group(check);
   check("appearance", st.appearance.params);
+  check("pose", st.pose.params);
   return found;
 }
 

@@ -15,6 +15,7 @@
 #include "core/image.h"
 #include "engine/appearance.h"
 #include "engine/loss.h"
+#include "engine/pose.h"
 #include "engine/refine.h"
 #include "engine/settings.h"
 
@@ -57,6 +58,10 @@ struct TrainState {
   // its Adam moments (engine/appearance.h); empty: off. Steps apply and train them; render()
   // never applies them.
   AppearanceState appearance;
+  // train.pose_opt: one camera pose correction per training image (set_images' order) with its
+  // Adam state (engine/pose.h); empty: off. Steps apply and train them; render() never applies
+  // them.
+  PoseState pose;
 };
 
 // Throws unless s.grad2d_abs is empty (not in use) or holds one sum per entry of s.
@@ -69,6 +74,13 @@ void check_appearance(const AppearanceState& a, std::size_t images, const std::s
 void check_appearance_images(std::size_t transforms,
                              std::size_t images,
                              const std::string& backend);
+
+// Throws unless `p` is empty or holds corrections, moments and step counts of one size (9 floats
+// and one count per image) and (once the backend has its training images, images > 0) one
+// correction per image.
+void check_pose(const PoseState& p, std::size_t images, const std::string& backend);
+// The second half: `corrections` (0: off) fit `images` (0: not set yet).
+void check_pose_images(std::size_t corrections, std::size_t images, const std::string& backend);
 
 // The five groups of params, m and v side by side: f(param, m, v, floats per Gaussian).
 template <class F>
@@ -84,6 +96,7 @@ void for_each_group3(TrainState& st, F&& f) {
 struct LearningRates {
   double means = 0, log_scales = 0, quats = 0, opacity = 0, sh0 = 0, shN = 0;
   double appearance = 0;  // the per-image transforms (TrainState::appearance)
+  double pose = 0;        // the per-image pose corrections (TrainState::pose)
 };
 
 // What a step does, apart from the values it does it with (StepSettings adds those). A GPU backend
@@ -117,6 +130,9 @@ struct StepPlan {
   // appearance_reg * ||[A | b] - [I | 0]||^2 (Frobenius) to its image's transform: a pull toward
   // the identity, which keeps the transforms from drifting together with the splats' colours.
   double appearance_reg = 0;
+  // With per-image pose corrections (TrainState::pose): the gradient of (pose_reg / 2) ||d||^2
+  // is added to the correction d of each view's image before its Adam update (engine/pose.h).
+  double pose_reg = 0;
   // Views in the step's global batch, over all ranks: the gradients of the views are summed
   // (all-reduced across ranks), divided by batch_size, then regularized and given to Adam once.
   int batch_size = 1;
@@ -161,10 +177,10 @@ class Backend {
   virtual Gaussians params() const { return state().params; }
   // engine/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
-  // The parameter groups (for_each_group order, then "appearance") holding a value outside their
-  // range of `limits` (NaN and inf included); none when training is sane: the trainer's periodic
-  // divergence check. A GPU backend counts on the device, so that the check costs one pass over
-  // the parameters and no download.
+  // The parameter groups (for_each_group order, then "appearance", "pose") holding a value outside
+  // their range of `limits` (NaN and inf included); none when training is sane: the trainer's
+  // periodic divergence check. A GPU backend counts on the device, so that the check costs one pass
+  // over the parameters and no download.
   virtual std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   virtual std::size_t num_splats() const = 0;
 

@@ -10,7 +10,8 @@
 //   unless model.antialiased); appearance, appearance_m, appearance_v (version 5 on; empty unless
 //   train.appearance); train_image_names (each name followed by a NUL byte), train_image_sizes
 //   (width, height, file bytes per image) (version 6 on); adc_grad2d_abs (version 7 on; empty
-//   unless the run gathers AbsGS's statistic).
+//   unless the run gathers AbsGS's statistic); pose, pose_m, pose_v, pose_steps (version 8 on;
+//   empty unless train.pose_opt).
 //   From version 6 on, u32 CRC32C of every byte before it; nothing follows.
 // Named, typed and sized sections let the reader say exactly which part is damaged, and let a
 // later version add sections without guessing at offsets. The checksum tells damage (a flipped
@@ -45,10 +46,11 @@ static_assert(std::endian::native == std::endian::little,
 constexpr char kMagic[8] = {'S', 'P', 'L', 'A', 'T', 'C', 'K', 'P'};
 // Version 1 lacks the ADC statistics, version 2 the run id, version 3 the 3D filter, version 4
 // the appearance transforms, version 5 the training images and the checksum, version 6 the
-// absolute gradient statistic; all are still read.
-constexpr std::uint32_t kVersion = 7;
+// absolute gradient statistic, version 7 the pose corrections; all are still read.
+constexpr std::uint32_t kVersion = 8;
 constexpr std::uint32_t kFirstChecksummed = 6;
 constexpr std::size_t kAppearanceFloats = 12;  // engine/appearance.h: [A | b] per training image
+constexpr std::size_t kPoseFloats = 9;         // engine/pose.h: dt and the 6D rotation delta
 constexpr int kMaxShDegree = 3;
 constexpr std::uint32_t kMaxNameLength = 64;  // longer means the header itself is corrupt
 
@@ -84,6 +86,30 @@ void check_model(const std::string& path, const std::string& prefix, const Gauss
                             " Gaussians of SH degree " + std::to_string(g.sh_degree) + " need " +
                             std::to_string(want));
   });
+}
+
+// A per-training-image group (appearance, pose): whole `width`-float entries, moments of its size,
+// finite values.
+void check_per_image(const std::string& path,
+                     const std::string& name,
+                     const std::vector<float>& params,
+                     const std::vector<float>& m,
+                     const std::vector<float>& v,
+                     std::size_t width,
+                     const std::string& entries) {
+  if (params.size() % width != 0)
+    throw input_error(path, section_field(name),
+                      std::to_string(params.size()) + " floats, not a whole number of " +
+                          std::to_string(width) + "-float " + entries);
+  for (const auto& [suffix, moments] : {std::pair{"_m", &m}, std::pair{"_v", &v}})
+    if (moments->size() != params.size())
+      throw input_error(path, section_field(name + suffix),
+                        std::to_string(moments->size()) + " floats, but " + name + " has " +
+                            std::to_string(params.size()));
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (!std::isfinite(params[i]))
+      throw input_error(path, section_field(name),
+                        "entry " + std::to_string(i) + " is " + std::to_string(params[i]));
 }
 
 void check_shapes(const std::string& path, const Checkpoint& c) {
@@ -126,20 +152,18 @@ void check_shapes(const std::string& path, const Checkpoint& c) {
       throw input_error(path, section_field("filter3d"),
                         "entry " + std::to_string(i) + " is " + std::to_string(c.filter3d[i]) +
                             " (a variance: finite and not negative)");
-  if (c.appearance.size() % kAppearanceFloats != 0)
-    throw input_error(
-        path, section_field("appearance"),
-        std::to_string(c.appearance.size()) + " floats, not a whole number of 12-float transforms");
-  for (const auto& [name, v] :
-       {std::pair{"appearance_m", &c.appearance_m}, std::pair{"appearance_v", &c.appearance_v}})
-    if (v->size() != c.appearance.size())
-      throw input_error(path, section_field(name),
-                        std::to_string(v->size()) + " floats, but appearance has " +
-                            std::to_string(c.appearance.size()));
-  for (std::size_t i = 0; i < c.appearance.size(); ++i)
-    if (!std::isfinite(c.appearance[i]))
-      throw input_error(path, section_field("appearance"),
-                        "entry " + std::to_string(i) + " is " + std::to_string(c.appearance[i]));
+  check_per_image(path, "appearance", c.appearance, c.appearance_m, c.appearance_v,
+                  kAppearanceFloats, "transforms");
+  check_per_image(path, "pose", c.pose, c.pose_m, c.pose_v, kPoseFloats, "pose corrections");
+  if (c.pose_steps.size() != c.pose.size() / kPoseFloats)
+    throw input_error(path, section_field("pose_steps"),
+                      std::to_string(c.pose_steps.size()) + " step counts for " +
+                          std::to_string(c.pose.size() / kPoseFloats) +
+                          " pose corrections (one per correction)");
+  for (std::size_t i = 0; i < c.pose_steps.size(); ++i)
+    if (c.pose_steps[i] < 0)
+      throw input_error(path, section_field("pose_steps"),
+                        "entry " + std::to_string(i) + " is " + std::to_string(c.pose_steps[i]));
   if (c.view_pos < 0 || std::uint64_t(c.view_pos) > c.view_order.size())
     throw input_error(path, section_field("view_pos"),
                       std::to_string(c.view_pos) + " is outside view_order (" +
@@ -385,6 +409,12 @@ Checkpoint read_sections(SectionReader& r, const std::string& path, std::uint32_
   }
   if (version >= 6) c.train_images = read_train_images(r, path);
   if (version >= 7) c.adc_grad2d_abs = r.section<float>("adc_grad2d_abs");
+  if (version >= 8) {
+    c.pose = r.section<float>("pose");
+    c.pose_m = r.section<float>("pose_m");
+    c.pose_v = r.section<float>("pose_v");
+    c.pose_steps = r.section<std::int32_t>("pose_steps");
+  }
   return c;
 }
 
@@ -453,6 +483,10 @@ void write_checkpoint(const std::string& path, const Checkpoint& ckpt) {
     put_section(out, "appearance_v", ckpt.appearance_v.data(), ckpt.appearance_v.size());
     put_train_images(out, ckpt.train_images);
     put_section(out, "adc_grad2d_abs", ckpt.adc_grad2d_abs.data(), ckpt.adc_grad2d_abs.size());
+    put_section(out, "pose", ckpt.pose.data(), ckpt.pose.size());
+    put_section(out, "pose_m", ckpt.pose_m.data(), ckpt.pose_m.size());
+    put_section(out, "pose_v", ckpt.pose_v.data(), ckpt.pose_v.size());
+    put_section(out, "pose_steps", ckpt.pose_steps.data(), ckpt.pose_steps.size());
     const std::uint32_t crc = out.crc;
     put_raw(out, crc);
   });

@@ -48,6 +48,12 @@ struct Checkpoint {
   std::vector<float> appearance;
   std::vector<float> appearance_m;
   std::vector<float> appearance_v;
+  // train.pose_opt: the per-training-image pose corrections, [images, 9] (engine/pose.h), their
+  // Adam moments and each one's Adam step count; empty otherwise and before version 8.
+  std::vector<float> pose;
+  std::vector<float> pose_m;
+  std::vector<float> pose_v;
+  std::vector<std::int32_t> pose_steps;
   // The training images the run trained on (TrainImage); empty before version 6.
   std::vector<TrainImage> train_images;
 };

@@ -93,6 +93,12 @@ struct TrainConfig {
   // and the splats' colours can trade a common colour change, which this keeps out of the
   // transforms, so that the splats (what held-out views see) carry the mean appearance.
   double appearance_reg = 0.01;
+  // Camera pose refinement (gsplat's pose_opt): a rigid correction of each training image's pose,
+  // learnt with the splats (engine/pose.h), for SfM poses with small errors. gsplat's rate and
+  // weight decay: the corrections move slowly and stay small.
+  bool pose_opt = false;
+  double lr_pose = 1e-5;
+  double pose_reg = 1e-6;
   std::int64_t log_every = 100;  // plain progress line period when not on a terminal
   // Test PSNR/SSIM every n steps into metrics.jsonl (0 = only at the end).
   std::int64_t eval_every = 0;
@@ -131,8 +137,9 @@ struct Config {
 
   // Rejects incompatible combinations, naming both keys. Throws splat::Error.
   void validate() const;
-  void validate_backend() const;  // part of validate(): the execution modes
-  void validate_fastgs() const;   // part of validate(): what densify.strategy = "fastgs" needs
+  void validate_backend() const;   // part of validate(): the execution modes
+  void validate_fastgs() const;    // part of validate(): what densify.strategy = "fastgs" needs
+  void validate_pose_opt() const;  // part of validate(): what train.pose_opt = true needs
   // The resolved config as TOML (every key, in table order).
   std::string to_toml() const;
 };

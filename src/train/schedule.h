@@ -41,6 +41,7 @@ inline LearningRates learning_rates(const TrainConfig& c, double scene_extent, s
   lr.sh0 = f * c.lr_sh0;
   lr.shN = f * c.lr_shN;
   lr.appearance = f * c.lr_appearance;
+  lr.pose = f * c.lr_pose;
   return lr;
 }
 

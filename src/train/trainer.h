@@ -61,8 +61,9 @@ class Trainer {
   void initialize_from(Gaussians params);
   // Continue exactly where the checkpoint stopped. With train.appearance = affine and a checkpoint
   // without transforms they start at the identity; transforms in a checkpoint that
-  // train.appearance = none would drop are an error, and so is a checkpoint of other training
-  // images (check_same_images). An MCMC cap (densify.cap_max) below its splat count warns.
+  // train.appearance = none would drop are an error; train.pose_opt and the pose corrections
+  // likewise. So is a checkpoint of other training images (check_same_images). An MCMC cap
+  // (densify.cap_max) below its splat count warns.
   void resume(const Checkpoint& ckpt);
   // Trains up to train.iterations, or until SIGINT/SIGTERM (interrupt.h) asks it to stop after the
   // step in progress (then interrupted() is true). Into `out`, if not null (rank 0 only; rank 0
@@ -127,6 +128,8 @@ class Trainer {
   const Camera& training_camera(int view) const;  // at the factor in use
   // train.appearance: the checkpoint's transforms, the identity where it has none.
   AppearanceState resumed_appearance(const Checkpoint& ckpt) const;
+  // train.pose_opt: the checkpoint's pose corrections, the identity where it has none.
+  PoseState resumed_pose(const Checkpoint& ckpt) const;
 
   static constexpr std::int64_t kStopCheckEvery = 50;
   // Parameters are checked for NaN, inf and values beyond limits_ this often (and before every

@@ -64,11 +64,12 @@ struct Mode {
   bool deterministic;
   double gpu_images_gb = -1;  // backend.gpu_images_gb
   bool appearance = false;    // train.appearance = affine
+  bool pose = false;          // train.pose_opt
   std::string name() const {
     return std::string(to_string(submission)) + "/" + std::string(to_string(pipelining)) +
            (deterministic ? "/deterministic" : "") +
            (gpu_images_gb >= 0 ? "/images " + std::to_string(gpu_images_gb) + " GiB" : "") +
-           (appearance ? "/appearance" : "");
+           (appearance ? "/appearance" : "") + (pose ? "/pose" : "");
   }
 };
 
@@ -104,6 +105,11 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     for (std::size_t i = 0; i < start.appearance.params.size(); ++i)
       start.appearance.params[i] += 0.01f * float(int(i * 7 % 11) - 5);
   }
+  if (mode.pose) {  // every image's correction a little off the identity
+    start.pose = PoseState::identity(images.size());
+    for (std::size_t i = 0; i < start.pose.params.size(); ++i)
+      start.pose.params[i] = 0.002f * float(int(i * 5 % 9) - 4);
+  }
   b->set_state(start);
 
   EngineRun r;
@@ -118,6 +124,8 @@ EngineRun train_in(const Mode& mode, int steps = kSteps) {
     s.lr = {1.6e-4 * decay, 5e-3 * decay,    1e-3 * decay, 2.5e-2 + 2.5e-2 * decay,
             2.5e-3 * decay, 1.25e-4 * decay, 1e-3 * decay};
     s.appearance_reg = 0.01;
+    s.lr.pose = 1e-3 * decay;
+    s.pose_reg = 1e-6;
     s.opacity_reg = 0.01;
     s.scale_reg = 0.01;
     s.noise = true;
@@ -222,32 +230,62 @@ TEST(Engine, DeterministicModesAreBitIdentical) {
                           [](float x) { return x > 0; }));
 }
 
-// train.appearance = affine: every mode gives the same bits as chained/off, the transforms and
-// their moments included (graph mode reads each step's image index from device memory); the
-// transforms change the run.
-TEST(Engine, AppearanceModesAreBitIdentical) {
+// A per-image feature (`flag`: train.appearance, train.pose_opt) in deterministic mode: every mode
+// gives the same bits as chained/off, the model and the feature's state (`expect_same_feature`)
+// included, and the feature changes the run. Returns the chained/off run.
+template <class Same>
+EngineRun expect_feature_modes_identical(bool Mode::*flag,
+                                         const std::string& steps_key,
+                                         Same&& expect_same_feature) {
   Mode ref_mode{Submission::Chained, Pipelining::Off, true};
   const EngineRun plain = train_in(ref_mode);
-  ref_mode.appearance = true;
+  ref_mode.*flag = true;
   const EngineRun ref = train_in(ref_mode);
   expect_path(ref_mode, ref);
-  EXPECT_EQ(plain.get("engine.appearance_steps"), 0.0);
-  EXPECT_EQ(ref.get("engine.appearance_steps"), double(kSteps));
+  EXPECT_EQ(plain.get(steps_key), 0.0);
+  EXPECT_EQ(ref.get(steps_key), double(kSteps));
   EXPECT_NE(ref.losses, plain.losses);
-  ASSERT_EQ(ref.state.appearance.params.size(), engine_scene().train.size() * kAppearanceFloats);
   for (Mode m : all_modes(true)) {
-    m.appearance = true;
+    m.*flag = true;
     SCOPED_TRACE(m.name());
     const EngineRun r = train_in(m);
     expect_path(m, r);
-    EXPECT_GE(r.get("engine.appearance_steps"), double(kSteps));  // overflowed steps run again
+    EXPECT_GE(r.get(steps_key), double(kSteps));  // overflowed steps run again
     EXPECT_EQ(r.losses, ref.losses);
     expect_bit_identical(r.state.params, ref.state.params);
     expect_bit_identical(r.state.adam_m, ref.state.adam_m);
-    EXPECT_EQ(r.state.appearance.params, ref.state.appearance.params);
-    EXPECT_EQ(r.state.appearance.m, ref.state.appearance.m);
-    EXPECT_EQ(r.state.appearance.v, ref.state.appearance.v);
+    expect_same_feature(r.state, ref.state);
   }
+  return ref;
+}
+
+// train.appearance = affine: the transforms and their moments keep the same bits in every mode
+// (graph mode reads each step's image index from device memory).
+TEST(Engine, AppearanceModesAreBitIdentical) {
+  const EngineRun ref = expect_feature_modes_identical(
+      &Mode::appearance, "engine.appearance_steps", [](const TrainState& a, const TrainState& b) {
+        EXPECT_EQ(a.appearance.params, b.appearance.params);
+        EXPECT_EQ(a.appearance.m, b.appearance.m);
+        EXPECT_EQ(a.appearance.v, b.appearance.v);
+      });
+  EXPECT_EQ(ref.state.appearance.params.size(), engine_scene().train.size() * kAppearanceFloats);
+}
+
+// train.pose_opt: the corrections, their moments and step counts keep the same bits in every mode
+// (graph mode reads each step's image, camera and rate from device memory; the corrections'
+// gradient is summed in a fixed order in every mode).
+TEST(Engine, PoseModesAreBitIdentical) {
+  const EngineRun ref = expect_feature_modes_identical(
+      &Mode::pose, "engine.pose_steps", [](const TrainState& a, const TrainState& b) {
+        EXPECT_EQ(a.pose.params, b.pose.params);
+        EXPECT_EQ(a.pose.m, b.pose.m);
+        EXPECT_EQ(a.pose.v, b.pose.v);
+        EXPECT_EQ(a.pose.steps, b.pose.steps);
+      });
+  ASSERT_EQ(ref.state.pose.params.size(), engine_scene().train.size() * kPoseFloats);
+  std::int32_t updates = 0;
+  for (const std::int32_t k : ref.state.pose.steps) updates += k;
+  EXPECT_EQ(updates, kSteps);  // one update per step, to its image
 }
 
 // Training images streamed from host memory (backend.gpu_images_gb below their size) are the same
@@ -393,6 +431,16 @@ TEST(Engine, StateDigestOnTheDeviceMatchesTheHost) {
   st.adam_v.raw_opacity.back() = std::nextafter(st.adam_v.raw_opacity.back(), 1e9f);
   b->set_state(st);
   EXPECT_NE(b->state_digest(), d);
+  EXPECT_EQ(b->state_digest(), state_digest(st));
+  // train.pose_opt: the corrections, their moments and (odd in number) their step counts count.
+  st.pose = PoseState::identity(3);
+  st.pose.params[4] = 0.01f;
+  st.pose.steps = {5, 0, 9};
+  b->set_state(st);
+  EXPECT_EQ(b->state_digest(), state_digest(st));
+  EXPECT_EQ(state_digest(b->state()), state_digest(st));
+  st.pose.steps[2] = 10;
+  b->set_state(st);
   EXPECT_EQ(b->state_digest(), state_digest(st));
 }
 

@@ -319,5 +319,56 @@ TEST(ParityStep, SparseShAdamLeavesTheSameCoefficientsAsTheCpu) {
   }
 }
 
+// train.pose_opt: the step renders from its image's corrected camera and updates that correction
+// alone. Each correction starts off the identity with zero moments, so that after one step its
+// first moment is 0.1 times its gradient: the CUDA backend's per-splat terms of d loss /
+// d [R' | t'] (float, summed in double in a fixed order) against the CPU's (double). One view in
+// every submission mode and in deterministic mode, then three steps on alternating images.
+TEST(ParityStep, PoseCorrectionsTrainAsOnTheCpu) {
+  const TwoTargets t(8642u);
+  TrainState st = t.st;
+  st.pose = PoseState::identity(2);
+  const auto r = random_vector(st.pose.params.size(), 23);
+  for (std::size_t i = 0; i < st.pose.params.size(); ++i)
+    st.pose.params[i] = 0.01f * r[i];  // a few hundredths of a unit and of a radian
+  StepSettings s = step_settings(LossKind::L1Ssim);
+  s.lr.pose = 1e-3;
+  s.pose_reg = 1e-6;
+  const std::vector<BatchView> other{{&t.scene.camera, 1}};
+  const std::vector<BatchView>& one = t.one;
+  struct Case {
+    Submission submission;
+    bool deterministic;
+    std::vector<std::vector<BatchView>> steps;
+  };
+  for (const Case& c :
+       {Case{Submission::Graph, false, {one}}, Case{Submission::Chained, false, {one}},
+        Case{Submission::PerKernel, false, {one}}, Case{Submission::Chained, true, {one}},
+        Case{Submission::Chained, false, {one, other, one}}}) {
+    const std::string tag = std::string(to_string(c.submission)) +
+                            (c.deterministic ? "/deterministic" : "") + ", " +
+                            std::to_string(c.steps.size()) + " steps";
+    SCOPED_TRACE(tag);
+    BackendConfig cuda_cfg;
+    cuda_cfg.submission = c.submission;
+    cuda_cfg.deterministic = c.deterministic;
+    const auto [after, losses] = steps_on_both(cuda_cfg, {&t.first, &t.second}, st, c.steps, s);
+    for (std::size_t k = 0; k < c.steps.size(); ++k)
+      EXPECT_NEAR(losses[c.steps.size() + k].loss, losses[k].loss, 1e-5 * std::abs(losses[k].loss))
+          << k;
+    expect_model_updates_agree(tag, after, st);
+    const PoseState &cpu = after[0].pose, &gpu = after[1].pose;
+    ASSERT_EQ(gpu.params.size(), st.pose.params.size());
+    EXPECT_EQ(gpu.steps, cpu.steps);
+    // The gradient (0.1 of the first moment after one step): sums over 3000 splats of float terms
+    // from a float camera, against double terms from a double camera.
+    expect_agree(tag + " pose adam_m", gpu.m, cpu.m,
+                 {1e-3, 0.99999, 1e-5, "per-splat float terms of renders that agree, summed"});
+    expect_agree(tag + " pose update", moves(gpu.params, st.pose.params),
+                 moves(cpu.params, st.pose.params),
+                 {1e-3, 0.9999, 1e-6, "Adam on gradients that agree"});
+  }
+}
+
 }  // namespace
 }  // namespace splat

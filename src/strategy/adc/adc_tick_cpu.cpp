@@ -19,6 +19,7 @@ void compact(TrainState& st, std::span<const Source> out, std::uint64_t seed) {
   }
   next.adam_step = st.adam_step;
   next.appearance = std::move(st.appearance);  // per image, not per splat
+  next.pose = std::move(st.pose);
   std::vector<std::vector<float>*> np, nm, nv;
   next.params.for_each_group([&](const char*, std::vector<float>& a) { np.push_back(&a); });
   next.adam_m.for_each_group([&](const char*, std::vector<float>& a) { nm.push_back(&a); });
