@@ -182,12 +182,14 @@ TEST(BadInputOutDirSlow, TheManifestListsWhatTheRunWrote) {
                         "config.toml", "report.html", "renders/test"})
     EXPECT_NE(manifest.find(f), std::string::npos) << f << " in " << manifest;
   // Everything in the folder but the manifest and the lock is listed.
-  for (const auto& e : fs::recursive_directory_iterator(dir / "o"))
+  for (const auto& e : fs::recursive_directory_iterator(dir / "o")) {
     if (e.is_regular_file() && e.path().filename() != kManifestName &&
-        e.path().filename() != kLockName)
+        e.path().filename() != kLockName) {
       EXPECT_NE(manifest.find(fs::relative(e.path(), dir / "o").generic_string()),
                 std::string::npos)
           << e.path();
+    }
+  }
 }
 
 TEST(BadInputOutDirSlow, EvalAndRenderReplaceOnlyTheirOwnResults) {

@@ -99,8 +99,9 @@ void expect_samples_where_the_lens_sends(const CameraIntrinsics& in,
       lens.distort((u + 0.5 - out.cx) / out.fx, (v + 0.5 - out.cy) / out.fy, xd, yd);
       const double sx = in.fx * xd + in.cx - 0.5, sy = in.fy * yd + in.cy - 0.5;
       const bool inside = sx >= -0.5 && sy >= -0.5 && sx <= in.width - 0.5 && sy <= in.height - 0.5;
-      if (all_inside)
+      if (all_inside) {
         EXPECT_TRUE(inside) << "output pixel " << u << "," << v << " samples " << sx << "," << sy;
+      }
       if (sx < 0 || sy < 0 || sx > in.width - 1 || sy > in.height - 1) continue;  // edge repeated
       EXPECT_NEAR(res.at(u, v, 0), sx, 2e-3) << u << "," << v;
       EXPECT_NEAR(res.at(u, v, 1), sy, 2e-3) << u << "," << v;
