@@ -41,10 +41,15 @@ inline std::optional<NonFinite> find_non_finite(const Gaussians& g) {
 }
 
 // Bounds of a model in training: beyond them a run has diverged although every value may still be
-// finite (a learning rate far too large throws values to 1e30 in a step). NaN and inf never pass.
-// The means stay within `reach` of the origin on every axis, the log-scales at most log(reach) (a
-// splat larger than that sane world), every other value within kMaxParamMagnitude.
+// finite (a learning rate far too large throws values to 1e30 in a step). The means stay within
+// `reach` of the origin on every axis, the log-scales at most log(reach) (a splat larger than that
+// sane world), every other value within kMaxParamMagnitude. A group has diverged when one value is
+// NaN, inf or beyond kMaxParamMagnitude, or when more than 1 in kStrayShare of its values are
+// beyond its range: a learning rate far too large moves them all, while MCMC's noise, which scales
+// with a splat's covariance, may carry a few huge, nearly transparent splats (an SfM outlier's)
+// that far between two refine ticks, harmlessly: they draw nothing there and are relocated.
 inline constexpr float kMaxParamMagnitude = 1e18f;  // its square still fits a float
+inline constexpr std::size_t kStrayShare = 100;
 struct DivergenceLimits {
   float reach = kMaxParamMagnitude;
   // [lo, hi] of the values of a group (a for_each_group name, or "appearance").
@@ -53,7 +58,14 @@ struct DivergenceLimits {
     if (group == "log_scales") return {-kMaxParamMagnitude, std::log(reach)};
     return {-kMaxParamMagnitude, kMaxParamMagnitude};
   }
+  static constexpr std::pair<float, float> hard{-kMaxParamMagnitude, kMaxParamMagnitude};
+  // Whether a group of `size` values has diverged: `broken` of them outside `hard` (NaN and inf
+  // included), `outside` outside its range.
+  static bool diverged(std::size_t broken, std::size_t outside, std::size_t size) {
+    return broken > 0 || outside * kStrayShare > size;
+  }
 };
+
 inline bool within(float x, std::pair<float, float> range) {
   return std::isfinite(x) && x >= range.first && x <= range.second;
 }

@@ -111,27 +111,33 @@ std::uint64_t DeviceModel::digest() const {
   return digest_finish(sum.download()[0], words, sh_degree, adam_step);
 }
 
-// One pass over the parameters on the device and one 48-byte download, every check period.
+// Two passes over the parameters on the device and one 112-byte download, every check period.
 std::vector<std::string> DeviceModel::diverged_groups(const DivergenceLimits& limits) const {
   std::vector<std::string> names;
   Gaussians{}.for_each_group(
       [&](const char* name, const std::vector<float>&) { names.push_back(name); });
   names.push_back("appearance");
   names.push_back("pose");
-  DeviceBuffer<unsigned long long> counts(names.size());
+  // Per group: the values outside DivergenceLimits::hard, then those outside its range.
+  DeviceBuffer<unsigned long long> counts(2 * names.size());
+  std::vector<std::size_t> sizes;
   counts.zero(stream_);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const DeviceBuffer<float>& b = i < params.g.size()        ? params.g[i]
                                    : names[i] == "appearance" ? appearance.params
                                                               : pose.params;
-    const auto [lo, hi] = limits.range(names[i]);
-    count_outside(b.data(), b.size(), lo, hi, counts.data() + i, stream_);
+    sizes.push_back(b.size());
+    for (const auto [k, range] :
+         {std::pair{0, DivergenceLimits::hard}, std::pair{1, limits.range(names[i])}})
+      count_outside(b.data(), b.size(), range.first, range.second, counts.data() + 2 * i + k,
+                    stream_);
   }
   syncs_.stream(stream_, "divergence check");
   const std::vector<unsigned long long> counted = counts.download();
   std::vector<std::string> found;
-  for (std::size_t i = 0; i < counted.size(); ++i)
-    if (counted[i] != 0) found.push_back(names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (DivergenceLimits::diverged(counted[2 * i], counted[2 * i + 1], sizes[i]))
+      found.push_back(names[i]);
   return found;
 }
 

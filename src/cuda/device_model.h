@@ -81,8 +81,8 @@ class DeviceModel {
   Gaussians download_params() const;
   // engine/state_digest.h's digest of the parameters and moments, summed on the device.
   std::uint64_t digest() const;
-  // Backend::diverged_groups: the groups holding a value outside their range of `limits` (NaN
-  // and infinities included; "appearance" for the transforms, "pose" for the corrections).
+  // Backend::diverged_groups: the groups that have diverged by `limits` (DivergenceLimits;
+  // "appearance" for the transforms, "pose" for the corrections).
   std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   // Device bytes held, capacities included.
   std::size_t bytes() const;

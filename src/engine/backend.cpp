@@ -87,7 +87,11 @@ std::vector<std::string> Backend::diverged_groups(const DivergenceLimits& limits
   std::vector<std::string> found;
   const auto check = [&](const std::string& name, const std::vector<float>& v) {
     const auto range = limits.range(name);
-    if (!std::ranges::all_of(v, [&](float x) { return within(x, range); })) found.push_back(name);
+    const auto outside = [&](std::pair<float, float> r) {
+      return std::size_t(std::ranges::count_if(v, [&](float x) { return !within(x, r); }));
+    };
+    if (DivergenceLimits::diverged(outside(DivergenceLimits::hard), outside(range), v.size()))
+      found.push_back(name);
   };
   st.params.for_each_group(check);
   check("appearance", st.appearance.params);

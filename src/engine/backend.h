@@ -177,10 +177,10 @@ class Backend {
   virtual Gaussians params() const { return state().params; }
   // engine/state_digest.h's digest of state(); a GPU backend computes it where the state is.
   virtual std::uint64_t state_digest() const;
-  // The parameter groups (for_each_group order, then "appearance", "pose") holding a value outside
-  // their range of `limits` (NaN and inf included); none when training is sane: the trainer's
-  // periodic divergence check. A GPU backend counts on the device, so that the check costs one pass
-  // over the parameters and no download.
+  // The parameter groups (for_each_group order, then "appearance", "pose") that have diverged by
+  // `limits` (DivergenceLimits::diverged); none when training is sane: the trainer's periodic
+  // divergence check. A GPU backend counts on the device, so that the check costs two passes over
+  // the parameters and a download of the counts.
   virtual std::vector<std::string> diverged_groups(const DivergenceLimits& limits = {}) const;
   virtual std::size_t num_splats() const = 0;
 

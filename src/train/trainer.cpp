@@ -342,7 +342,8 @@ void Trainer::check_finite() const {
   const std::string& group = groups.front();
   std::string also;
   for (std::size_t i = 1; i < groups.size(); ++i) also += (i > 1 ? ", " : "") + groups[i];
-  throw Error("training diverged: " + group + " holds NaN, inf or " + limits_text(group, limits_) +
+  throw Error("training diverged: " + group + " holds NaN, inf or, in more than 1 in " +
+              std::to_string(kStrayShare) + " values, " + limits_text(group, limits_) +
               " at iteration " + std::to_string(iteration_) +
               (also.empty() ? "" : " (" + also + " too)") +
               "; the check runs after each of the first " + std::to_string(kEarlyChecks) +
