@@ -26,12 +26,4 @@ class ForwardingBackend : public Backend {
   Backend& b_;
 };
 
-// The cpu backend under the cuda backend's name: what the trainer sees when backend.type = "auto"
-// finds a GPU, for the refusals of features the cuda backend does not run yet.
-class CudaNamed final : public ForwardingBackend {
- public:
-  using ForwardingBackend::ForwardingBackend;
-  std::string name() const override { return "cuda"; }
-};
-
 }  // namespace splat::test

@@ -420,36 +420,18 @@ void Config::validate() const {
                 " is before densify.refine_start = " + std::to_string(densify.refine_start));
 }
 
-// What the FastGS strategy's first version (CPU ticks, one view per step) cannot run with.
+// What the FastGS strategy's first version (one view per step) cannot run with.
 void Config::validate_fastgs() const {
   const std::string fastgs = "densify.strategy = \"fastgs\"";
-  // The CUDA ticks (strategy/fastgs/fastgs_tick_cuda.cpp) are written and build, but have not run
-  // on a GPU: this refusal (and the trainer's, for backend.type = "auto") stays until
-  // tests/gpu/test_parity_fastgs.cpp passes on one; the session that sees it pass lifts both.
-  if (backend.type == BackendKind::Cuda)
-    throw Error("config: " + fastgs +
-                " and backend.type = \"cuda\" cannot be combined: the fastgs strategy runs on "
-                "the CPU backend only so far, its CUDA tick awaits its parity tests on a GPU "
-                "(set backend.type = \"cpu\")");
   if (train.batch_size > 1)
     throw Error("config: " + fastgs +
                 " and train.batch_size = " + std::to_string(train.batch_size) +
                 " cannot be combined: the fastgs strategy trains one view per step so far");
 }
 
-// What train.pose_opt's first version (CPU, one view per step) cannot run with.
+// What train.pose_opt's first version (one view per step) cannot run with.
 void Config::validate_pose_opt() const {
   const std::string pose = "train.pose_opt = true";
-  // The CUDA path (cuda/pose_cuda.cu, project_bwd's per-splat terms, the step engine's pose
-  // pass) is written and builds, but has not run on a GPU: this refusal (and the trainer's, for
-  // backend.type = "auto") stays until ParityStep.PoseCorrectionsTrainAsOnTheCpu,
-  // Engine.PoseModesAreBitIdentical and Engine.StateDigestOnTheDeviceMatchesTheHost
-  // (tests/gpu/) pass on one; the session that sees them pass lifts both.
-  if (backend.type == BackendKind::Cuda)
-    throw Error("config: " + pose +
-                " and backend.type = \"cuda\" cannot be combined: pose refinement runs on the CPU "
-                "backend only so far, its CUDA kernels await their parity tests on a GPU (set "
-                "backend.type = \"cpu\")");
   if (train.batch_size > 1)
     throw Error("config: " + pose + " and train.batch_size = " + std::to_string(train.batch_size) +
                 " cannot be combined: pose refinement trains one view per step so far");

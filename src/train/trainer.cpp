@@ -119,20 +119,6 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
                  static_cast<long long>(cfg_.train.iterations), static_cast<long long>(half));
     cfg_.train.coarse_until = half;
   }
-  // config.cpp's validate_fastgs rejects backend.type = "cuda"; auto finds its GPU only here.
-  // Lifted with that refusal once the CUDA tick's parity tests pass on a GPU (see there).
-  if (cfg_.densify.strategy == "fastgs" && backend_.name() != "cpu")
-    throw Error(
-        "densify.strategy = \"fastgs\" runs on the CPU backend only so far (its CUDA tick "
-        "awaits its parity tests on a GPU), and this run's backend is " +
-        backend_.name() + " (set backend.type = \"cpu\")");
-  // config.cpp's validate_pose_opt rejects backend.type = "cuda"; auto finds its GPU only here.
-  // Lifted with that refusal once the CUDA pose parity tests pass on a GPU (see there).
-  if (cfg_.train.pose_opt && backend_.name() != "cpu")
-    throw Error(
-        "train.pose_opt = true runs on the CPU backend only so far (its CUDA kernels await their "
-        "parity tests on a GPU), and this run's backend is " +
-        backend_.name() + " (set backend.type = \"cpu\")");
   if (cfg_.train.pose_opt && comm_.size() > 1)
     throw Error("train.pose_opt = true trains in one process so far; this job has " +
                 std::to_string(comm_.size()) + " ranks");
