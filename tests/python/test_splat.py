@@ -120,10 +120,16 @@ def test_render_gives_the_pixels_of_the_cli(checkpoint, scene, tmp_path):
         image = model.render(view.camera, dtype=np.uint8)
         assert image.shape == (view.camera.height, view.camera.width, 3)
         np.testing.assert_array_equal(image, expected, err_msg=view.name)
-    # A camera from intrinsics and a pose renders the same.
+    # The float render is the PNG's before rounding; a second render and a camera from intrinsics
+    # and a pose give the same pixels.
     c = views[0].camera
+    first = model.render(c)
+    np.testing.assert_array_equal(np.floor(np.clip(first, 0, 1) * np.float32(255) + np.float32(0.5))
+                                  .astype(np.uint8),
+                                  model.render(c, dtype=np.uint8), err_msg="float against uint8")
+    np.testing.assert_array_equal(model.render(c), first, err_msg="the same camera again")
     same = splat.Camera(c.width, c.height, c.fx, c.fy, c.cx, c.cy, R=c.R, t=c.t)
-    np.testing.assert_array_equal(model.render(same), model.render(c))
+    np.testing.assert_array_equal(model.render(same), first, err_msg="the camera rebuilt")
     # On the CPU the arrays are the model: moving every splat away leaves the background alone.
     host = splat.load(checkpoint, device="cpu")
     host.means[:] += 100.0
