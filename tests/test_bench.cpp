@@ -4,7 +4,10 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "core/sha256.h"
 #include "report/bench_stats.h"
@@ -133,11 +136,20 @@ TEST(BenchSlow, AbEndToEnd) {
   std::string order;
   for (const auto& run : j["runs"]) order += run["arm"].get<std::string>();
   EXPECT_EQ(order, "ABBA");
+  std::map<std::string, std::set<std::string>> models;
   for (const auto& run : j["runs"]) {
     EXPECT_GT(run["train_seconds"].get<double>(), 0);
     EXPECT_GT(run["psnr"].get<double>(), 0);
     EXPECT_GE(run["load_samples"].get<int>(), 1);
+    EXPECT_EQ(run["model_sha256"].get<std::string>().size(), 64u);
+    models[run["arm"].get<std::string>()].insert(run["model_sha256"].get<std::string>());
   }
+  // Deterministic runs: one model per arm (the PLY's run stamp aside), and the arms differ.
+  EXPECT_EQ(models["A"].size(), 1u);
+  EXPECT_EQ(models["B"].size(), 1u);
+  EXPECT_NE(*models["A"].begin(), *models["B"].begin());
+  EXPECT_EQ(j["models"],
+            "A and B differ; the same bits in every A run; the same bits in every B run");
   const auto& pv = j["provenance"];
   EXPECT_TRUE(pv["git_commit"].is_string());
   // The arms name the commit their binaries were built from (this test's binary for both).

@@ -9,9 +9,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "app/bench.h"
@@ -96,6 +99,33 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
+// The bits of a run's model: model.ply after its header, whose comment stamps the run.
+std::string model_sha256(const fs::path& ply) {
+  if (!fs::exists(ply)) return "missing";
+  const std::string bytes = read_text(ply);
+  const std::size_t body = bytes.find("end_header\n");
+  return sha256_hex(std::string_view(bytes).substr(body == std::string::npos ? 0 : body));
+}
+
+// Whether the runs' models hold the same bits: all of them, and within each arm.
+std::string same_bits(const json& runs) {
+  std::map<std::string, std::set<std::string>> by_arm;
+  std::set<std::string> all;
+  for (const json& r : runs) {
+    const std::string h = r.value("model_sha256", "missing");
+    by_arm[r["arm"].get<std::string>()].insert(h);
+    all.insert(h);
+  }
+  if (all.count("missing")) return "not known (a run wrote no model.ply)";
+  if (all.size() == 1) return "the same bits in every run, A and B";
+  std::string out = "A and B differ";
+  for (const auto& [arm, hashes] : by_arm)
+    out += std::string("; ") +
+           (hashes.size() == 1 ? "the same bits in every " : "runs differ in ") + arm + " run" +
+           (hashes.size() == 1 ? "" : "s");
+  return out;
+}
+
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -147,6 +177,7 @@ json run_one(const Arms& arms,
   r["load_samples"] = std::max<std::size_t>(samples, 1);
   const fs::path resolved = dir / "config.toml";
   r["config_toml_sha256"] = fs::exists(resolved) ? sha256_file(resolved.string()) : "missing";
+  r["model_sha256"] = model_sha256(dir / "model.ply");
   std::fprintf(stderr, "  train %.3f s, PSNR %.3f dB, load mean %.2f max %.2f\n",
                r["train_seconds"].get<double>(), r["psnr"].get<double>(), load_mean, load_max);
   return r;
@@ -186,14 +217,14 @@ void write_markdown_to(std::ofstream& f, const json& rep) {
       << pv[arm]["config"].get<std::string>() << "` sha256 `"
       << pv[arm]["config_sha256"].get<std::string>() << "`\n";
   f << "\n## Runs (ABBA order)\n\n| # | pair | arm | train s | PSNR dB | load mean | load max | "
-       "dir |\n|---|---|---|---|---|---|---|---|\n";
+       "model sha256 | dir |\n|---|---|---|---|---|---|---|---|---|\n";
   char buf[512];
   for (const json& r : rep.value("runs", json::array())) {
-    std::snprintf(buf, sizeof buf, "| %d | %d | %s | %.3f | %.3f | %.2f | %.2f | %s |\n",
+    std::snprintf(buf, sizeof buf, "| %d | %d | %s | %.3f | %.3f | %.2f | %.2f | %.12s | %s |\n",
                   r["index"].get<int>(), r["pair"].get<int>(), r["arm"].get<std::string>().c_str(),
                   r["train_seconds"].get<double>(), r["psnr"].get<double>(),
                   r["load_mean"].get<double>(), r["load_max"].get<double>(),
-                  r["dir"].get<std::string>().c_str());
+                  r.value("model_sha256", "missing").c_str(), r["dir"].get<std::string>().c_str());
     f << buf;
   }
   if (!rep.value("retries", json::array()).empty()) {
@@ -209,7 +240,7 @@ void write_markdown_to(std::ofstream& f, const json& rep) {
                   d["median_delta"].get<double>(), 100.0 * d["relative_delta"].get<double>(),
                   d["sigma"].get<double>(), d["threshold"].get<double>(), d["psnr_a"].get<double>(),
                   d["psnr_b"].get<double>());
-    f << buf;
+    f << buf << "- models: " << rep.value("models", std::string("not known")) << "\n";
   }
 }
 
@@ -364,12 +395,14 @@ int run_bench_ab(const AbArgs& args) {
                      {"psnr_ok", d.psnr_ok},
                      {"reason", d.reason}};
   rep["verdict"] = bench::to_string(d.verdict);
+  rep["models"] = same_bits(runs);
   rep["status"] = "done";
   rep["finished_at"] = now_utc();
   write_json(out / "report.json", rep);
   write_markdown(out / "report.md", rep);
-  std::printf("verdict: %s -- %s\nwrote %s/{report.json, report.md}\n",
-              bench::to_string(d.verdict).c_str(), d.reason.c_str(), out.string().c_str());
+  std::printf("verdict: %s -- %s\nmodels: %s\nwrote %s/{report.json, report.md}\n",
+              bench::to_string(d.verdict).c_str(), d.reason.c_str(),
+              rep["models"].get<std::string>().c_str(), out.string().c_str());
   return 0;
 }
 
