@@ -1,7 +1,8 @@
 // What the training loop does between steps on the CUDA backend's default engine (graph +
 // depth2 + fixed point): evaluations during training (train.eval_every) and timed checkpoints
 // drain the queue and render, and must not change the run by a bit; a stop request (SIGINT)
-// ends it after whole steps with a checkpoint that resumes to the uninterrupted result.
+// ends it after whole steps with a checkpoint that resumes to the uninterrupted result; the
+// strategies and per-image features resume exactly.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -9,6 +10,7 @@
 #include <optional>
 
 #include "engine/backend.h"
+#include "engine/pose.h"
 #include "io/checkpoint.h"
 #include "io/demo_scene.h"
 #include "test_util.h"
@@ -111,6 +113,39 @@ TEST(TrainLoopGpu, CoarseToFineResumeIsExact) {
   cfg.train.coarse_until = 50;
   cfg.output.checkpoint_every = 20;
   expect_resume_exact(cfg, loop_scene(), 20);
+}
+
+// densify.strategy = fastgs on the default engine: its ticks render the sampled views between
+// queued steps (the score pass), grow, prune and cap opacities, then prune finally after
+// refine_stop; a resume between ticks gives the same bits.
+TEST(TrainLoopGpu, FastgsResumeIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 80;
+  cfg.densify.strategy = "fastgs";
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_stop = 50;
+  cfg.densify.grow_scale3d = 0.001;
+  cfg.densify.fastgs_views = 4;
+  cfg.densify.fastgs_min_importance = 1;
+  cfg.densify.fastgs_final_every = 20;
+  cfg.densify.fastgs_final_stop = 80;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+  EXPECT_NE(c.params.size(), std::size_t(cfg.model.init_points)) << "the ticks changed nothing";
+}
+
+// train.pose_opt on the default engine: every image's correction, moments and step count resume
+// to the same bits.
+TEST(TrainLoopGpu, PoseOptResumeIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 70;
+  cfg.train.pose_opt = true;
+  cfg.train.lr_pose = 1e-3;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+  ASSERT_EQ(c.pose.size(), loop_scene().train.size() * kPoseFloats);
+  EXPECT_NE(c.pose, PoseState::identity(loop_scene().train.size()).params)
+      << "35 steps should have moved the corrections";
 }
 
 TEST(TrainLoopGpu, InterruptStopsAfterAStepAndResumesExactly) {
