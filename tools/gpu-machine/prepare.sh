@@ -28,6 +28,19 @@ report() {
 print('$1', {k: m.get(k) for k in ('iterations', 'num_splats', 'train_seconds', 'psnr', 'ssim')});
 print('  held out:', ' '.join(v['name'] for v in m.get('test_views', [])))"
   cp "$runs/$1/metrics.json" "$out/$1_metrics.json"
+  # How far the splats reach (MCMC's noise may carry a few nearly transparent ones far away).
+  python3 - "$runs/$1/model.ply" <<'PY'
+import sys, numpy as np
+f = open(sys.argv[1], "rb")
+props, n = 0, 0
+while (line := f.readline().decode().strip()) != "end_header":
+    if line.startswith("element vertex"): n = int(line.split()[2])
+    if line.startswith("property"): props += 1
+xyz = np.frombuffer(f.read(), dtype="<f4").reshape(n, props)[:, :3]
+r = np.abs(xyz).max(axis=1)
+print(f"  model.ply: largest coordinate {r.max():.4g}; splats beyond 100 / 1e3 / 1e5: "
+      f"{(r > 100).sum()} / {(r > 1e3).sum()} / {(r > 1e5).sum()}")
+PY
 }
 start=$(date +%s)
 "$carry/bin/splat" train "$carry/shared/data/$scene" --out "$runs/posed" >"$out/posed.log" 2>&1 || rc=1
