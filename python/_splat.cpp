@@ -193,8 +193,11 @@ auto from_matrix(
   };
 }
 
+// Shaped as the image and matrix arrays are: array_t(count) gave, with the pybind11 of the GPU
+// machine's PyTorch, a 3-vector that read its first value three times (Camera.t, so a camera
+// rebuilt from c.t sat elsewhere).
 py::array_t<double> vec3_array(const Vec3<double>& v) {
-  py::array_t<double> a(3);
+  py::array_t<double> a(std::vector<py::ssize_t>{3});
   for (int i = 0; i < 3; ++i) a.mutable_data()[i] = v[i];
   return a;
 }

@@ -123,6 +123,8 @@ def test_render_gives_the_pixels_of_the_cli(checkpoint, scene, tmp_path):
     # The float render is the PNG's before rounding; a second render and a camera from intrinsics
     # and a pose give the same pixels.
     c = views[0].camera
+    assert c.t.shape == (3,) and c.t.strides == (8,) and c.R.strides == (24, 8)
+    np.testing.assert_allclose(c.center, -c.R.T @ c.t, atol=1e-12)
     first = model.render(c)
     np.testing.assert_array_equal(np.floor(np.clip(first, 0, 1) * np.float32(255) + np.float32(0.5))
                                   .astype(np.uint8),
