@@ -11,7 +11,10 @@
 #include "engine/target.h"
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "io/quantize.h"
 #include "test_util.h"
+#include "train/config.h"
+#include "train/init.h"
 
 namespace splat {
 namespace {
@@ -60,6 +63,23 @@ TEST(BenchViews, WritesEveryViewAsSplatLoadsIt) {
   EXPECT_EQ(j["background"], nlohmann::json({0.0, 0.5, 1.0}));
   EXPECT_NEAR(j["scene_extent"].get<double>(), scene_extent(data), 1e-12);
   EXPECT_TRUE(j["points"].is_null());
+  {
+    // No sparse points: splat's own initial splats instead, positions and DC colours.
+    const Config cfg;
+    const Gaussians init = initialize_model(cfg.model, data, cfg.train.seed);
+    const std::size_t n = init.size();
+    ASSERT_EQ(j["init_points"], "init_points.npy");
+    const auto [dict, bytes] = read_npy(out / "v/init_points.npy");
+    EXPECT_NE(dict.find("'shape': (" + std::to_string(n) + ", 6)"), std::string::npos) << dict;
+    ASSERT_EQ(bytes.size(), n * 6 * sizeof(float));
+    std::vector<float> rows(n * 6);
+    std::memcpy(rows.data(), bytes.data(), bytes.size());
+    for (std::size_t i : {std::size_t(0), n - 1})
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(rows[6 * i + c], init.means[3 * i + c]);
+        EXPECT_NEAR(rows[6 * i + 3 + c], 0.5 + kShC0 * init.sh[i * init.K() * 3 + c], 1e-6);
+      }
+  }
   ASSERT_EQ(j["train"].size(), data.train.size());
   ASSERT_EQ(j["test"].size(), data.test.size());
   for (const auto& [split, views] : {std::pair{"train", &data.train}, {"test", &data.test}}) {
@@ -100,6 +120,9 @@ TEST(BenchViews, ColmapPointsAreXyzRgbRows) {
   o.downscale = 8;
   const Dataset data = load_colmap(figurine.string(), o);
   ASSERT_TRUE(data.points);
+  nlohmann::json j;
+  std::ifstream(out / "views.json") >> j;
+  EXPECT_TRUE(j["init_points"].is_null());  // the run starts from these points
   const std::size_t n = data.points->positions.size() / 3;
   const auto [dict, bytes] = read_npy(out / "points.npy");
   EXPECT_NE(dict.find("'descr': '<f4'"), std::string::npos) << dict;

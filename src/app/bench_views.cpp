@@ -2,7 +2,9 @@
 // evaluates on them (decoded, undistorted, downscaled, composited), for a peer trainer to train on
 // the same split (tools/peer/). DIR/views.json lists every view's camera; its image is
 // DIR/<split>_<k>.npy, uint8 [H, W, 3]; COLMAP sparse points go to DIR/points.npy, float32
-// [N, 6] (x y z r g b).
+// [N, 6] (x y z r g b). A run that would not start from points gets splat's own initial splats
+// instead, as DIR/init_points.npy of the same shape (colours from their DC terms), for a peer
+// whose reader needs points (FastGS's COLMAP reader).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,8 @@
 #include "engine/target.h"
 #include "io/file_util.h"
 #include "io/npy.h"
+#include "io/quantize.h"
+#include "train/init.h"
 
 namespace splat::app {
 namespace {
@@ -74,18 +78,28 @@ int run_bench_views(const ViewsArgs& args) {
       j[split].push_back(view_json(v, name));
     }
   }
-  j["points"] = nullptr;
-  if (data.points && !data.points->positions.empty()) {
-    const PointCloud& p = *data.points;
-    const std::size_t n = p.positions.size() / 3;
+  const auto write_points = [&](const char* key, const std::vector<float>& positions, auto color) {
+    const std::size_t n = positions.size() / 3;
     std::vector<float> rows(n * 6);
     for (std::size_t i = 0; i < n; ++i)
       for (int c = 0; c < 3; ++c) {
-        rows[6 * i + c] = p.positions[3 * i + c];
-        rows[6 * i + 3 + c] = p.colors[3 * i + c];
+        rows[6 * i + c] = positions[3 * i + c];
+        rows[6 * i + 3 + c] = color(i, c);
       }
-    write_npy((out / "points.npy").string(), rows, {n, 6});
-    j["points"] = "points.npy";
+    const std::string name = std::string(key) + ".npy";
+    write_npy((out / name).string(), rows, {n, 6});
+    j[key] = name;
+  };
+  j["points"] = nullptr;
+  j["init_points"] = nullptr;
+  if (data.points && !data.points->positions.empty())
+    write_points("points", data.points->positions,
+                 [&](std::size_t i, int c) { return data.points->colors[3 * i + c]; });
+  if (!init_uses_points(cfg.model, data)) {
+    const Gaussians init = initialize_model(cfg.model, data, cfg.train.seed);
+    const int K = init.K();
+    write_points("init_points", init.means,
+                 [&](std::size_t i, int c) { return float(0.5 + kShC0 * init.sh[i * K * 3 + c]); });
   }
   write_atomically((out / "views.json").string(),
                    [&](std::ofstream& f) { f << j.dump(1) << "\n"; });

@@ -4,8 +4,10 @@
 # model's and the renderer's scratch share of it). SCENE (default lego) picks the data: lego runs
 # the Lego protocol (configs/lego.toml, all 200 test views), any other staged scene runs with no
 # config, as a user runs it (pack it with build.sh --scenes).
-# A variant is one or more --set assignments separated by commas; "default" is the run as is.
+# A variant is one or more --set assignments separated by commas; "default" is the run as is;
+# config=FILE in a variant passes --config FILE (scenes other than lego, which has its own).
 #   tools/gpu-machine/variants.sh default train.loss=l1 "model.antialiased=true,train.iterations=7000"
+#   SCENE=figurine tools/gpu-machine/variants.sh default config=configs/fastgs.toml
 #   SCENE=fox tools/gpu-machine/variants.sh default train.appearance=affine
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,7 +20,9 @@ echo "| $scene variant | train s | ms/iter | held-out PSNR | SSIM | splats | pea
 echo "|---|---|---|---|---|---|---|---|---|"
 for v in "$@"; do
   sets=()
-  [ "$v" = default ] || { IFS=, read -ra kv <<<"$v"; for a in "${kv[@]}"; do sets+=(--set "$a"); done; }
+  [ "$v" = default ] || { IFS=, read -ra kv <<<"$v"; for a in "${kv[@]}"; do
+    case $a in config=*) sets+=(--config "${a#config=}") ;; *) sets+=(--set "$a") ;; esac
+  done; }
   # Letters, digits, _ . - only: the device tool brings back no file with other characters.
   dir=$state/variants/${scene}_${v//[^a-zA-Z0-9_.-]/_}
   "$carry/bin/splat" train "$carry/shared/data/$scene" "${protocol[@]}" \

@@ -3,7 +3,7 @@
 # tools/peer/pack_fastgs.sh staged: FastGS (CVPR 2026, fastgs/FastGS) trained by its own train.py
 # with its base settings (train_base.sh: --densification_interval 500 --optimizer_type default,
 # 30k iterations, its other defaults) on exactly splat's views (`splat bench views`, written in the
-# Blender layout by views_to_blender.py), scored by its own scorer (fastgs_score.py) and by
+# Blender or COLMAP layout by views_to_fastgs.py), scored by its own scorer (fastgs_score.py) and by
 # `splat eval` on splat's held-out views; one row, and JSON in $out/peer/.
 #   tools/peer/fastgs.sh --build-only             # unpack, patch (fastgs_patch.py), build (minutes)
 #   tools/peer/fastgs.sh SCENE [--config C] [--set k=v ...] [--mode own|same] [--iterations N]
@@ -33,12 +33,17 @@ setup_fastgs() {
       { cat "$log" >&2; return 1; }
     command -v nvcc >/dev/null || [ ! -x /usr/local/cuda/bin/nvcc ] ||
       export PATH="/usr/local/cuda/bin:$PATH" CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-    local t0=$SECONDS m
+    local t0=$SECONDS m failed=
+    # The three extensions build at once (each is a few large CUDA files), each into its own log.
     for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
       echo "FastGS: building $m (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
-      (cd "$sub/$m" && python3 setup.py build_ext --inplace) >>"$log" 2>&1 ||
-        { cp "$log" "$out/peer/"; grep -m5 -i "error" "$log" >&2; tail -5 "$log" >&2; return 1; }
+      (cd "$sub/$m" && python3 setup.py build_ext --inplace) >"$log.$m" 2>&1 &
     done
+    for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
+      wait -n || failed=1
+    done
+    for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do cat "$log.$m" >>"$log"; done
+    [ -z "$failed" ] || { cp "$log" "$out/peer/"; grep -m5 -i "error" "$log" >&2; tail -5 "$log" >&2; return 1; }
     echo "FastGS: built in $((SECONDS - t0)) s" >&2
     touch "$fg/.built"
   fi
@@ -81,8 +86,8 @@ views=$peer/views-$name data=$peer/fastgs-data-$name model=$peer/$tag
 rm -rf "$views" "$data" "$model"
 "$splat" bench views "$scene" --out "$views" "${load[@]}" >"$out/peer/$name-views.log" 2>&1 ||
   { row "failed: bench views: $(tail -1 "$out/peer/$name-views.log")"; exit 1; }
-python3 tools/peer/views_to_blender.py "$views" "$data" >>"$out/peer/$name-views.log" 2>&1 ||
-  { row "failed: views_to_blender: $(tail -1 "$out/peer/$name-views.log")"; exit 1; }
+python3 tools/peer/views_to_fastgs.py "$views" "$data" >>"$out/peer/$name-views.log" 2>&1 ||
+  { row "failed: views_to_fastgs: $(tail -1 "$out/peer/$name-views.log")"; exit 1; }
 white=()
 python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["white_background"] else 1)' \
   "$data/peer_layout.json" && white=(--white_background)
@@ -120,8 +125,7 @@ r = {"peer": "FastGS", "scene": name, "mode": mode, "iterations": int(iters),
      "num_splats": grab(r"Gaussian number: (\d+)", int), "model": ply,
      "own_metrics": own, "splat_eval": {"psnr": ev["psnr"], "ssim": ev["ssim"], "alpha_max": 0.99},
      "layout": layout,
-     "init": "points3d.ply from the export's sparse points" if layout["points"] else
-             "FastGS's own random init: 100k points in [-1.3, 1.3]^3 (the Lego protocol's cube)"}
+     "init": f"{layout['init']} ({layout['layout']} layout)"}
 json.dump(r, open(outf, "w"), indent=2)
 f = lambda x, d: "-" if x is None else f"{x:.{d}f}"
 print(f"| {name} | {mode} | {f(r['train_loop_seconds'], 2)} | {f(r['fastgs_training_time'], 2)} | "
