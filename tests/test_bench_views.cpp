@@ -35,6 +35,18 @@ std::pair<std::string, std::vector<std::uint8_t>> read_npy(const fs::path& p) {
           std::vector<std::uint8_t>(bytes.begin() + end, bytes.end())};
 }
 
+// An [n, 6] float32 .npy of point rows (x y z r g b); empty (and the test failed) otherwise.
+std::vector<float> read_point_rows(const fs::path& p, std::size_t n) {
+  const auto [dict, bytes] = read_npy(p);
+  EXPECT_NE(dict.find("'descr': '<f4'"), std::string::npos) << dict;
+  EXPECT_NE(dict.find("'shape': (" + std::to_string(n) + ", 6)"), std::string::npos) << dict;
+  EXPECT_EQ(bytes.size(), n * 6 * sizeof(float));
+  if (bytes.size() != n * 6 * sizeof(float)) return {};
+  std::vector<float> rows(n * 6);
+  std::memcpy(rows.data(), bytes.data(), bytes.size());
+  return rows;
+}
+
 TEST(Npy, HeaderIsAPythonDictPaddedTo64Bytes) {
   for (const auto& [shape, text] : {std::pair{std::vector<std::size_t>{5}, std::string("(5,)")},
                                     {{1443, 6}, "(1443, 6)"},
@@ -69,11 +81,8 @@ TEST(BenchViews, WritesEveryViewAsSplatLoadsIt) {
     const Gaussians init = initialize_model(cfg.model, data, cfg.train.seed);
     const std::size_t n = init.size();
     ASSERT_EQ(j["init_points"], "init_points.npy");
-    const auto [dict, bytes] = read_npy(out / "v/init_points.npy");
-    EXPECT_NE(dict.find("'shape': (" + std::to_string(n) + ", 6)"), std::string::npos) << dict;
-    ASSERT_EQ(bytes.size(), n * 6 * sizeof(float));
-    std::vector<float> rows(n * 6);
-    std::memcpy(rows.data(), bytes.data(), bytes.size());
+    const std::vector<float> rows = read_point_rows(out / "v/init_points.npy", n);
+    ASSERT_FALSE(rows.empty());
     for (std::size_t i : {std::size_t(0), n - 1})
       for (int c = 0; c < 3; ++c) {
         EXPECT_EQ(rows[6 * i + c], init.means[3 * i + c]);
@@ -124,12 +133,8 @@ TEST(BenchViews, ColmapPointsAreXyzRgbRows) {
   std::ifstream(out / "views.json") >> j;
   EXPECT_TRUE(j["init_points"].is_null());  // the run starts from these points
   const std::size_t n = data.points->positions.size() / 3;
-  const auto [dict, bytes] = read_npy(out / "points.npy");
-  EXPECT_NE(dict.find("'descr': '<f4'"), std::string::npos) << dict;
-  EXPECT_NE(dict.find("'shape': (" + std::to_string(n) + ", 6)"), std::string::npos) << dict;
-  ASSERT_EQ(bytes.size(), n * 6 * sizeof(float));
-  std::vector<float> rows(n * 6);
-  std::memcpy(rows.data(), bytes.data(), bytes.size());
+  const std::vector<float> rows = read_point_rows(out / "points.npy", n);
+  ASSERT_FALSE(rows.empty());
   for (std::size_t i : {std::size_t(0), n - 1})
     for (int c = 0; c < 3; ++c) {
       EXPECT_EQ(rows[6 * i + c], data.points->positions[3 * i + c]);
