@@ -27,6 +27,10 @@ measured on this project's GPU machine (about 4.3 TB/s counting bytes read and w
 /work/.library/device/KINDS.md, 2026-10-28 and 2026-11-04) and the datasheet's plain FP32 rate,
 67 TFLOP/s (not measured here). A stage's floor is the larger of bytes / bandwidth and
 FLOP / rate; its bound is whichever that is; "x floor" is its time over the floor.
+
+Reading it: the rasterizer passes count FP32 work only; their exponentials and reciprocals also
+run on the special-function units, so a pass far from both ceilings is bound by instruction issue
+or latency, which Nsight Compute (tools/gpu-machine/kernels.sh) tells apart.
 """
 import argparse
 import json
