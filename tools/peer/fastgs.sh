@@ -31,24 +31,39 @@ setup_fastgs() {
     [ -f "$carry/fastgs.tar.xz" ] || { echo "error: fastgs.tar.xz not staged (tools/peer/pack_fastgs.sh)" >&2; return 1; }
     rm -rf "$fg" && tar -C "$peer" -xJf "$carry/fastgs.tar.xz" && python3 tools/peer/fastgs_patch.py "$fg" >"$log" 2>&1 ||
       { cat "$log" >&2; return 1; }
-    command -v nvcc >/dev/null || [ ! -x /usr/local/cuda/bin/nvcc ] ||
-      export PATH="/usr/local/cuda/bin:$PATH" CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-    local t0=$SECONDS m failed=
-    # The three extensions build at once (each is a few large CUDA files), each into its own log.
-    for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
-      echo "FastGS: building $m (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
-      (cd "$sub/$m" && python3 setup.py build_ext --inplace) >"$log.$m" 2>&1 &
-    done
-    for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
-      wait -n || failed=1
-    done
-    for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do cat "$log.$m" >>"$log"; done
-    [ -z "$failed" ] || { cp "$log" "$out/peer/"; grep -m5 -i "error" "$log" >&2; tail -5 "$log" >&2; return 1; }
-    echo "FastGS: built in $((SECONDS - t0)) s" >&2
+    setup_built || build_fastgs || return 1
     touch "$fg/.built"
   fi
   python3 -c 'import diff_gaussian_rasterization_fastgs, simple_knn._C, fused_ssim' >>"$log" 2>&1 ||
     { cp "$log" "$out/peer/"; tail -5 "$log" >&2; return 1; }
+}
+
+# The extensions of an earlier lease (the machine image is the same), when carried in
+# carry-peer/fastgs-built.tar.xz and they import; else they are built.
+setup_built() {
+  [ -f "$carry/fastgs-built.tar.xz" ] && tar -C "$peer" -xJf "$carry/fastgs-built.tar.xz" &&
+    python3 -c 'import diff_gaussian_rasterization_fastgs, simple_knn._C, fused_ssim' >>"$log" 2>&1 &&
+    echo "FastGS: the extensions of fastgs-built.tar.xz import; not rebuilt" >&2
+}
+
+# Builds the three extensions and writes them to $OUT/peer/fastgs-built.tar.xz, to be carried in
+# carry-peer/ by later leases.
+build_fastgs() {
+  command -v nvcc >/dev/null || [ ! -x /usr/local/cuda/bin/nvcc ] ||
+    export PATH="/usr/local/cuda/bin:$PATH" CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+  local t0=$SECONDS m failed=
+  # The three extensions build at once (each is a few large CUDA files), each into its own log.
+  for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
+    echo "FastGS: building $m (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
+    (cd "$sub/$m" && python3 setup.py build_ext --inplace) >"$log.$m" 2>&1 &
+  done
+  for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do
+    wait -n || failed=1
+  done
+  for m in diff-gaussian-rasterization_fastgs simple-knn fused-ssim; do cat "$log.$m" >>"$log"; done
+  [ -z "$failed" ] || { cp "$log" "$out/peer/"; grep -m5 -i "error" "$log" >&2; tail -5 "$log" >&2; return 1; }
+  echo "FastGS: built in $((SECONDS - t0)) s" >&2
+  (cd "$peer" && find fastgs/submodules -name '*.so' -not -path '*/build/*' -print0 | tar --null -T - -cJf "$out/peer/fastgs-built.tar.xz")
 }
 
 if [ "${1:-}" = --build-only ]; then
