@@ -157,17 +157,26 @@ class BinaryReader {
   std::size_t pos_ = 0;
 };
 
-std::string record_name(const char* kind, std::uint64_t k, std::uint64_t n) {
-  return std::string(kind) + " record " + std::to_string(k + 1) + " of " + std::to_string(n);
+// A binary model file: a uint64 count, then that many records of at least min_bytes each, read
+// by read_one(reader, "KIND record k of n"), and nothing after them.
+template <class T, class ReadOne>
+std::vector<T> read_records(const std::string& path,
+                            const char* kind,
+                            std::size_t min_bytes,
+                            ReadOne read_one) {
+  BinaryReader r(path);
+  const auto n = r.get<std::uint64_t>("header");
+  std::vector<T> out;
+  out.reserve(r.fit(n, min_bytes));
+  for (std::uint64_t k = 0; k < n; ++k)
+    out.push_back(read_one(
+        r, std::string(kind) + " record " + std::to_string(k + 1) + " of " + std::to_string(n)));
+  r.expect_end();
+  return out;
 }
 
 std::vector<ColmapCamera> read_cameras_bin(const std::string& path) {
-  BinaryReader r(path);
-  const auto n = r.get<std::uint64_t>("header");
-  std::vector<ColmapCamera> out;
-  out.reserve(r.fit(n, 24));
-  for (std::uint64_t k = 0; k < n; ++k) {
-    std::string rec = record_name("camera", k, n);
+  return read_records<ColmapCamera>(path, "camera", 24, [&](BinaryReader& r, std::string rec) {
     ColmapCamera c;
     c.id = r.get<std::uint32_t>(rec);
     rec += " (camera " + std::to_string(c.id) + ")";
@@ -178,19 +187,12 @@ std::vector<ColmapCamera> read_cameras_bin(const std::string& path) {
     c.height = r.get<std::uint64_t>(rec);
     for (int i = 0; i < m->num_params; ++i) c.params.push_back(r.get<double>(rec));
     check_camera(path, rec, c);
-    out.push_back(std::move(c));
-  }
-  r.expect_end();
-  return out;
+    return c;
+  });
 }
 
 std::vector<ColmapImage> read_images_bin(const std::string& path) {
-  BinaryReader r(path);
-  const auto n = r.get<std::uint64_t>("header");
-  std::vector<ColmapImage> out;
-  out.reserve(r.fit(n, 73));
-  for (std::uint64_t k = 0; k < n; ++k) {
-    std::string rec = record_name("image", k, n);
+  return read_records<ColmapImage>(path, "image", 73, [&](BinaryReader& r, std::string rec) {
     ColmapImage im;
     im.id = r.get<std::uint32_t>(rec);
     rec += " (image " + std::to_string(im.id) + ")";
@@ -202,19 +204,12 @@ std::vector<ColmapImage> read_images_bin(const std::string& path) {
     const auto num_points2d = r.get<std::uint64_t>(rec);
     r.skip(num_points2d, 24, rec);  // x, y (double), point3D_id (uint64)
     check_image(path, rec, im);
-    out.push_back(std::move(im));
-  }
-  r.expect_end();
-  return out;
+    return im;
+  });
 }
 
 std::vector<ColmapPoint> read_points_bin(const std::string& path) {
-  BinaryReader r(path);
-  const auto n = r.get<std::uint64_t>("header");
-  std::vector<ColmapPoint> out;
-  out.reserve(r.fit(n, 51));
-  for (std::uint64_t k = 0; k < n; ++k) {
-    std::string rec = record_name("point", k, n);
+  return read_records<ColmapPoint>(path, "point", 51, [&](BinaryReader& r, std::string rec) {
     ColmapPoint p;
     p.id = r.get<std::uint64_t>(rec);
     rec += " (point " + std::to_string(p.id) + ")";
@@ -224,10 +219,8 @@ std::vector<ColmapPoint> read_points_bin(const std::string& path) {
     p.track_length = r.get<std::uint64_t>(rec);
     r.skip(p.track_length, 8, rec);  // image_id, point2D_idx (uint32 each)
     check_point(path, rec, p);
-    out.push_back(p);
-  }
-  r.expect_end();
-  return out;
+    return p;
+  });
 }
 
 // ---- text ------------------------------------------------------------------------------------
