@@ -6,6 +6,7 @@ once (else this fails, naming it), and a patched tree is left as it is.
   * cub::Max() is gone in CUDA 13 (CCCL 3): the block reduce in forward.cu takes a max lambda;
   * Tensor.data<T>() is deprecated (removed in newer PyTorch): data_ptr<T>() in every .cu/.cpp;
   * rasterizer_impl.h uses std::uintptr_t and uint32_t without <cstdint> (newer GCC);
+  * the Blender loader hands PIL int8 pixels as "RGB", which Pillow 11 refuses: uint8, the same bytes;
   * train.py: "Train loop wall seconds" (torch.cuda.synchronize() around the loop, the model save
     inside it left out) beside FastGS's own "Training time" (its CUDA-event sum per step)."""
 
@@ -34,6 +35,7 @@ patch(f"{ras}/cuda_rasterizer/forward.cu", "Reduce(last_contributor, cub::Max())
       "Reduce(last_contributor, [](uint32_t a, uint32_t b) { return a > b ? a : b; })")
 patch(f"{ras}/cuda_rasterizer/rasterizer_impl.h", "#include <iostream>\n",
       "#include <cstdint>\n#include <iostream>\n")
+patch("scene/dataset_readers.py", "np.array(arr*255.0, dtype=np.byte)", "np.array(arr*255.0, dtype=np.uint8)")
 n = 0
 for d, _, files in os.walk(os.path.join(root, "submodules")):
     for name in files:
