@@ -93,8 +93,8 @@ case $mode in
 esac
 tag=fastgs-$name-$mode
 row() { echo "| $name | $mode | $* |"; }
-echo "| scene | mode | FastGS loop s (wall) | its Training time s | splats | PSNR own | SSIM own | PSNR splat eval | SSIM splat eval |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| scene | mode | FastGS loop s (wall) | its Training time s | splats | PSNR own | SSIM own | PSNR splat eval | SSIM splat eval | peak GPU MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 setup_fastgs || { row "failed: FastGS build (see $out/peer/fastgs-build.log)"; exit 1; }
 
 views=$peer/views-$name data=$peer/fastgs-data-$name model=$peer/$tag
@@ -138,13 +138,15 @@ r = {"peer": "FastGS", "scene": name, "mode": mode, "iterations": int(iters),
      "train_loop_seconds": grab(r"Train loop wall seconds: ([0-9.eE+-]+)"),
      "fastgs_training_time": grab(r"Training time: ([0-9.eE+-]+)"),
      "num_splats": grab(r"Gaussian number: (\d+)", int), "model": ply,
+     "peak_memory_mib": grab(r"Peak GPU memory MiB: ([0-9.eE+-]+)"),
      "own_metrics": own, "splat_eval": {"psnr": ev["psnr"], "ssim": ev["ssim"], "alpha_max": 0.99},
      "layout": layout,
      "init": f"{layout['init']} ({layout['layout']} layout)"}
 json.dump(r, open(outf, "w"), indent=2)
 f = lambda x, d: "-" if x is None else f"{x:.{d}f}"
 print(f"| {name} | {mode} | {f(r['train_loop_seconds'], 2)} | {f(r['fastgs_training_time'], 2)} | "
-      f"{r['num_splats']} | {f(own['psnr'], 3)} | {f(own['ssim'], 4)} | {ev['psnr']:.3f} | {ev['ssim']:.4f} |")
+      f"{r['num_splats']} | {f(own['psnr'], 3)} | {f(own['ssim'], 4)} | {ev['psnr']:.3f} | {ev['ssim']:.4f} | "
+      f"{f(r['peak_memory_mib'], 0)} |")
 print(f"    init: {r['init']}; principal point off centre by up to "
       f"{layout['max_principal_point_offset_px']:.2f} px (FastGS renders it centred); LPIPS {own['lpips']} ({own['lpips_note']})")
 PY

@@ -8,7 +8,8 @@ once (else this fails, naming it), and a patched tree is left as it is.
   * rasterizer_impl.h uses std::uintptr_t and uint32_t without <cstdint> (newer GCC);
   * the Blender loader hands PIL int8 pixels as "RGB", which Pillow 11 refuses: uint8, the same bytes;
   * train.py: "Train loop wall seconds" (torch.cuda.synchronize() around the loop, the model save
-    inside it left out) beside FastGS's own "Training time" (its CUDA-event sum per step)."""
+    inside it left out) beside FastGS's own "Training time" (its CUDA-event sum per step), and
+    "Peak GPU memory MiB" (torch.cuda.max_memory_allocated over the run, as gsplat_mcmc.py)."""
 
 import os
 import re
@@ -59,5 +60,6 @@ patch("train.py", "                scene.save(iteration)\n",
 patch("train.py", "    # scene.save(iteration)\n",
       "    torch.cuda.synchronize()\n"
       "    print(f\"Train loop wall seconds: {time.perf_counter() - _peer_t0 - _peer_save}\")\n"
+      "    print(f\"Peak GPU memory MiB: {torch.cuda.max_memory_allocated() / 2**20}\")\n"
       "    # scene.save(iteration)\n")
 open(stamp, "w").close()
