@@ -81,6 +81,7 @@ Config changed_everywhere() {
   c.densify.noise_lr = 4.5e5;
   c.densify.opacity_reg = 0.015;
   c.densify.scale_reg = 0.025;
+  c.densify.mcmc_grad_power = 0.5;
   c.densify.grow_grad2d = 3e-4;
   c.densify.grow_scale3d = 0.02;
   c.densify.prune_opacity = 0.0055;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/finite.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/mcmc_cpu.h"
@@ -155,6 +156,52 @@ TEST(Mcmc, RefineRelocatesDeadGrowsAndZeroesMoments) {
   }
   EXPECT_GE(touched, dead);
   for (std::size_t i = 500; i < 525; ++i) EXPECT_TRUE(slot_moments_zero(st, i)) << "new slot " << i;
+}
+
+// densify.mcmc_grad_power: growth and relocation draw by opacity times the mean gradient. Half the
+// splats carry a gradient 100x the other half's (the same opacities): with power 1 they take
+// nearly all the draws, with power 0 (the paper) about half, and the weights are
+// mcmc::sample_weight's.
+TEST(Mcmc, GradientPowerDrawsWhereTheGradientIs) {
+  const std::size_t n = 400;
+  adc::Stats grads;
+  grads.reset(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    grads.count[i] = 4;
+    grads.grad2d[i] = 4 * (i % 2 ? 1e-3f : 1e-5f);  // odd splats: mean 1e-3
+  }
+  const auto odd_share = [&](float power) {
+    TrainState st = random_state(n, 21, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) st.params.raw_opacity[i] = 0.0f;  // opacity 1/2 each
+    const TrainState before = st;
+    McmcRefineSettings s;
+    s.target_count = 2 * n;
+    s.seed = 5;
+    s.grad_power = power;
+    EXPECT_EQ(cpu::mcmc_refine(st, s, grads).added, n);
+    // A drawn source was corrected (its opacity lowered): count the odd ones among them.
+    std::size_t odd = 0, drawn = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (st.params.raw_opacity[i] != before.params.raw_opacity[i]) ++drawn, odd += i % 2;
+    EXPECT_GT(drawn, 50u) << power;
+    return double(odd) / double(drawn);
+  };
+  EXPECT_NEAR(odd_share(0.0f), 0.5, 0.1);
+  EXPECT_GT(odd_share(1.0f), 0.97);           // weights 1e-3 against 1e-5: ~99% of the draws
+  const double sqrt_share = odd_share(0.5f);  // 10x the weight: ~91%
+  EXPECT_GT(sqrt_share, 0.8);
+  EXPECT_LT(sqrt_share, 0.97);
+  EXPECT_DOUBLE_EQ(mcmc::sample_weight(0.5, 4e-3f, 4, 1.0f),
+                   0.5 * (double(4e-3f) / 4 + mcmc::kGradFloor));
+  EXPECT_DOUBLE_EQ(mcmc::sample_weight(0.5, 0.0f, 0, 2.0f),
+                   0.5 * mcmc::kGradFloor * mcmc::kGradFloor);
+  EXPECT_EQ(mcmc::sample_weight(0.25, 1.0f, 1, 0.0f), 0.25);  // power 0: the opacity alone
+  // Statistics of another count are an error, not a silent misread.
+  TrainState st = random_state(n + 1, 22, 0.0f);
+  McmcRefineSettings s;
+  s.target_count = n + 10;
+  s.grad_power = 1.0f;
+  EXPECT_THROW(cpu::mcmc_refine(st, s, grads), Error);
 }
 
 TEST(Mcmc, ManyTicksKeepInvariants) {

@@ -81,6 +81,20 @@ TEST(TrainSlow, AdcResumeBetweenTicksIsExact) {
   EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
 }
 
+// MCMC with gradient-weighted draws (densify.mcmc_grad_power) reads the same statistics: the
+// checkpoint between ticks carries them, and the draws after the resume are the same.
+TEST(TrainSlow, McmcGradPowerResumeBetweenTicksIsExact) {
+  Config cfg = small_config(70);
+  cfg.densify.refine_start = 10;
+  cfg.densify.refine_every = 20;
+  cfg.densify.cap_max = 3000;
+  cfg.densify.mcmc_grad_power = 1.0;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
+  ASSERT_EQ(c.adc_count.size(), c.params.size());
+  EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
+}
+
 // FastGS's ticks read the same statistics, and draw their views and prune from the counter RNG.
 TEST(TrainSlow, FastgsResumeBetweenTicksIsExact) {
   Config cfg = small_config(70);

@@ -46,6 +46,19 @@ enum Stream : std::uint64_t {
   kFastgsPrune = 6,  // FastGS: the throttled prune's draw
 };
 
+// The weight by which relocation and growth draw a splat: its opacity o (the paper), or with
+// power > 0 o times (its mean screen-space gradient since the last tick + kGradFloor)^power, the
+// mean being grad2d_sum / count (ADC's statistics; no visible step: 0). The floor keeps splats no
+// view saw drawable and, with no statistics at all, leaves the opacity weights. Double, the
+// precision of the sampling CDF; powers 1 and 1/2 by correctly rounded operations (the same bits
+// on the host and the device), others by pow.
+inline constexpr double kGradFloor = 1e-8;
+SPLAT_HD inline double sample_weight(double o, float grad2d_sum, std::int32_t count, float power) {
+  if (power == 0.0f) return o;
+  const double g = (count > 0 ? double(grad2d_sum) / double(count) : 0.0) + kGradFloor;
+  return o * (power == 1.0f ? g : power == 0.5f ? sqrt(g) : pow(g, double(power)));
+}
+
 // Position noise gate (paper eq. 10): ~1 for nearly transparent splats, ~0 for opaque ones.
 SPLAT_HD inline float noise_gate(float opacity) {
   return 1.0f / (1.0f + expf(-config::noise_gate_k * ((1.0f - opacity) - config::noise_gate_x0)));

@@ -38,6 +38,9 @@ struct DensifyConfig {
   double noise_lr = 5e5;       // position noise scale, times the means learning rate
   double opacity_reg = 0.01;
   double scale_reg = 0.01;
+  // Relocation and growth draw splats by opacity (the paper: 0) or by opacity times the splat's
+  // mean screen-space gradient since the last tick to this power (where the views are least fit).
+  double mcmc_grad_power = 0.0;
   // ADC (3DGS adaptive density control), gsplat DefaultStrategy's defaults. Scales are relative
   // to the scene extent.
   double grow_grad2d = 0.0002;      // mean screen-space gradient above: clone or split

@@ -198,6 +198,7 @@ const std::vector<Field>& fields() {
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity"),
       densify("scale_reg", &DensifyConfig::scale_reg, {0}, "mcmc: L1 regularizer on scale"),
+      densify("mcmc_grad_power", &DensifyConfig::mcmc_grad_power, {0, 4}, "mcmc: relocation and growth draw splats by opacity times (mean screen-space gradient since the last tick)^p (0 = by opacity, as the paper)"),
       densify("grow_grad2d", &DensifyConfig::grow_grad2d, {0}, "adc: mean screen-space gradient above which a splat grows (fastgs: at or above which a small splat is cloned)"),
       densify("grow_scale3d", &DensifyConfig::grow_scale3d, {0}, "adc, fastgs: growing splats up to this scale (x scene extent) are cloned, larger split"),
       densify("prune_opacity", &DensifyConfig::prune_opacity, {0, 1}, "adc, fastgs: splats below this opacity are pruned (fastgs: some of them, drawn)"),

@@ -350,10 +350,13 @@ Checkpoint Trainer::checkpoint() const {
   c.view_pos = view_pos_;
   c.config_toml = cfg_.to_toml();
   c.run_id = run_id_;
-  // ADC's statistics since the last tick (ADC's and FastGS's ticks read them) make a resume
-  // between ticks exact. With several ranks each holds its own partial sums (the tick all-reduces
-  // them) and only rank 0 writes, so those runs resume with fresh statistics, as before.
-  const bool statistics = cfg_.densify.strategy == "adc" || cfg_.densify.strategy == "fastgs";
+  // ADC's statistics since the last tick (ADC's and FastGS's ticks read them, and MCMC's with
+  // mcmc_grad_power) make a resume between ticks exact. With several ranks each holds its own
+  // partial sums (the tick all-reduces them) and only rank 0 writes, so those runs resume with
+  // fresh statistics, as before.
+  const DensifyConfig& d = cfg_.densify;
+  const bool statistics = d.strategy == "adc" || d.strategy == "fastgs" ||
+                          (d.strategy == "mcmc" && d.mcmc_grad_power > 0);
   if (statistics && comm_.size() == 1) {
     c.adc_grad2d = st.adc.grad2d;
     c.adc_count = st.adc.count;

@@ -136,7 +136,7 @@ void check_tick(Backend& gpu_backend,
                 const McmcRefineSettings& s,
                 const std::string& tag) {
   TrainState cpu = start;
-  const RefineStats cs = cpu::mcmc_refine(cpu, s);
+  const RefineStats cs = cpu::mcmc_refine(cpu, s, start.adc);
   gpu_backend.set_state(start);
   const RefineStats gs = gpu_backend.refine(McmcTick(s));
   const TrainState gpu = gpu_backend.state();
@@ -220,6 +220,19 @@ TEST(ParityMcmc, RefineTicksMatchCpu) {
       ASSERT_EQ(count_dead(st.params), 0u) << c.name;
     }
     check_tick(*b, st, {kMinOpacity, c.target, c.seed * 1000003}, c.name);
+  }
+  for (const float power : {1.0f, 0.5f, 2.0f}) {  // draws weighed by the gradient statistics
+    TrainState st = make_state(2500, 0.08, 20);
+    std::mt19937 rng(21);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    st.adc.reset(st.params.size());
+    for (std::size_t i = 0; i < st.params.size(); ++i) {
+      st.adc.count[i] = u(rng) < 0.1f ? 0 : 1 + int(8 * u(rng));  // some never seen
+      st.adc.grad2d[i] = float(st.adc.count[i]) * 1e-4f * std::exp(4.0f * u(rng));
+    }
+    McmcRefineSettings s{kMinOpacity, 2800, 777};
+    s.grad_power = power;
+    check_tick(*b, st, s, "gradient power " + std::to_string(power));
   }
   {  // One survivor: every draw picks it, so its copy count passes mcmc::config::max_copies.
     TrainState st = make_state(300, 1.0, 19);

@@ -90,6 +90,18 @@ TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
   ASSERT_EQ(c.adc_count.size(), c.params.size());
 }
 
+// densify.mcmc_grad_power: MCMC's draws weighed by the same statistics, gathered by the captured
+// step graph; the checkpoint at 35 carries them to the tick at 40.
+TEST(TrainLoopGpu, McmcGradPowerResumeBetweenTicksIsExact) {
+  Config cfg = loop_config();
+  cfg.train.iterations = 70;
+  cfg.densify.refine_start = 10;
+  cfg.densify.mcmc_grad_power = 1.0;
+  cfg.output.checkpoint_every = 35;
+  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+  ASSERT_EQ(c.adc_count.size(), c.params.size());
+}
+
 // train.appearance = affine on the default engine: the checkpoint at 35 carries every image's
 // transform and moments, and the resumed run ends with the same bits, transforms included.
 TEST(TrainLoopGpu, AppearanceResumeIsExact) {

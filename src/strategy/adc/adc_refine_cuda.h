@@ -24,6 +24,10 @@ namespace splat::cuda {
 
 struct RefineContext;
 
+// The model's ADC statistics ready for a tick that reads them (cpu::gather_adc_stats): one entry
+// per splat (zeros if no step gathered any since the count changed), summed over the ranks.
+void gather_adc_stats(RefineContext& ctx);
+
 // Totals of a tick, as adc_decide leaves them on the host: surviving kept originals, clones and
 // split pairs, then the clone and split decisions before pruning.
 inline constexpr int kAdcKept = 0, kAdcClones = 1, kAdcChildren = 2, kAdcCloned = 3, kAdcSplit = 4;

@@ -95,18 +95,22 @@ void adc_reset_opacity(TrainState& st, float max_opacity) {
   std::fill(st.adam_v.raw_opacity.begin(), st.adam_v.raw_opacity.end(), 0.0f);
 }
 
-}  // namespace cpu
-
-RefineStats AdcTick::run_cpu(cpu::RefineContext& ctx) {
+void gather_adc_stats(RefineContext& ctx) {
   adc::Stats& stats = ctx.adc_stats;
   if (stats.size() != ctx.state.params.size()) stats.reset(ctx.state.params.size());
-  if (ctx.comm.size() > 1) {  // every rank decides from the statistics of the whole batch
+  if (ctx.comm.size() > 1) {
     ctx.comm.allreduce_sum(std::span(stats.grad2d), "ADC statistics all-reduce (grad2d)");
     ctx.comm.allreduce_sum(std::span(stats.count), "ADC statistics all-reduce (count)");
     if (!stats.grad2d_abs.empty())
       ctx.comm.allreduce_sum(std::span(stats.grad2d_abs), "ADC statistics all-reduce (grad2d_abs)");
   }
-  return cpu::adc_refine(ctx.state, stats, settings);
+}
+
+}  // namespace cpu
+
+RefineStats AdcTick::run_cpu(cpu::RefineContext& ctx) {
+  cpu::gather_adc_stats(ctx);
+  return cpu::adc_refine(ctx.state, ctx.adc_stats, settings);
 }
 
 RefineStats OpacityResetTick::run_cpu(cpu::RefineContext& ctx) {

@@ -24,6 +24,21 @@ struct AdcTickScratch {
 
 }  // namespace
 
+void cuda::gather_adc_stats(cuda::RefineContext& ctx) {
+  cuda::DeviceModel& model = ctx.model;
+  const std::size_t n = std::size_t(model.n);
+  if (model.grad2d.size() != n) model.reset_adc_stats();
+  if (ctx.comm.size() > 1) {  // every rank decides from the statistics of every rank's views
+    ctx.comm.allreduce_sum_device(model.grad2d.data(), n, ctx.stream,
+                                  "ADC statistics all-reduce (grad2d)");
+    ctx.comm.allreduce_sum_device(model.vis_count.data(), n, ctx.stream,
+                                  "ADC statistics all-reduce (count)");
+    if (model.grad2d_abs.size() == n)
+      ctx.comm.allreduce_sum_device(model.grad2d_abs.data(), n, ctx.stream,
+                                    "ADC statistics all-reduce (grad2d_abs)");
+  }
+}
+
 // The ADC tick on the device (cpu::adc_refine). Host waits: one for the totals (they size the new
 // arrays and are the returned stats), and one before the old arrays are freed, since the
 // compaction reads them. The model moves out of place into fresh arrays of at least the old
@@ -38,17 +53,7 @@ RefineStats AdcTick::run_cuda(cuda::RefineContext& ctx) {
   if (n == 0) return {};
   if (n > INT_MAX / 3)
     throw Error("cuda backend: " + std::to_string(n) + " splats exceed the ADC scan's int range");
-  if (model.grad2d.size() != std::size_t(n))
-    model.reset_adc_stats();  // no statistics yet: nothing grows
-  if (ctx.comm.size() > 1) {  // every rank decides from the statistics of every rank's views
-    ctx.comm.allreduce_sum_device(model.grad2d.data(), model.grad2d.size(), ctx.stream,
-                                  "ADC statistics all-reduce (grad2d)");
-    ctx.comm.allreduce_sum_device(model.vis_count.data(), model.vis_count.size(), ctx.stream,
-                                  "ADC statistics all-reduce (count)");
-    if (model.grad2d_abs.size() == std::size_t(n))
-      ctx.comm.allreduce_sum_device(model.grad2d_abs.data(), model.grad2d_abs.size(), ctx.stream,
-                                    "ADC statistics all-reduce (grad2d_abs)");
-  }
+  cuda::gather_adc_stats(ctx);  // no statistics yet: zeros, nothing grows
 
   const AdcScratch& scratch = keep.scratch.ensure(n);
   adc_decide(n, model.params.in(), {model.grad2d.data(), model.vis_count.data()},

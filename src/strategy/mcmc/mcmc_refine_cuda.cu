@@ -48,25 +48,34 @@ struct IsDead {
   }
 };
 
-// Relocation weights: the opacities of the alive splats in index order (cdf[k] of the k-th alive),
-// float as the CPU's alive_weight, before the in-place scan turns them into the CDF.
+__device__ double weight_of(std::uint32_t i, double opacity, const McmcGrads& grads) {
+  return grads.power > 0.0f
+             ? mcmc::sample_weight(opacity, grads.grad2d[i], grads.count[i], grads.power)
+             : opacity;
+}
+
+// Relocation weights of the alive splats in index order (cdf[k] of the k-th alive), from the
+// float opacity as the CPU's alive_weight, before the in-place scan turns them into the CDF.
 __global__ void alive_weights_kernel(int n,
                                      int alive,
                                      const std::uint32_t* __restrict__ partition,  // [N]
                                      const float* __restrict__ raw_opacity,        // [N]
-                                     double* __restrict__ cdf) {                   // [alive]
+                                     McmcGrads grads,
+                                     double* __restrict__ cdf) {  // [alive]
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (k >= alive) return;
-  cdf[k] = double(sigmoid_f(raw_opacity[partition[n - 1 - k]]));
+  const std::uint32_t i = partition[n - 1 - k];
+  cdf[k] = weight_of(i, double(sigmoid_f(raw_opacity[i])), grads);
 }
 
-// Growth weights: sigmoid in double over all splats, as the CPU's growth pass.
+// Growth weights over all splats, from the sigmoid in double as the CPU's growth pass.
 __global__ void all_weights_kernel(int n,
                                    const float* __restrict__ raw_opacity,  // [N]
-                                   double* __restrict__ cdf) {             // [N]
+                                   McmcGrads grads,
+                                   double* __restrict__ cdf) {  // [N]
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
-  cdf[i] = 1.0 / (1.0 + exp(-double(raw_opacity[i])));
+  cdf[i] = weight_of(std::uint32_t(i), 1.0 / (1.0 + exp(-double(raw_opacity[i]))), grads);
 }
 
 // Inverse-CDF sampling (cpu::sample_by_weight): draw j takes the first rank whose inclusive prefix
@@ -236,13 +245,14 @@ void mcmc_relocate(const ModelSlots& slots,
                    int n,
                    int dead,
                    const McmcRefineSettings& tick,
+                   const McmcGrads& grads,
                    const McmcScratch& s,
                    cudaStream_t stream) {
   if (dead <= 0 || dead >= n) return;  // nothing dead, or nothing alive to copy
   check_slots(slots, "mcmc_relocate");
   const int alive = n - dead;
   alive_weights_kernel<<<blocks_for(std::size_t(alive), kThreads), kThreads, 0, stream>>>(
-      n, alive, s.partition, slots.params[3], s.cdf);
+      n, alive, s.partition, slots.params[3], grads, s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_alive_weights");
   // Dead slots are the front of the partition, in index order: draw j fills the j-th.
   sample_correct_copy(slots, n, alive, dead, tick.seed, mcmc::kRelocate, s.partition, s.partition,
@@ -253,12 +263,13 @@ void mcmc_grow(const ModelSlots& slots,
                int n,
                int add,
                const McmcRefineSettings& tick,
+               const McmcGrads& grads,
                const McmcScratch& s,
                cudaStream_t stream) {
   if (add <= 0 || n <= 0) return;
   check_slots(slots, "mcmc_grow");
   all_weights_kernel<<<blocks_for(std::size_t(n), kThreads), kThreads, 0, stream>>>(
-      n, slots.params[3], s.cdf);
+      n, slots.params[3], grads, s.cdf);
   SPLAT_CUDA_CHECK_LAUNCH("mcmc_all_weights");
   sample_correct_copy(slots, n, n, add, tick.seed, mcmc::kAdd, nullptr, nullptr, std::uint32_t(n),
                       tick.min_opacity, s, stream);

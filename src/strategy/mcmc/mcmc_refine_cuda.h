@@ -39,6 +39,14 @@ struct McmcScratch {
   void carve(Carver& c, const McmcSize& size);
 };
 
+// What weighs the draws besides opacity (mcmc::sample_weight): ADC's statistics of the n splats
+// and the power; power 0 (null arrays): opacity alone.
+struct McmcGrads {
+  const float* grad2d = nullptr;        // [n] sums of the screen-space gradient norm
+  const std::int32_t* count = nullptr;  // [n] visible steps
+  float power = 0.0f;
+};
+
 // Partitions n splats into dead (sigmoid(raw) <= min_opacity) and alive, and queues the copy of
 // the dead count into dead_count_host (pinned, [1]); it is valid after a host wait on stream.
 void mcmc_find_dead(int n,
@@ -49,23 +57,26 @@ void mcmc_find_dead(int n,
                     cudaStream_t stream);
 
 // Relocation, 0 < dead < n, after mcmc_find_dead: draw j (uniform01(tick.seed, kRelocate, j))
-// picks a live splat by opacity; every picked splat gets the mcmc::relocate correction (with
-// tick.min_opacity) for (times picked + 1) copies and zero Adam moments, and the j-th dead slot
-// becomes a copy of it with zero moments. tick.target_count is not read.
+// picks a live splat by weight (opacity, or mcmc::sample_weight with grads); every picked splat
+// gets the mcmc::relocate correction (with tick.min_opacity) for (times picked + 1) copies and zero
+// Adam moments, and the j-th dead slot becomes a copy of it with zero moments. tick.target_count is
+// not read.
 void mcmc_relocate(const ModelSlots& slots,
                    int n,
                    int dead,
                    const McmcRefineSettings& tick,
+                   const McmcGrads& grads,
                    const McmcScratch& s,
                    cudaStream_t stream);
 
 // Growth, add > 0: the arrays hold n + add slots. Draw j (stream kAdd) picks one of the n splats
-// by opacity (double weights, as the CPU); picked splats are corrected as above and slot n + j
+// by weight (double, as the CPU); picked splats are corrected as above and slot n + j
 // becomes a copy with zero moments.
 void mcmc_grow(const ModelSlots& slots,
                int n,
                int add,
                const McmcRefineSettings& tick,
+               const McmcGrads& grads,
                const McmcScratch& s,
                cudaStream_t stream);
 

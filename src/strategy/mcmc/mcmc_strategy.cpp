@@ -9,7 +9,8 @@ namespace splat {
 
 namespace {
 
-// Regularizers and noise every step; refine ticks grow the count by `growth` up to cap_max.
+// Regularizers and noise every step; refine ticks grow the count by `growth` up to cap_max. With
+// mcmc_grad_power, the steps before refine_stop gather ADC's statistics, which weigh the draws.
 class McmcDensifier final : public Densifier {
  public:
   McmcDensifier(const DensifyConfig& c, std::uint64_t seed) : c_(c), seed_(seed) {}
@@ -20,6 +21,7 @@ class McmcDensifier final : public Densifier {
     s.noise = c_.noise_lr > 0;
     s.noise_scale = s.lr.means * c_.noise_lr;
     s.noise_seed = mcmc::hash64(seed_, std::uint64_t(step), mcmc::kNoise);
+    s.accumulate_grad2d = c_.mcmc_grad_power > 0 && step + 1 < c_.refine_stop;
   }
 
   std::optional<RefineStats> after_step(std::int64_t completed, Backend& b) override {
@@ -29,6 +31,7 @@ class McmcDensifier final : public Densifier {
     r.target_count = grown(b.num_splats());
     r.seed = mcmc::hash64(seed_, std::uint64_t(completed), mcmc::kRelocate);
     r.max_count = std::size_t(c_.cap_max);
+    r.grad_power = float(c_.mcmc_grad_power);
     return b.refine(McmcTick(r));
   }
 

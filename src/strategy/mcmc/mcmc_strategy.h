@@ -21,9 +21,13 @@ struct McmcRefineSettings {
   // The count later ticks grow to at most (densify.cap_max), or 0: growth may reserve room for it
   // once instead of growing step by step.
   std::size_t max_count = 0;
+  // Draws weigh opacity times the mean screen-space gradient since the last tick to this power
+  // (mcmc::sample_weight; densify.mcmc_grad_power); 0: opacity alone, no statistics read.
+  float grad_power = 0.0f;
 };
 
-// Relocates dead splats onto live ones sampled by opacity, then appends copies of sampled splats
+// Relocates dead splats onto live ones sampled by weight (opacity, or opacity times a power of the
+// ADC statistics' mean gradient: grad_power), then appends copies of sampled splats
 // up to target_count, with the opacity/scale correction of mcmc::relocate on every sampled source
 // and copy. Sources, relocated and new slots get zero Adam moments; the ADC statistics are reset.
 class McmcTick final : public RefineTick {

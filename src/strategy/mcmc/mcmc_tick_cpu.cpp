@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "core/math.h"
 #include "cpu/refine_cpu.h"
 #include "engine/mcmc.h"
+#include "strategy/adc/adc_tick_cpu.h"
 
 namespace splat {
 namespace cpu {
@@ -61,10 +63,18 @@ void copy_slot(TrainState& st, std::uint32_t src, std::size_t dst) {
 
 }  // namespace
 
-RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s) {
+RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s, const adc::Stats& grads) {
   RefineStats stats;
   const std::size_t n = st.params.size();
-  // Relocation: dead slots (in index order) take copies of live splats sampled by opacity.
+  if (s.grad_power > 0 && grads.size() != n)
+    throw Error("mcmc_refine: " + std::to_string(grads.size()) + " gradient statistics for " +
+                std::to_string(n) + " splats");
+  const auto weight = [&](std::size_t i, double opacity) {
+    return s.grad_power > 0
+               ? mcmc::sample_weight(opacity, grads.grad2d[i], grads.count[i], s.grad_power)
+               : opacity;
+  };
+  // Relocation: dead slots (in index order) take copies of live splats sampled by weight.
   std::vector<std::uint32_t> dead;
   std::vector<std::uint32_t> alive;
   std::vector<double> alive_weight;
@@ -74,7 +84,7 @@ RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s) {
       dead.push_back(std::uint32_t(i));
     } else {
       alive.push_back(std::uint32_t(i));
-      alive_weight.push_back(o);
+      alive_weight.push_back(weight(i, o));
     }
   }
   if (!dead.empty() && !alive.empty()) {
@@ -85,12 +95,13 @@ RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s) {
     for (std::size_t j = 0; j < dead.size(); ++j) copy_slot(st, sources[j], dead[j]);
     stats.dead = dead.size();
   }
-  // Growth: append copies of splats sampled by opacity up to the target count.
+  // Growth: append copies of splats sampled by weight up to the target count.
   if (s.target_count > n && n > 0) {
     const std::size_t add = s.target_count - n;
-    std::vector<double> weight(n);
-    for (std::size_t i = 0; i < n; ++i) weight[i] = sigmoid(double(st.params.raw_opacity[i]));
-    const std::vector<std::uint32_t> sources = sample_by_weight(weight, add, s.seed, mcmc::kAdd);
+    std::vector<double> weights(n);
+    for (std::size_t i = 0; i < n; ++i)
+      weights[i] = weight(i, sigmoid(double(st.params.raw_opacity[i])));
+    const std::vector<std::uint32_t> sources = sample_by_weight(weights, add, s.seed, mcmc::kAdd);
     correct_sources(st, sources, s.min_opacity);
     for (Gaussians* g : {&st.params, &st.adam_m, &st.adam_v}) g->resize(n + add);
     for (std::size_t j = 0; j < add; ++j) copy_slot(st, sources[j], n + j);
@@ -103,7 +114,8 @@ RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& s) {
 }  // namespace cpu
 
 RefineStats McmcTick::run_cpu(cpu::RefineContext& ctx) {
-  const RefineStats r = cpu::mcmc_refine(ctx.state, settings);
+  if (settings.grad_power > 0) cpu::gather_adc_stats(ctx);
+  const RefineStats r = cpu::mcmc_refine(ctx.state, settings, ctx.adc_stats);
   ctx.adc_stats.reset(ctx.state.params.size());
   return r;
 }

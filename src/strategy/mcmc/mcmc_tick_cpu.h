@@ -9,8 +9,11 @@
 
 namespace splat::cpu {
 
-// One refine tick on the state (McmcTick). Grows the state's arrays.
-RefineStats mcmc_refine(TrainState& st, const McmcRefineSettings& settings);
+// One refine tick on the state (McmcTick). Grows the state's arrays. `grads` (one entry per splat)
+// weighs the draws when settings.grad_power > 0 and is not read otherwise.
+RefineStats mcmc_refine(TrainState& st,
+                        const McmcRefineSettings& settings,
+                        const adc::Stats& grads = {});
 
 // Draws `count` indices i with probability weight[i] / sum(weight) from the counter stream
 // (seed, stream): draw j is the first i whose inclusive prefix sum exceeds u_j * total.

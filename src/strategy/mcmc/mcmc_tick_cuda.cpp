@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "cuda/buffer.h"
 #include "cuda/refine_cuda.h"
+#include "strategy/adc/adc_refine_cuda.h"  // gather_adc_stats
 #include "strategy/mcmc/mcmc_refine_cuda.h"
 #include "strategy/mcmc/mcmc_strategy.h"
 
@@ -42,6 +43,12 @@ RefineStats McmcTick::run_cuda(cuda::RefineContext& ctx) {
                 " splats exceeds the int index range");
   const int add = int(target) - n;
   if (add > 0) ++model.generation;
+  // The gradient statistics weigh the draws (read before growth moves nothing of theirs).
+  McmcGrads grads;
+  if (s.grad_power > 0) {
+    gather_adc_stats(ctx);
+    grads = {model.grad2d.data(), model.vis_count.data(), s.grad_power};
+  }
 
   const ModelSlots slots0 = model.slots();  // widths; pointers refreshed after growth
   const std::size_t room = std::max(target, s.max_count);
@@ -64,11 +71,11 @@ RefineStats McmcTick::run_cuda(cuda::RefineContext& ctx) {
   RefineStats stats;
   const ModelSlots sl = model.slots();
   if (dead > 0 && dead < n) {
-    mcmc_relocate(sl, n, dead, s, scratch, ctx.stream);
+    mcmc_relocate(sl, n, dead, s, grads, scratch, ctx.stream);
     stats.dead = std::size_t(dead);
   }
   if (add > 0) {
-    mcmc_grow(sl, n, add, s, scratch, ctx.stream);
+    mcmc_grow(sl, n, add, s, grads, scratch, ctx.stream);
     stats.added = std::size_t(add);
   }
   model.n = int(target);
