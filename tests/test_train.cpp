@@ -67,32 +67,24 @@ TEST(TrainSlow, ResumeMatchesUninterruptedRun) {
   test::expect_resume_exact(cfg, load_small(), 30);
 }
 
-// ADC between refine ticks: the checkpoint at 35 holds 15 steps of statistics that the tick at 40
-// decides on. Fresh statistics after the resume would see only 5 steps and grow fewer splats.
-TEST(TrainSlow, AdcResumeBetweenTicksIsExact) {
-  Config cfg = small_config(70);
-  cfg.densify.strategy = "adc";
-  cfg.densify.refine_start = 10;
-  cfg.densify.refine_every = 20;
-  cfg.densify.grow_grad2d = 0.00005;
-  cfg.output.checkpoint_every = 35;
-  const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
-  ASSERT_EQ(c.adc_count.size(), c.params.size());
-  EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
-}
-
-// MCMC with gradient-weighted draws (densify.mcmc_grad_power) reads the same statistics: the
-// checkpoint between ticks carries them, and the draws after the resume are the same.
-TEST(TrainSlow, McmcGradPowerResumeBetweenTicksIsExact) {
-  Config cfg = small_config(70);
-  cfg.densify.refine_start = 10;
-  cfg.densify.refine_every = 20;
-  cfg.densify.cap_max = 3000;
-  cfg.densify.mcmc_grad_power = 1.0;
-  cfg.output.checkpoint_every = 35;
-  const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
-  ASSERT_EQ(c.adc_count.size(), c.params.size());
-  EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
+// Ticks that read ADC's statistics, between ticks: the checkpoint at 35 holds 15 steps of
+// statistics that the tick at 40 decides on. Fresh statistics after the resume would see only 5
+// steps: ADC would grow fewer splats, MCMC with densify.mcmc_grad_power would draw others.
+TEST(TrainSlow, StatisticsResumeBetweenTicksIsExact) {
+  for (const char* strategy : {"adc", "mcmc"}) {
+    SCOPED_TRACE(strategy);
+    Config cfg = small_config(70);
+    cfg.densify.strategy = strategy;
+    cfg.densify.refine_start = 10;
+    cfg.densify.refine_every = 20;
+    cfg.densify.grow_grad2d = 0.00005;  // adc
+    cfg.densify.cap_max = 3000;         // mcmc
+    cfg.densify.mcmc_grad_power = 1.0;
+    cfg.output.checkpoint_every = 35;
+    const Checkpoint c = test::expect_resume_exact(cfg, load_small(), 35);
+    ASSERT_EQ(c.adc_count.size(), c.params.size());
+    EXPECT_GT(std::accumulate(c.adc_count.begin(), c.adc_count.end(), 0LL), 0);
+  }
 }
 
 // FastGS's ticks read the same statistics, and draw their views and prune from the counter RNG.

@@ -77,29 +77,22 @@ TEST(TrainLoopGpu, EvaluationsAndCheckpointsDoNotChangeTheRun) {
   EXPECT_TRUE(std::filesystem::exists(out / "checkpoint.ckpt"));
 }
 
-// As TrainSlow.AdcResumeBetweenTicksIsExact on the CPU: the checkpoint at 35 carries the statistics
-// that the tick at 40 decides on, downloaded from and uploaded to the device.
-TEST(TrainLoopGpu, AdcResumeBetweenTicksIsExact) {
-  Config cfg = loop_config();
-  cfg.train.iterations = 70;
-  cfg.densify.strategy = "adc";
-  cfg.densify.refine_start = 10;
-  cfg.densify.grow_grad2d = 0.00005;
-  cfg.output.checkpoint_every = 35;
-  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
-  ASSERT_EQ(c.adc_count.size(), c.params.size());
-}
-
-// densify.mcmc_grad_power: MCMC's draws weighed by the same statistics, gathered by the captured
-// step graph; the checkpoint at 35 carries them to the tick at 40.
-TEST(TrainLoopGpu, McmcGradPowerResumeBetweenTicksIsExact) {
-  Config cfg = loop_config();
-  cfg.train.iterations = 70;
-  cfg.densify.refine_start = 10;
-  cfg.densify.mcmc_grad_power = 1.0;
-  cfg.output.checkpoint_every = 35;
-  const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
-  ASSERT_EQ(c.adc_count.size(), c.params.size());
+// As TrainSlow.StatisticsResumeBetweenTicksIsExact on the CPU: the checkpoint at 35 carries the
+// statistics that the tick at 40 decides on (ADC) or draws by (MCMC with mcmc_grad_power, gathered
+// by the captured step graph), downloaded from and uploaded to the device.
+TEST(TrainLoopGpu, StatisticsResumeBetweenTicksIsExact) {
+  for (const char* strategy : {"adc", "mcmc"}) {
+    SCOPED_TRACE(strategy);
+    Config cfg = loop_config();
+    cfg.train.iterations = 70;
+    cfg.densify.strategy = strategy;
+    cfg.densify.refine_start = 10;
+    cfg.densify.grow_grad2d = 0.00005;  // adc
+    cfg.densify.mcmc_grad_power = 1.0;  // mcmc
+    cfg.output.checkpoint_every = 35;
+    const Checkpoint c = expect_resume_exact(cfg, loop_scene(), 35);
+    ASSERT_EQ(c.adc_count.size(), c.params.size());
+  }
 }
 
 // train.appearance = affine on the default engine: the checkpoint at 35 carries every image's
