@@ -43,7 +43,7 @@ RefineStats McmcTick::run_cuda(cuda::RefineContext& ctx) {
                 " splats exceeds the int index range");
   const int add = int(target) - n;
   if (add > 0) ++model.generation;
-  // The gradient statistics weigh the draws (read before growth moves nothing of theirs).
+  // The gradient statistics of the n splats weigh the draws (growth below keeps them in place).
   McmcGrads grads;
   if (s.grad_power > 0) {
     gather_adc_stats(ctx);
