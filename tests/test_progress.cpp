@@ -142,6 +142,41 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_EQ(explicit_cfg.train.coarse_until, 61);
 }
 
+TEST(AutoConfig, IterationsFromThePixelsOfAView) {
+  EXPECT_EQ(auto_iterations(0.64), 30000);    // Lego's 800 x 800: the field's count
+  EXPECT_EQ(auto_iterations(0.52), 30000);    // fox at 1/2
+  EXPECT_EQ(auto_iterations(1.17), 17100);    // fox shrunk to 1440 px: 20,000 / 1.17 MP
+  EXPECT_EQ(auto_iterations(2.0736), 10000);  // fox at 1920 x 1080 (9,645): the floor
+  EXPECT_EQ(auto_iterations(12.0), 10000);    // a 12 MP photo
+  EXPECT_EQ(auto_iterations(0.0), 30000);     // no pixels: nothing to divide by
+}
+
+TEST(AutoConfig, LargeImagesCompressTheRecipe) {
+  Dataset data;
+  data.train.resize(3);
+  for (View& v : data.train) v.camera.width = 1440, v.camera.height = 810;  // 1.1664 MP
+  Config cfg;
+  const auto chosen = resolve_auto(cfg, data);
+  EXPECT_EQ(cfg.train.iterations, 17100);
+  // The 30,000-step recipe's steps, times 17,100 / 30,000.
+  EXPECT_EQ(cfg.densify.refine_start, 285);
+  EXPECT_EQ(cfg.densify.refine_stop, 14250);
+  EXPECT_EQ(cfg.train.sh_increase_every, 570);
+  EXPECT_EQ(cfg.train.coarse_until, 8550);  // auto: half of the (compressed) iterations
+  std::vector<std::string> keys;
+  for (const auto& c : chosen) keys.push_back(c.key);
+  const std::vector<std::string> expected{
+      "train.iterations", "densify.refine_start", "densify.refine_stop", "train.sh_increase_every",
+      "densify.cap_max",  "train.coarse_factor",  "train.coarse_until"};
+  EXPECT_EQ(keys, expected);
+  // Explicit iterations keep the schedule as set.
+  Config fixed;
+  fixed.train.iterations = 12000;
+  resolve_auto(fixed, data);
+  EXPECT_EQ(fixed.densify.refine_stop, Config{}.densify.refine_stop);
+  EXPECT_EQ(fixed.train.sh_increase_every, Config{}.train.sh_increase_every);
+}
+
 TEST(AutoConfig, CoarseFactorFromTheSmallestImage) {
   EXPECT_EQ(auto_coarse_factor(800), 4);  // Lego: 200 px at 1/4
   EXPECT_EQ(auto_coarse_factor(128), 4);  // the demo scene: 32 px at 1/4

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "train/init.h"
+#include "train/time_budget.h"
 
 namespace splat {
 
@@ -13,6 +14,12 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
   const auto by_pixels = std::int64_t(std::llround(5000.0 * train_megapixels / 1e4) * 1e4);
   return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000),
                   2 * std::int64_t(initial_splats));
+}
+
+std::int64_t auto_iterations(double megapixels_per_view) {
+  const double steps = kAutoPixelSteps / std::max(megapixels_per_view, 1e-9);
+  const auto hundreds = std::int64_t(std::llround(std::min(steps, double(kAutoIterations)) / 100));
+  return std::clamp<std::int64_t>(hundreds * 100, kAutoMinIterations, kAutoIterations);
 }
 
 int auto_coarse_factor(int smallest_side) {
@@ -24,14 +31,26 @@ int auto_coarse_factor(int smallest_side) {
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   std::vector<AutoChoice> chosen;
   char why[160];
+  double pixels = 0;
+  for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
   if (cfg.train.iterations == 0) {
-    cfg.train.iterations = kAutoIterations;
-    chosen.push_back({"train.iterations", cfg.train.iterations,
-                      "the field's count; --set train.time_budget=SECONDS trains faster"});
+    const double per_view = pixels / 1e6 / double(std::max<std::size_t>(1, data.train.size()));
+    const std::int64_t n = auto_iterations(per_view);
+    Config recipe = cfg;
+    recipe.train.iterations = kAutoIterations;
+    cfg = compressed_recipe(recipe, double(n) / double(kAutoIterations));
+    std::snprintf(why, sizeof why,
+                  "30,000 (3DGS's), fewer on large images: %.0f / %.2f MP a view, at least %lld",
+                  kAutoPixelSteps, per_view, (long long)kAutoMinIterations);
+    chosen.push_back({"train.iterations", cfg.train.iterations, why});
+    if (n < kAutoIterations) {
+      const char* scaled = "the 30,000-step recipe's, compressed to the iterations";
+      chosen.push_back({"densify.refine_start", cfg.densify.refine_start, scaled});
+      chosen.push_back({"densify.refine_stop", cfg.densify.refine_stop, scaled});
+      chosen.push_back({"train.sh_increase_every", cfg.train.sh_increase_every, scaled});
+    }
   }
   if (cfg.densify.cap_max == 0) {
-    double pixels = 0;
-    for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
     const bool from_points = init_uses_points(cfg.model, data);
     const std::size_t initial =
         from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
