@@ -16,8 +16,9 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
                   2 * std::int64_t(initial_splats));
 }
 
-std::int64_t auto_iterations(double megapixels_per_view) {
-  const double steps = kAutoPixelSteps / std::max(megapixels_per_view, 1e-9);
+std::int64_t auto_iterations(double megapixels_per_view, std::size_t views) {
+  const double steps = std::max(kAutoPixelSteps / std::max(megapixels_per_view, 1e-9),
+                                kAutoStepsPerView * double(views));
   const auto hundreds = std::int64_t(std::llround(std::min(steps, double(kAutoIterations)) / 100));
   return std::clamp<std::int64_t>(hundreds * 100, kAutoMinIterations, kAutoIterations);
 }
@@ -34,14 +35,17 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   double pixels = 0;
   for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
   if (cfg.train.iterations == 0) {
-    const double per_view = pixels / 1e6 / double(std::max<std::size_t>(1, data.train.size()));
-    const std::int64_t n = auto_iterations(per_view);
+    const std::size_t views = data.train.size();
+    const double per_view = pixels / 1e6 / double(std::max<std::size_t>(1, views));
+    const std::int64_t n = auto_iterations(per_view, views);
     Config recipe = cfg;
     recipe.train.iterations = kAutoIterations;
     cfg = compressed_recipe(recipe, double(n) / double(kAutoIterations));
     std::snprintf(why, sizeof why,
-                  "30,000 (3DGS's), fewer on large images: %.0f / %.2f MP a view, at least %lld",
-                  kAutoPixelSteps, per_view, (long long)kAutoMinIterations);
+                  "30,000 (3DGS's), fewer on large images: %.0f / %.2f MP a view, at least "
+                  "%.0f x %zu views and %lld",
+                  kAutoPixelSteps, per_view, kAutoStepsPerView, views,
+                  (long long)kAutoMinIterations);
     chosen.push_back({"train.iterations", cfg.train.iterations, why});
     if (n < kAutoIterations) {
       const char* scaled = "the 30,000-step recipe's, compressed to the iterations";

@@ -24,13 +24,16 @@ struct AutoChoice {
 // docs/benchmarks.md "How many steps"): at 2.07 MP a view 10,000 compressed steps score as 30,000
 // (32.630 / 32.607 against 32.593 / 32.647 dB) in 0.35 of the time; at 1.17 MP 17,000 score
 // +0.17 dB, 10,000 -0.09; at 0.52 MP 15,000 lose 0.25 dB and at 0.13 MP 0.28, so small images
-// keep 30,000. Never fewer than kAutoMinIterations (a 12 MP photo would get 1,700); the earlier
-// 500 per training view, with the schedule not compressed, stopped small captures short (issue
-// 48's 17-view capture: +0.72 dB at 30k steps against that rule's 9k).
+// keep 30,000. Never fewer than kAutoMinIterations (a 12 MP photo would get 1,700), nor than
+// kAutoStepsPerView a training view: fox's plateau at 10,000 steps is also 172 visits of each of
+// its 58 views, and a capture of many large views must not get fewer visits than what was measured
+// enough. The earlier 500 per training view, with the schedule not compressed, stopped small
+// captures short (issue 48's 17-view capture: +0.72 dB at 30k steps against that rule's 9k).
 inline constexpr std::int64_t kAutoIterations = 30000;
 inline constexpr std::int64_t kAutoMinIterations = 10000;
 inline constexpr double kAutoPixelSteps = 20000;
-std::int64_t auto_iterations(double megapixels_per_view);
+inline constexpr double kAutoStepsPerView = 170;
+std::int64_t auto_iterations(double megapixels_per_view, std::size_t views);
 // densify.cap_max = 0 (MCMC): 5000 splats per training megapixel, in [100k, 3M], and at least
 // twice the initial splats (MCMC grows but never removes). Lego (100 x 0.64 MP) gets 320k, near
 // its protocol's 400k; fox at full size (58 x 2.07 MP) 600k.
