@@ -34,6 +34,7 @@ inline constexpr std::int64_t kAutoMinIterations = 10000;
 inline constexpr double kAutoPixelSteps = 20000;
 inline constexpr double kAutoStepsPerView = 170;
 std::int64_t auto_iterations(double megapixels_per_view, std::size_t views);
+
 // densify.cap_max = 0 (MCMC): 5000 splats per training megapixel, in [100k, 3M], and at least
 // twice the initial splats (MCMC grows but never removes). Lego (100 x 0.64 MP) gets 320k, near
 // its protocol's 400k; fox at full size (58 x 2.07 MP) 600k.
