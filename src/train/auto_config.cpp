@@ -19,8 +19,9 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
 std::int64_t auto_iterations(double megapixels_per_view, std::size_t views) {
   const double steps = std::max(kAutoPixelSteps / std::max(megapixels_per_view, 1e-9),
                                 kAutoStepsPerView * double(views));
-  const auto hundreds = std::int64_t(std::llround(std::min(steps, double(kAutoIterations)) / 100));
-  return std::clamp<std::int64_t>(hundreds * 100, kAutoMinIterations, kAutoIterations);
+  // Both bounds are whole hundreds, so clamping before rounding to hundreds keeps them exact.
+  return 100 *
+         std::llround(std::clamp(steps, double(kAutoMinIterations), double(kAutoIterations)) / 100);
 }
 
 int auto_coarse_factor(int smallest_side) {
