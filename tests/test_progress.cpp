@@ -143,11 +143,11 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
 }
 
 TEST(AutoConfig, IterationsFromThePixelsOfAView) {
-  EXPECT_EQ(auto_iterations(0.64, 100), 30000);    // Lego's 800 x 800: the field's count
-  EXPECT_EQ(auto_iterations(0.52, 58), 30000);     // fox at 1/2
-  EXPECT_EQ(auto_iterations(1.17, 58), 17100);     // fox shrunk to 1440 px: 20,000 / 1.17 MP
-  EXPECT_EQ(auto_iterations(2.0736, 58), 10000);   // fox at 1920 x 1080 (9,645): the floor
-  EXPECT_EQ(auto_iterations(12.0, 20), 10000);     // 20 photos of 12 MP
+  EXPECT_EQ(auto_iterations(0.64, 100), 30000);   // Lego's 800 x 800: the field's count
+  EXPECT_EQ(auto_iterations(0.52, 58), 30000);    // fox at 1/2
+  EXPECT_EQ(auto_iterations(1.17, 58), 17100);    // fox shrunk to 1440 px: 20,000 / 1.17 MP
+  EXPECT_EQ(auto_iterations(2.0736, 58), 10000);  // 1920 x 1080 photos, 58 views (9,860): the floor
+  EXPECT_EQ(auto_iterations(12.0, 20), 10000);    // 20 photos of 12 MP
   EXPECT_EQ(auto_iterations(2.0736, 100), 17000);  // many large views: 170 visits of each
   EXPECT_EQ(auto_iterations(2.0736, 300), 30000);
   EXPECT_EQ(auto_iterations(0.0, 0), 30000);  // no pixels: nothing to divide by

@@ -21,8 +21,8 @@ struct AutoChoice {
 // with the recipe's schedule compressed alike (compressed_recipe, as a time budget does): a step on
 // a large image carries more of the capture, so kAutoPixelSteps megapixel-steps per view reach the
 // 30k recipe's quality. Measured on one H100 (fox, 9 held-out views, seeds 0-1; figurine 2 seeds;
-// docs/benchmarks.md "How many steps"): at 2.07 MP a view 10,000 compressed steps score as 30,000
-// (32.630 / 32.607 against 32.593 / 32.647 dB) in 0.35 of the time; at 1.17 MP 17,000 score
+// docs/benchmarks.md "How many steps"): at 2.03 MP a view 10,000 compressed steps score as 30,000
+// (32.630 / 32.607 against 32.593 / 32.647 dB) in 0.34 of the time; at 1.17 MP 17,000 score
 // +0.17 dB, 10,000 -0.09; at 0.52 MP 15,000 lose 0.25 dB and at 0.13 MP 0.28, so small images
 // keep 30,000. Never fewer than kAutoMinIterations (a 12 MP photo would get 1,700), nor than
 // kAutoStepsPerView a training view: fox's plateau at 10,000 steps is also 172 visits of each of
