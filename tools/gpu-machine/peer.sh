@@ -82,6 +82,12 @@ setup_gsplat() {
   fi
   write_shims
   local check='from gsplat.cuda._backend import _C; import gsplat; assert _C is not None, "no _C"; print("gsplat", gsplat.__version__, "ready")'
+  # The JIT build folder of an earlier machine (the image is the same): its objects are newer than
+  # the sources, so the JIT's ninja finds nothing to do; where it does, it builds.
+  if [ -f "$carry/gsplat-built.tar.xz" ] && [ ! -d "$TORCH_EXTENSIONS_DIR/gsplat_cuda" ]; then
+    tar -C "$peer" -xJf "$carry/gsplat-built.tar.xz" torch_extensions &&
+      echo "gsplat: the extension of gsplat-built.tar.xz unpacked" >&2
+  fi
   # Importing gsplat.cuda._backend builds the extension when it is not there yet, so look first.
   if compgen -G "$TORCH_EXTENSIONS_DIR/gsplat_cuda/gsplat_cuda*.so" >/dev/null ||
     compgen -G "$gs/gsplat/csrc*.so" >/dev/null; then
@@ -98,6 +104,7 @@ setup_gsplat() {
       { cp "$peer/gsplat-build.log" "$out/peer/"; tail -30 "$peer/gsplat-build.log" >&2; return 1; }
   fi
   echo "gsplat: built in $((SECONDS - t0)) s" >&2
+  built=1
   cp "$peer/gsplat-build.log" "$out/peer/"
   tail -1 "$peer/gsplat-build.log"
 }
@@ -108,14 +115,29 @@ setup_fused_ssim() {
   [ -f "$carry/fused-ssim.tar.xz" ] ||
     { echo "error: fused-ssim.tar.xz not staged (tools/peer/pack_gsplat.sh ... FUSED_SSIM_GIT_DIR)" >&2; return 1; }
   rm -rf "$fs" && tar -C "$peer" -xJf "$carry/fused-ssim.tar.xz" || return 1
+  if [ -f "$carry/gsplat-built.tar.xz" ] && tar -C "$peer" -xJf "$carry/gsplat-built.tar.xz" fused-ssim &&
+    python3 -c 'import fused_ssim' 2>/dev/null; then
+    echo "fused-ssim: the extension of gsplat-built.tar.xz imports; not rebuilt" >&2
+    return 0
+  fi
   echo "fused-ssim: building (TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST)" >&2
   (cd "$fs" && CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES:-90} python3 setup.py build_ext --inplace) >"$peer/fused-ssim-build.log" 2>&1 &&
     python3 -c 'import fused_ssim' >>"$peer/fused-ssim-build.log" 2>&1 ||
     { cp "$peer/fused-ssim-build.log" "$out/peer/"; tail -20 "$peer/fused-ssim-build.log" >&2; return 1; }
+  built=1
 }
 
+# After a build on this machine: both extensions (gsplat's JIT build folder, fused-ssim's module)
+# to $OUT/peer/gsplat-built.tar.xz, to be carried in carry-peer/ by later machines.
+save_built() {
+  [ -n "$built" ] || return 0
+  (cd "$peer" && tar -cJf "$out/peer/gsplat-built.tar.xz" torch_extensions/gsplat_cuda fused-ssim/*.so)
+}
+
+built=
+
 if [ "${1:-}" = --build-only ]; then
-  setup_gsplat && setup_fused_ssim
+  setup_gsplat && setup_fused_ssim && save_built
   exit
 fi
 [ $# -ge 1 ] || { echo "usage: $0 --build-only | SCENE [--config C] [--set k=v ...] [driver args]" >&2; exit 2; }
@@ -137,6 +159,7 @@ echo "| scene | gsplat train s | splats | held-out PSNR dB |"
 echo "|---|---|---|---|"
 setup_gsplat >/dev/null || { row "failed: gsplat build (see $out/peer/gsplat-build.log)"; exit 1; }
 setup_fused_ssim || { row "failed: fused-ssim build (see $out/peer/fused-ssim-build.log)"; exit 1; }
+save_built
 
 views=$peer/views-$name model=$peer/peer-$name.ply
 rm -rf "$views"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: a job longer than one call (a peer's 30k steps at full size), started
+# in its own session so that it outlives the call that started it, while the machine stays warm.
+# Its log and exit status stay in $state/detached/; a later call waits for it.
+#   tools/gpu-machine/detach.sh start NAME CMD [ARGS...]   # returns at once
+#   tools/gpu-machine/detach.sh wait NAME [SECONDS]         # until it ends or SECONDS pass (default 540)
+#   tools/gpu-machine/detach.sh list                        # every job: running, or its exit status
+# wait exits with the job's status (124 while it still runs) and copies its log to $OUT/detached/.
+#   detach.sh start gsplat-fox tools/gpu-machine/peer.sh fox   # then, in the next call:
+#   detach.sh wait gsplat-fox
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tools/gpu-machine/env.sh
+jobs_dir=$state/detached
+mkdir -p "$jobs_dir"
+
+status_of() {
+  if [ -f "$jobs_dir/$1.rc" ]; then echo "exit $(cat "$jobs_dir/$1.rc")"
+  elif kill -0 "$(cat "$jobs_dir/$1.pid" 2>/dev/null)" 2>/dev/null; then echo running
+  else echo "gone (ended without a status: the machine stopped it)"; fi
+}
+
+case ${1:-} in
+  start)
+    [ $# -ge 3 ] || { echo "usage: $0 start NAME CMD [ARGS...]" >&2; exit 2; }
+    name=$2
+    shift 2
+    [ ! -f "$jobs_dir/$name.pid" ] || [ -f "$jobs_dir/$name.rc" ] ||
+      ! kill -0 "$(cat "$jobs_dir/$name.pid")" 2>/dev/null ||
+      { echo "error: job $name is still running" >&2; exit 1; }
+    rm -f "$jobs_dir/$name".{rc,log,pid}
+    # A new session (setsid): the call's end signals its own process group, not this one. The
+    # job's OUT is the state folder's, since the call's OUT goes back with the call.
+    OUT=$state/out/$name setsid bash -c '"$@" >"$0.log" 2>&1; echo $? >"$0.rc"' \
+      "$jobs_dir/$name" "$@" </dev/null >/dev/null 2>&1 &
+    echo $! >"$jobs_dir/$name.pid"
+    echo "started $name (pid $!): $*; log $jobs_dir/$name.log"
+    ;;
+  wait)
+    [ $# -ge 2 ] || { echo "usage: $0 wait NAME [SECONDS]" >&2; exit 2; }
+    name=$2 limit=${3:-540}
+    [ -f "$jobs_dir/$name.pid" ] || { echo "error: no job $name (detach.sh list)" >&2; exit 2; }
+    t0=$SECONDS
+    while [ "$(status_of "$name")" = running ] && [ $((SECONDS - t0)) -lt "$limit" ]; do sleep 2; done
+    mkdir -p "$out/detached"
+    cp "$jobs_dir/$name.log" "$out/detached/" 2>/dev/null
+    [ -d "$state/out/$name" ] && cp -r "$state/out/$name" "$out/detached/"
+    tail -20 "$jobs_dir/$name.log" 2>/dev/null
+    s=$(status_of "$name")
+    echo "$name: $s after $((SECONDS - t0)) s of waiting"
+    case $s in "exit "*) exit "${s#exit }" ;; running) exit 124 ;; *) exit 1 ;; esac
+    ;;
+  list)
+    for f in "$jobs_dir"/*.pid; do
+      [ -f "$f" ] || continue
+      n=$(basename "$f" .pid)
+      echo "$n: $(status_of "$n")"
+    done
+    ;;
+  *) echo "usage: $0 start NAME CMD [ARGS...] | wait NAME [SECONDS] | list" >&2; exit 2 ;;
+esac
