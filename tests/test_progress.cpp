@@ -42,6 +42,18 @@ TEST(Progress, StepCostWithoutSpreadIsProportional) {
   EXPECT_NEAR(c.remaining(0, 10, 1000, {}), 0.1, 1e-12);
 }
 
+// A resolution measured at one count only takes the time per splat of the nearest resolution
+// whose samples span a range (here factor 4: 0.3 ms + 2 ms per million splats): at 600k splats a
+// 1/2-size step measured as 1.5 ms at 300k costs 1.5 + 0.6 ms, not twice 1.5 ms.
+TEST(Progress, StepCostBorrowsTheTimePerSplatOfAFittedResolution) {
+  StepCost c;
+  c.add(100000, 0.3e-3 + 2e-9 * 100000, 4);
+  c.add(300000, 0.3e-3 + 2e-9 * 300000, 4);
+  c.add(300000, 1.5e-3, 2);
+  EXPECT_NEAR(c.seconds_per_step(600000, 2), 1.5e-3 + 2e-9 * 300000, 1e-12);
+  EXPECT_NEAR(c.seconds_per_step(600000, 4), 0.3e-3 + 2e-9 * 600000, 1e-12);
+}
+
 // Coarse-to-fine: each resolution has its own fit; one not measured yet comes from the two
 // nearest, linear in the pixels per step (here 1 ms per step + 8 ms at full resolution's pixels),
 // or from a single one as proportional to the square root of the image side.

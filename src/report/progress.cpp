@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace splat {
 
@@ -39,8 +40,14 @@ void StepCost::add(std::size_t splats, double seconds_per_step, int factor) {
 
 namespace {
 
-// One resolution's fit: a + b * splats over its samples (not empty).
-double fitted(const std::vector<std::pair<double, double>>& samples, double splats) {
+// Seconds per step as a + b * splats.
+struct Line {
+  double a = 0, b = 0;
+};
+
+// One resolution's least-squares line over its samples, where they span a range of counts and
+// give neither part negative.
+std::optional<Line> fit(const std::vector<std::pair<double, double>>& samples) {
   double sn = 0, st = 0, snn = 0, snt = 0;
   double lo = samples.front().first, hi = lo;
   for (const auto& [n, t] : samples) {
@@ -49,39 +56,60 @@ double fitted(const std::vector<std::pair<double, double>>& samples, double spla
   }
   const double m = double(samples.size());
   const double det = m * snn - sn * sn;
-  if (hi > 1.1 * lo && det > 0) {
-    const double b = (m * snt - sn * st) / det, a = (st - b * sn) / m;
-    if (a >= 0 && b >= 0) return a + b * splats;
-  }
-  // Proportional to the count, through the latest sample.
-  const auto& [n, t] = samples.back();
-  return n > 0 ? t * splats / n : t;
+  if (hi <= 1.1 * lo || det <= 0) return std::nullopt;
+  const double b = (m * snt - sn * st) / det, a = (st - b * sn) / m;
+  if (a < 0 || b < 0) return std::nullopt;
+  return Line{a, b};
+}
+
+// x: the pixels per step relative to full resolution.
+double pixels(int factor) {
+  return 1.0 / (double(factor) * double(factor));
 }
 
 }  // namespace
 
+std::vector<int> StepCost::nearest_levels(int factor) const {
+  std::vector<int> seen;
+  for (const auto& level : levels_) seen.push_back(level.first);
+  std::stable_sort(seen.begin(), seen.end(), [&](int a, int b) {
+    return std::abs(pixels(a) - pixels(factor)) < std::abs(pixels(b) - pixels(factor));
+  });
+  return seen;
+}
+
+double StepCost::measured(int factor, double n) const {
+  const auto& samples = levels_.at(factor);
+  if (const auto line = fit(samples)) return line->a + line->b * n;
+  // Counts not spread yet (a resolution entered a few samples ago, or once the growth stopped):
+  // through the latest sample with the time per splat of the nearest resolution that has a line.
+  // Proportional to the count where none has. (That puts all of a step's time on its splats: on
+  // fox a 1/2-size step measured at 340k splats was predicted to cost 1.7x as much at the 590k
+  // cap, where it cost 1.2x, and a time budget re-planned on it ended the coarse steps early.)
+  const auto& [n0, t0] = samples.back();
+  for (const int other : nearest_levels(factor))
+    if (const auto line = fit(levels_.at(other))) return std::max(0.0, t0 + line->b * (n - n0));
+  return n0 > 0 ? t0 * n / n0 : t0;
+}
+
 double StepCost::seconds_per_step(std::size_t splats, int factor) const {
   if (levels_.empty()) return 0;
   const double n = double(splats);
-  if (const auto it = levels_.find(factor); it != levels_.end()) return fitted(it->second, n);
-  // x: the pixels per step relative to full resolution. The two measured levels nearest in x.
-  auto x = [](int f) { return 1.0 / (double(f) * double(f)); };
-  std::vector<int> seen;
-  for (const auto& level : levels_) seen.push_back(level.first);
-  std::sort(seen.begin(), seen.end(),
-            [&](int a, int b) { return std::abs(x(a) - x(factor)) < std::abs(x(b) - x(factor)); });
-  const double t0 = fitted(levels_.at(seen[0]), n);
+  if (levels_.count(factor)) return measured(factor, n);
+  // The two measured levels nearest in pixels.
+  const std::vector<int> seen = nearest_levels(factor);
+  const double t0 = measured(seen[0], n);
   // One level: a guess between all time per splat (the same) and all per pixel (x times). On an
   // H200 a full-resolution step cost 1.0-1.2 times a 1/4-size one on Lego (800 x 800, 400k
   // splats) and 1.9-2.4 times on fox (1080 x 1920): the splats' work dominates, so the guess is
   // the fourth root of x, 2x from 1/4 size (the side ratio, 4x, overestimated both).
-  if (seen.size() == 1) return t0 * std::pow(x(factor) / x(seen[0]), 0.25);
-  const double t1 = fitted(levels_.at(seen[1]), n);
+  if (seen.size() == 1) return t0 * std::pow(pixels(factor) / pixels(seen[0]), 0.25);
+  const double t1 = measured(seen[1], n);
   // More pixels never cost less: two fits taken at other counts can cross where they are
   // extrapolated (an H200 run at 3M splats: the factor-4 fit, steep from the growth phase, put the
   // full resolution at 0 s a step, and the ETA at 0.1 s with 34 s to go).
-  const double slope = std::max(0.0, (t1 - t0) / (x(seen[1]) - x(seen[0])));
-  return std::max(0.0, t0 + slope * (x(factor) - x(seen[0])));
+  const double slope = std::max(0.0, (t1 - t0) / (pixels(seen[1]) - pixels(seen[0])));
+  return std::max(0.0, t0 + slope * (pixels(factor) - pixels(seen[0])));
 }
 
 double StepCost::remaining(std::int64_t it,
@@ -127,7 +155,10 @@ void Progress::draw(
   last_draw_ = now;
   // A cost sample per second or so: shorter windows are mostly noise.
   const double window = std::chrono::duration<double>(now - last_sample_).count();
-  if (window >= 1.0 || (!tty_ && it > last_sample_it_)) {
+  if (last_sample_factor_ != 0 && factor != last_sample_factor_) {
+    // A window across a change of resolution is dropped (see TimeBudget::after_step).
+    last_sample_ = now, last_sample_it_ = it;
+  } else if (window >= 1.0 || (!tty_ && it > last_sample_it_)) {
     rate_ = double(it - last_sample_it_) / window;
     if (it > last_sample_it_) cost_.add(splats, window / double(it - last_sample_it_), factor);
     last_sample_ = now;
@@ -136,6 +167,7 @@ void Progress::draw(
     rate_ = double(it - first_) / std::chrono::duration<double>(now - start_).count();
     cost_.add(splats, 1.0 / rate_, factor);
   }
+  last_sample_factor_ = factor;
   const double eta = cost_.remaining(it, total_, splats, ahead.counts, factor, ahead.factors);
   char buf[256];
   std::snprintf(buf, sizeof buf,

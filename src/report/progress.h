@@ -31,11 +31,12 @@ class Smoothed {
 using StepChanges = std::vector<std::pair<std::int64_t, std::size_t>>;
 
 // Seconds per step as a + b * splats, fitted by least squares over recent (splats, seconds per
-// step) samples, for each training resolution (train.coarse_factor) apart. Until the samples span
-// a range of counts (before MCMC starts growing, say) it assumes the time is proportional to the
-// count; a resolution not measured yet is predicted from the two nearest measured ones, linear
-// in the pixels per step (a part per splat, a part per pixel; never falling with the pixels), or
-// from one alone as proportional to the square root of the image side (mostly time per splat).
+// step) samples, for each training resolution (train.coarse_factor) apart. Until a resolution's
+// samples span a range of counts it takes the time per splat (b) of the nearest one whose samples
+// do, or, with none, assumes the time is proportional to the count; a resolution not measured yet
+// is predicted from the two nearest measured ones, linear in the pixels per step (a part per splat,
+// a part per pixel; never falling with the pixels), or from one alone as proportional to the square
+// root of the image side (mostly time per splat).
 class StepCost {
  public:
   void add(std::size_t splats, double seconds_per_step, int factor = 1);
@@ -50,6 +51,10 @@ class StepCost {
                    const StepChanges& factors = {}) const;
 
  private:
+  // A measured level's seconds per step at n splats.
+  double measured(int factor, double n) const;
+  // The measured levels, the nearest to `factor` in pixels per step first.
+  std::vector<int> nearest_levels(int factor) const;
   // factor -> its most recent (splats, seconds per step) samples
   std::map<int, std::vector<std::pair<double, double>>> levels_;
 };
@@ -80,6 +85,7 @@ class Progress {
   bool tty_;
   std::chrono::steady_clock::time_point start_, last_draw_, last_sample_;
   std::int64_t last_sample_it_;
+  int last_sample_factor_ = 0;  // the resolution factor of the window's steps (0: none yet)
   StepCost cost_;
   double rate_ = 0;
 };

@@ -63,14 +63,17 @@ std::optional<Config> TimeBudget::after_step(std::int64_t completed,
                                              int factor) {
   // On a slow machine a window is a share of the budget rather than a number of steps.
   const double share = seconds_ / 50;
-  if (window_start_ < 0) {
-    if (completed >= kWarmup || elapsed >= share)
-      window_start_ = completed, window_elapsed_ = elapsed;
+  // A window starts after the warm-up, and again where the resolution changes: a window across
+  // the change would charge its steps with the switch (the backend drains its queue, the next
+  // step is captured anew) and, at the new resolution's first sample, make it look dear enough
+  // for a plan that ends the coarse steps at once.
+  if (window_start_ < 0 ? completed >= kWarmup || elapsed >= share : factor != window_factor_) {
+    window_start_ = completed, window_elapsed_ = elapsed, window_factor_ = factor;
     return std::nullopt;
   }
+  if (window_start_ < 0) return std::nullopt;
   const std::int64_t steps = completed - window_start_;
   if (steps < kWindow && (steps < 2 || elapsed - window_elapsed_ < share)) return std::nullopt;
-  // The window's steps at the resolution of its last (a window across a change is rare).
   cost_.add(splats, (elapsed - window_elapsed_) / double(steps), factor);
   window_start_ = completed, window_elapsed_ = elapsed;
   // A fit needs two measurements; then every measurement re-plans.

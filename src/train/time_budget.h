@@ -73,6 +73,7 @@ class TimeBudget {
   double s_ = 1.0;
   std::int64_t window_start_ = -1;
   double window_elapsed_ = 0;
+  int window_factor_ = 0;  // the resolution factor of the window's steps
   int samples_ = 0;
 };
 
