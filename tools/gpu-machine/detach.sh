@@ -28,13 +28,18 @@ case ${1:-} in
     [ ! -f "$jobs_dir/$name.pid" ] || [ -f "$jobs_dir/$name.rc" ] ||
       ! kill -0 "$(cat "$jobs_dir/$name.pid")" 2>/dev/null ||
       { echo "error: job $name is still running" >&2; exit 1; }
-    rm -f "$jobs_dir/$name".{rc,log,pid}
-    # A new session (setsid): the call's end signals its own process group, not this one. The
-    # job's OUT is the state folder's, since the call's OUT goes back with the call.
-    OUT=$state/out/$name setsid bash -c '"$@" >"$0.log" 2>&1; echo $? >"$0.rc"' \
-      "$jobs_dir/$name" "$@" </dev/null >/dev/null 2>&1 &
-    echo $! >"$jobs_dir/$name.pid"
-    echo "started $name (pid $!): $*; log $jobs_dir/$name.log"
+    rm -rf "$jobs_dir/$name".{rc,log,pid,tree}
+    # The job runs from a copy of the scripts (a later call's copy of the working tree may
+    # replace the files bash is still reading), in a new session (setsid: the call's end
+    # signals its own process group, not this one), with the machine's state folder, and an OUT
+    # of its own there (the call's OUT goes back with the call).
+    mkdir -p "$jobs_dir/$name.tree"
+    tar -cf - --exclude=tools/gpu-machine/state --exclude='tools/gpu-machine/carry*' tools configs |
+      tar -C "$jobs_dir/$name.tree" -xf -
+    (cd "$jobs_dir/$name.tree" && GPU_STATE=$state OUT=$state/out/$name \
+      setsid bash -c '"$@" >"$0.log" 2>&1; echo $? >"$0.rc"' "$jobs_dir/$name" "$@" \
+      </dev/null >/dev/null 2>&1 & echo $! >"$jobs_dir/$name.pid")
+    echo "started $name (pid $(cat "$jobs_dir/$name.pid")): $*; log $jobs_dir/$name.log"
     ;;
   wait)
     [ $# -ge 2 ] || { echo "usage: $0 wait NAME [SECONDS]" >&2; exit 2; }
