@@ -67,11 +67,11 @@ std::optional<Config> TimeBudget::after_step(std::int64_t completed,
   // the change would charge its steps with the switch (the backend drains its queue, the next
   // step is captured anew) and, at the new resolution's first sample, make it look dear enough
   // for a plan that ends the coarse steps at once.
-  if (window_start_ < 0 ? completed >= kWarmup || elapsed >= share : factor != window_factor_) {
+  if (window_start_ < 0 && completed < kWarmup && elapsed < share) return std::nullopt;
+  if (window_start_ < 0 || factor != window_factor_) {
     window_start_ = completed, window_elapsed_ = elapsed, window_factor_ = factor;
     return std::nullopt;
   }
-  if (window_start_ < 0) return std::nullopt;
   const std::int64_t steps = completed - window_start_;
   if (steps < kWindow && (steps < 2 || elapsed - window_elapsed_ < share)) return std::nullopt;
   cost_.add(splats, (elapsed - window_elapsed_) / double(steps), factor);
