@@ -4,6 +4,7 @@
 # Its log and exit status stay in $state/detached/; a later call waits for it.
 #   tools/gpu-machine/detach.sh start NAME CMD [ARGS...]   # returns at once
 #   tools/gpu-machine/detach.sh wait NAME [SECONDS]         # until it ends or SECONDS pass (default 540)
+#   tools/gpu-machine/detach.sh stop NAME                   # ends it (its whole process group)
 #   tools/gpu-machine/detach.sh list                        # every job: running, or its exit status
 # wait exits with the job's status (124 while it still runs) and copies its log to $OUT/detached/.
 #   detach.sh start gsplat-fox tools/gpu-machine/peer.sh fox   # then, in the next call:
@@ -17,7 +18,7 @@ mkdir -p "$jobs_dir"
 status_of() {
   if [ -f "$jobs_dir/$1.rc" ]; then echo "exit $(cat "$jobs_dir/$1.rc")"
   elif kill -0 "$(cat "$jobs_dir/$1.pid" 2>/dev/null)" 2>/dev/null; then echo running
-  else echo "gone (ended without a status: the machine stopped it)"; fi
+  else echo "gone (ended without a status: stopped, or the machine ended it)"; fi
 }
 
 case ${1:-} in
@@ -36,9 +37,14 @@ case ${1:-} in
     mkdir -p "$jobs_dir/$name.tree"
     tar -cf - --exclude=tools/gpu-machine/state --exclude='tools/gpu-machine/carry*' tools configs |
       tar -C "$jobs_dir/$name.tree" -xf -
+    # The job writes its own pid: $! would be the subshell's, which the call's end kills while
+    # the job runs on (2026-12-06: `list` called a running job gone, and a second run shared the
+    # GPU with it). setsid makes that pid the job's process group too, which `stop` signals.
     (cd "$jobs_dir/$name.tree" && GPU_STATE=$state OUT=$state/out/$name \
-      setsid bash -c '"$@" >"$0.log" 2>&1; echo $? >"$0.rc"' "$jobs_dir/$name" "$@" \
-      </dev/null >/dev/null 2>&1 & echo $! >"$jobs_dir/$name.pid")
+      setsid bash -c 'echo $$ >"$0.pid"; "$@" >"$0.log" 2>&1; echo $? >"$0.rc"' "$jobs_dir/$name" "$@" \
+      </dev/null >/dev/null 2>&1 &)
+    for _ in $(seq 50); do [ -s "$jobs_dir/$name.pid" ] && break; sleep 0.1; done
+    [ -s "$jobs_dir/$name.pid" ] || { echo "error: job $name did not start" >&2; exit 1; }
     echo "started $name (pid $(cat "$jobs_dir/$name.pid")): $*; log $jobs_dir/$name.log"
     ;;
   wait)
@@ -55,6 +61,12 @@ case ${1:-} in
     echo "$name: $s after $((SECONDS - t0)) s of waiting"
     case $s in "exit "*) exit "${s#exit }" ;; running) exit 124 ;; *) exit 1 ;; esac
     ;;
+  stop)
+    [ $# -eq 2 ] || { echo "usage: $0 stop NAME" >&2; exit 2; }
+    name=$2
+    [ "$(status_of "$name")" = running ] || { echo "$name: $(status_of "$name")"; exit 0; }
+    kill -- "-$(cat "$jobs_dir/$name.pid")" && echo "stopped $name"
+    ;;
   list)
     for f in "$jobs_dir"/*.pid; do
       [ -f "$f" ] || continue
@@ -62,5 +74,5 @@ case ${1:-} in
       echo "$n: $(status_of "$n")"
     done
     ;;
-  *) echo "usage: $0 start NAME CMD [ARGS...] | wait NAME [SECONDS] | list" >&2; exit 2 ;;
+  *) echo "usage: $0 start NAME CMD [ARGS...] | wait NAME [SECONDS] | stop NAME | list" >&2; exit 2 ;;
 esac

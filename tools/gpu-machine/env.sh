@@ -10,7 +10,9 @@ mkdir -p "$carry" "$out"
 for part in tools/gpu-machine/carry tools/gpu-machine/carry-*; do
   # carry-v holds the candidates' binaries: candidates.sh unpacks those.
   [ -d "$part" ] && [ "$part" != tools/gpu-machine/carry-v ] || continue
-  cp -a "$part/." "$carry/" && rm -rf "$part"
+  # Moved on the GPU machine (a later call need not stage it again); copied where there is no
+  # GPU (a script tried here with GPU_STATE set): the parts are this checkout's build and stay.
+  cp -a "$part/." "$carry/" && { ! command -v nvidia-smi >/dev/null || rm -rf "$part"; }
 done
 for pack in "$carry"/bin*.tar.xz; do
   [ -f "$pack" ] && rm -rf "${pack%.tar.xz}" && tar -C "$carry" -xJf "$pack" && rm "$pack"
