@@ -16,7 +16,8 @@
 # gsplat is unpacked to $state/peer/gsplat and its extension built once per warm machine (JIT
 # through its gsplat/cuda/_backend.py into $state/peer/torch_extensions; setup.py build_ext
 # --inplace if that fails); later calls reuse it. Outputs in $state/peer/: views-NAME,
-# peer-NAME.{ply,json,log}, peer-NAME-eval/metrics.json; copies of the JSONs and logs in $out/peer/.
+# peer-NAME.{ply,json}, peer-NAME-eval/metrics.json; the training log (as it runs), the JSONs and
+# the other logs in $out/peer/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tools/gpu-machine/env.sh
@@ -165,11 +166,12 @@ views=$peer/views-$name model=$peer/peer-$name.ply
 rm -rf "$views"
 "$splat" bench views "$scene" --out "$views" "${load[@]}" >"$out/peer/$name-views.log" 2>&1 ||
   { row "failed: bench views: $(tail -1 "$out/peer/$name-views.log")"; exit 1; }
-python3 tools/peer/gsplat_mcmc.py "$views" --out "$model" --json "$peer/peer-$name.json" \
-  "${driver[@]}" >"$peer/peer-$name.log" 2>&1
+# The log goes to $out as it is written: a call cut at its time limit still brings back how far
+# the training got.
+PYTHONUNBUFFERED=1 python3 tools/peer/gsplat_mcmc.py "$views" --out "$model" --json "$peer/peer-$name.json" \
+  "${driver[@]}" >"$out/peer/peer-$name.log" 2>&1
 rc=$?
-cp "$peer/peer-$name.log" "$out/peer/"
-[ $rc = 0 ] || { row "failed: gsplat_mcmc.py: $(tail -1 "$peer/peer-$name.log")"; exit 1; }
+[ $rc = 0 ] || { row "failed: gsplat_mcmc.py: $(tail -1 "$out/peer/peer-$name.log")"; exit 1; }
 cp "$peer/peer-$name.json" "$out/peer/"
 for a in 0.99 0.999; do
   "$splat" eval "$model" "$scene" --out "$peer/peer-$name-eval-$a" --alpha-max "$a" "${load[@]}" \
