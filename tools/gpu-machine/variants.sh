@@ -18,13 +18,17 @@ protocol=()
 [ "$scene" = lego ] && protocol=(--config configs/lego.toml)
 echo "| $scene variant | train s | ms/iter | held-out PSNR | SSIM | splats | peak GPU MiB | model MiB | render scratch MiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
+declare -A runs
 for v in "$@"; do
   sets=()
   [ "$v" = default ] || { IFS=, read -ra kv <<<"$v"; for a in "${kv[@]}"; do
     case $a in config=*) sets+=(--config "${a#config=}") ;; *) sets+=(--set "$a") ;; esac
   done; }
-  # Letters, digits, _ . - only: the device tool brings back no file with other characters.
+  # Letters, digits, _ . - only: the device tool brings back no file with other characters. A
+  # variant named again (alternating runs) gets its run's number, so every log comes back.
   dir=$state/variants/${scene}_${v//[^a-zA-Z0-9_.-]/_}
+  runs[$dir]=$((${runs[$dir]:-0} + 1))
+  [ "${runs[$dir]}" = 1 ] || dir=${dir}_run${runs[$dir]}
   "$carry/bin/splat" train "$carry/shared/data/$scene" "${protocol[@]}" \
     "${sets[@]}" --out "$dir" --overwrite >"$out/variants/$(basename "$dir").log" 2>&1 ||
     { echo "| $v | failed: $(tail -1 "$out/variants/$(basename "$dir").log") |"; continue; }
