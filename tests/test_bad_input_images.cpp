@@ -178,16 +178,20 @@ TEST(BadInputLens, StrongBarrelDistortionStillLoads) {
 
 // ---- settings that shrink the images ---------------------------------------------------------
 
-TEST(BadInputImageSettings, MaxImageSizeBelow32IsAnError) {
+TEST(BadInputImageSettings, MaxImageSizeOrWidthBelow32IsAnError) {
   for (const int n : {1, 3, 31}) {
     Config cfg;
     cfg.data.max_image_size = n;
     expect_error(test::error_of([&] { cfg.validate(); }),
-                 {"data.max_image_size = " + std::to_string(n), "at least 32"});
+                 {"data.max_image_size = " + std::to_string(n), "a long side", "at least 32"});
+    cfg = Config{};
+    cfg.data.max_image_width = n;
+    expect_error(test::error_of([&] { cfg.validate(); }),
+                 {"data.max_image_width = " + std::to_string(n), "a width", "at least 32"});
   }
   Config cfg;
   for (const int n : {0, 32, 1600}) {
-    cfg.data.max_image_size = n;
+    cfg.data.max_image_size = cfg.data.max_image_width = n;
     EXPECT_NO_THROW(cfg.validate()) << n;
   }
 }

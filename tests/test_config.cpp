@@ -28,6 +28,7 @@ Config changed_everywhere() {
   c.data.crop_undistorted = false;
   c.data.alpha_mask = true;
   c.data.max_image_size = 1600;
+  c.data.max_image_width = 1200;
   c.model.sh_degree = 1;
   c.model.init = InitKind::Points;
   c.model.init_points = 123457;

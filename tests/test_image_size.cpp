@@ -7,12 +7,15 @@
 #include <fstream>
 #include <string>
 
+#include "app/common.h"
 #include "core/image.h"
 #include "engine/target.h"
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "io/loader_util.h"
 #include "test_util.h"
+#include "train/config.h"
+#include "train/load.h"
 
 namespace splat {
 namespace {
@@ -52,27 +55,52 @@ TEST(ImageSize, LoadedSizeKeepsTheAspectAndIsOffByDefault) {
   EXPECT_EQ(loaded_size(3000, 2000, opts), (std::array<int, 2>{1500, 1000}));
 }
 
+// 3DGS's rule for large photos ("rescaling to 1.6K"): the width alone decides, so a portrait
+// phone photo keeps a long side above 1600.
+TEST(ImageSize, TheWidthLimitShrinksWideImagesOnly) {
+  LoadOptions opts;
+  opts.max_image_width = 1600;
+  EXPECT_EQ(loaded_size(4032, 3024, opts), (std::array<int, 2>{1600, 1200}));
+  EXPECT_EQ(loaded_size(3024, 4032, opts), (std::array<int, 2>{1600, 2133}));
+  EXPECT_EQ(loaded_size(1080, 1920, opts), (std::array<int, 2>{1080, 1920}));
+  EXPECT_EQ(loaded_size(1600, 1000, opts), (std::array<int, 2>{1600, 1000}));
+  // With both limits the tighter one decides.
+  opts.max_image_size = 1000;
+  EXPECT_EQ(loaded_size(4000, 3000, opts), (std::array<int, 2>{1000, 750}));
+  EXPECT_EQ(loaded_size(2000, 500, opts), (std::array<int, 2>{1000, 250}));
+  opts.max_image_size = 3000;
+  EXPECT_EQ(loaded_size(4000, 1000, opts), (std::array<int, 2>{1600, 400}));
+}
+
 void write_text(const fs::path& p, const std::string& s) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << s;
 }
 
-TEST(ImageSize, ColmapImagesAndIntrinsicsShrinkTogether) {
-  const fs::path dir = test::temp_dir("image_size_colmap");
+// A COLMAP scene of three w x h images, dark on the left half, bright on the right.
+fs::path colmap_scene(const std::string& name, int w, int h) {
+  const fs::path dir = test::temp_dir(name);
   std::string ims;
   for (int k = 0; k < 3; ++k) {
     const std::string n = "a" + std::to_string(k) + ".png";
-    Image img(40, 30, 3);
-    for (int y = 0; y < 30; ++y)
-      for (int x = 0; x < 40; ++x)
-        for (int c = 0; c < 3; ++c) img.at(x, y, c) = x < 20 ? 0.2f : 0.8f;
+    Image img(w, h, 3);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c) img.at(x, y, c) = x < w / 2 ? 0.2f : 0.8f;
     fs::create_directories(dir / "images");
     write_png((dir / "images" / n).string(), img);
     ims += std::to_string(k + 1) + " 1 0 0 0 0 0 " + std::to_string(k + 3) + " 1 " + n + "\n\n";
   }
-  write_text(dir / "sparse/0/cameras.txt", "1 PINHOLE 40 30 50 52 20 15\n");
+  write_text(dir / "sparse/0/cameras.txt",
+             "1 PINHOLE " + std::to_string(w) + " " + std::to_string(h) + " 50 52 " +
+                 std::to_string(w / 2) + " " + std::to_string(h / 2) + "\n");
   write_text(dir / "sparse/0/images.txt", ims);
   write_text(dir / "sparse/0/points3D.txt", "");
+  return dir;
+}
+
+TEST(ImageSize, ColmapImagesAndIntrinsicsShrinkTogether) {
+  const fs::path dir = colmap_scene("image_size_colmap", 40, 30);
   LoadOptions opts;
   opts.max_image_size = 16;
   const Dataset d = load_colmap(dir.string(), opts);
@@ -90,6 +118,37 @@ TEST(ImageSize, ColmapImagesAndIntrinsicsShrinkTogether) {
   EXPECT_NEAR(t.at(15, 11, 2), 0.8f, 0.5f / 255);
   EXPECT_NEAR(t.at(7, 5, 0), 0.2f, 0.5f / 255);  // covers x in [17.5, 20): left side only
   EXPECT_NEAR(t.at(8, 5, 0), 0.8f, 0.5f / 255);
+}
+
+// The config's default is 3DGS's rule; 0 keeps the full width.
+TEST(ImageSize, TrainingShrinksImagesWiderThan1600ByDefault) {
+  const fs::path dir = colmap_scene("image_size_default", 1700, 20);
+  Config cfg;
+  EXPECT_EQ(cfg.data.max_image_width, 1600);
+  const Dataset shrunk = load_dataset(dir.string(), cfg);
+  EXPECT_EQ(shrunk.train[0].camera.width, 1600);
+  EXPECT_EQ(shrunk.train[0].camera.height, 19);  // 20 * 1600 / 1700 = 18.8
+  EXPECT_EQ(shrunk.train[0].image.width, 1600);
+  cfg.data.max_image_width = 0;
+  const Dataset full = load_dataset(dir.string(), cfg);
+  EXPECT_EQ(full.train[0].camera.width, 1700);
+  EXPECT_EQ(full.train[0].image.height, 20);
+}
+
+// A checkpoint's config from before data.max_image_width resumes at the size it trained at; one
+// that names the key keeps its value.
+TEST(ImageSize, ACheckpointFromBeforeTheWidthLimitKeepsItsFullSize) {
+  Config old_run;
+  std::string toml = old_run.to_toml();
+  const std::size_t line = toml.find("max_image_width");
+  ASSERT_NE(line, std::string::npos);
+  toml.erase(line, toml.find('\n', line) + 1 - line);
+  EXPECT_EQ(app::resolve_config(app::ConfigArgs{}, toml, "old.ckpt").data.max_image_width, 0);
+  old_run.data.max_image_width = 1200;
+  EXPECT_EQ(
+      app::resolve_config(app::ConfigArgs{}, old_run.to_toml(), "new.ckpt").data.max_image_width,
+      1200);
+  EXPECT_EQ(app::resolve_config(app::ConfigArgs{}, "", "").data.max_image_width, 1600);
 }
 
 }  // namespace

@@ -10,20 +10,28 @@ namespace fs = std::filesystem;
 
 namespace splat::app {
 
+namespace {
+// The config a checkpoint saved. A key added since keeps the behaviour of the version that wrote
+// it: data.max_image_width (1600 by default) was no limit before it existed.
+Config saved_config(const std::string& toml, const std::string& origin) {
+  Config c;
+  if (toml.find("max_image_width") == std::string::npos) c.data.max_image_width = 0;
+  apply_config_text(c, toml, origin);
+  return c;
+}
+}  // namespace
+
 Config resolve_config(const ConfigArgs& args,
                       const std::string& base_toml,
                       const std::string& base_origin) {
-  Config cfg;
-  if (!base_toml.empty()) apply_config_text(cfg, base_toml, base_origin);
-  return resolve_config(args, std::move(cfg));
+  return resolve_config(args, base_toml.empty() ? Config{} : saved_config(base_toml, base_origin));
 }
 
 Config resolve_model_config(const ConfigArgs& args, const std::string& model_path) {
   Config base;
   if (fs::path(model_path).extension() == ".ckpt") {
-    Config trained;
-    apply_config_text(trained, read_checkpoint(model_path).config_toml,
-                      model_path + " (its config)");
+    const Config trained =
+        saved_config(read_checkpoint(model_path).config_toml, model_path + " (its config)");
     base.data = trained.data;
     base.model.antialiased = trained.model.antialiased;  // render it as it trained
   }

@@ -545,7 +545,7 @@ void check_same_images(const std::vector<TrainImage>& saved, const std::vector<T
     else if (a.width != b.width || a.height != b.height)
       differs =
           "the size in pixels differs (another dataset, or other data.downscale / "
-          "data.max_image_size / lens settings)";
+          "data.max_image_size / data.max_image_width / lens settings)";
     else if (a.file_bytes && b.file_bytes && a.file_bytes != b.file_bytes)
       differs = "the file size differs (another dataset, or its image files changed)";
     if (!differs.empty())

@@ -53,9 +53,10 @@ struct LoadOptions {
   // The alpha channel of RGBA images is a loss mask (pixels with alpha below 1/2 are left out of
   // the loss) instead of transparency composited on the background.
   bool alpha_mask = false;
-  // Images whose long side exceeds this (after `downscale`) are shrunk to it with an area filter,
-  // intrinsics scaled to match (3DGS shrinks to 1600); 0 = no limit.
+  // Images whose long side exceeds max_image_size, or whose width exceeds max_image_width (after
+  // `downscale`), are shrunk to fit with an area filter, intrinsics scaled to match; 0 = no limit.
   int max_image_size = 0;
+  int max_image_width = 0;
 };
 
 // NeRF-synthetic layout: transforms_{train,val,test}.json beside the image folders. `file_path`

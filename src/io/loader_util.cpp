@@ -28,13 +28,15 @@ void check_load_options(const std::string& dir, const LoadOptions& opts) {
   at_least("max_train", opts.max_train, 0);
   at_least("holdout_every", opts.holdout_every, 2);
   at_least("max_image_size", opts.max_image_size, 0);
+  at_least("max_image_width", opts.max_image_width, 0);
 }
 
 std::array<int, 2> loaded_size(int w, int h, const LoadOptions& opts) {
   w /= opts.downscale, h /= opts.downscale;
-  const int side = std::max(w, h);
-  if (opts.max_image_size <= 0 || side <= opts.max_image_size) return {w, h};
-  const double s = double(opts.max_image_size) / double(side);
+  double s = 1.0;  // the largest scale within both limits
+  if (opts.max_image_size > 0) s = std::min(s, double(opts.max_image_size) / std::max(w, h));
+  if (opts.max_image_width > 0) s = std::min(s, double(opts.max_image_width) / w);
+  if (s >= 1.0) return {w, h};
   return {std::max(1, int(std::lround(w * s))), std::max(1, int(std::lround(h * s)))};
 }
 

@@ -26,7 +26,8 @@ std::optional<std::string> pinhole_problem(
     double fx, double fy, double cx, double cy, double width, double height);
 
 // The size an image of w x h is loaded at: divided by LoadOptions::downscale (rounded down), then
-// shrunk to a long side of LoadOptions::max_image_size when it is longer (rounded to nearest).
+// shrunk, aspect kept, to fit a long side of max_image_size and a width of max_image_width where
+// it exceeds either (rounded to nearest).
 std::array<int, 2> loaded_size(int w, int h, const LoadOptions& opts);
 // The camera of the full-size image, for the image as loaded.
 Camera loaded_camera(const Camera& full, const LoadOptions& opts);

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -134,7 +135,8 @@ const std::vector<Field>& fields() {
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
       data("crop_undistorted", &D::crop_undistorted, "distorted/fisheye images: crop to what the lens saw (false: keep the size, repeat edges)"),
-      data("max_image_size", &D::max_image_size, {0, 1 << 20}, "shrink images whose long side exceeds n pixels after downscale, area filter (0 = no limit, else at least 32; 3DGS uses 1600)"),
+      data("max_image_size", &D::max_image_size, {0, 1 << 20}, "shrink images whose long side exceeds n pixels after downscale, area filter (0 = no limit, else at least 32)"),
+      data("max_image_width", &D::max_image_width, {0, 1 << 20}, "shrink images wider than n pixels after downscale to n wide, area filter, as 3DGS does with 1600 (0 = no limit, else at least 32)"),
       data("alpha_mask", &D::alpha_mask, "RGBA images: alpha below 1/2 leaves the pixel out of the loss (false: alpha is composited on the background)"),
       model("sh_degree", &M::sh_degree, {0, 3}, "maximum spherical-harmonics degree"),
       model("init", &M::init, "auto: the dataset's points if any, else random"),
@@ -405,11 +407,15 @@ void Config::validate() const {
                 " (MCMC never removes splats, so the cap must hold the initial ones)");
   // Smaller images hold too little for a 16-pixel tile grid, let alone a scene.
   constexpr std::int64_t kMinImageSize = 32;
-  if (data.max_image_size > 0 && data.max_image_size < kMinImageSize)
-    throw Error("config: data.max_image_size = " + std::to_string(data.max_image_size) +
-                " would shrink every image to a long side of " +
-                std::to_string(data.max_image_size) + " pixels; it must be at least " +
-                std::to_string(kMinImageSize) + " (or 0: no limit)");
+  for (const auto& [key, n, what] :
+       {std::tuple{"max_image_size", data.max_image_size, "a long side"},
+        std::tuple{"max_image_width", data.max_image_width, "a width"}}) {
+    if (n > 0 && n < kMinImageSize)
+      throw Error(std::string("config: data.") + key + " = " + std::to_string(n) +
+                  " would shrink every image to " + what + " of " + std::to_string(n) +
+                  " pixels; it must be at least " + std::to_string(kMinImageSize) +
+                  " (or 0: no limit)");
+  }
   if (train.coarse_factor > 1 && !std::has_single_bit(std::uint64_t(train.coarse_factor)))
     throw Error("config: train.coarse_factor = " + std::to_string(train.coarse_factor) +
                 " is not a power of two (1, 2, 4, 8 or 16)");

@@ -41,6 +41,7 @@ Dataset load_dataset(const std::string& path, const Config& cfg) {
   opts.crop_undistorted = cfg.data.crop_undistorted;
   opts.alpha_mask = cfg.data.alpha_mask;
   opts.max_image_size = int(cfg.data.max_image_size);
+  opts.max_image_width = int(cfg.data.max_image_width);
   const fs::path dir(path);
   // What is there under a layout's name decides, file or not: its loader says what is wrong.
   if (find_input({dir / "transforms_train.json"})) return load_blender(path, opts);

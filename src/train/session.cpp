@@ -299,6 +299,14 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, 
                  run.data.c_str(), data.train.size(), data.test.size(),
                  data.train.front().camera.width, data.train.front().camera.height,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const std::int64_t max_width = cfg.data.max_image_width;
+  if (leader && max_width > 0 &&
+      std::any_of(data.train.begin(), data.train.end(),
+                  [&](const View& v) { return v.camera.width == max_width; }))
+    std::fprintf(stderr,
+                 "note: images wider than data.max_image_width = %lld px are shrunk to that "
+                 "width, as 3DGS does; --set data.max_image_width=0 trains them at full size\n",
+                 (long long)max_width);
 
   auto backend = make_backend(cfg.backend);
   Trainer trainer(cfg, data, *backend, comm);

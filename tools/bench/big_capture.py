@@ -6,7 +6,8 @@ loader decodes and keeps every frame. Usage:
 
     tools/bench/big_capture.py DIR [--frames 1000] [--width 1920] [--height 1080]
     /usr/bin/time -v splat train DIR --set train.iterations=1 --set backend.type=cpu \\
-        --set model.init_points=1000 --set densify.cap_max=2000   # "Maximum resident set size"
+        --set model.init_points=1000 --set densify.cap_max=2000 \\
+        --set data.max_image_width=0   # full size (else 1600 wide); "Maximum resident set size"
 """
 import argparse
 import json
