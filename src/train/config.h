@@ -28,10 +28,6 @@ std::string_view to_string(AppearanceKind k);
 template <class E>
 E from_string(std::string_view name);
 
-// Images wider than this are shrunk to it by default, as the original 3DGS code and FastGS do
-// ("rescaling to 1.6K"): 12-megapixel phone photos train at the size their peers train them.
-inline constexpr std::int64_t kDefaultMaxImageWidth = 1600;
-
 struct DataConfig {
   std::array<double, 3> background{1.0, 1.0, 1.0};  // composited under RGBA images
   std::int64_t downscale = 1;                       // integer image downscale factor
@@ -41,8 +37,9 @@ struct DataConfig {
   bool crop_undistorted = true;     // lens cameras: resample to the largest valid pinhole image
   bool alpha_mask = false;          // RGBA images: alpha is a loss mask, not transparency
   std::int64_t max_image_size = 0;  // long side limit after downscale (0 = none)
-  // Width limit after downscale, 3DGS's rule for large photos (0 = none).
-  std::int64_t max_image_width = kDefaultMaxImageWidth;
+  // Width limit after downscale (0 = none): wider images shrink to it, as the original 3DGS code
+  // and FastGS do ("rescaling to 1.6K"), so phone photos train at the size their peers train them.
+  std::int64_t max_image_width = 1600;
 };
 
 struct ModelConfig {
