@@ -3,7 +3,7 @@
 # variant, a row each (train s, ms/iter, held-out PSNR, SSIM, splats, peak GPU memory and the
 # model's and the renderer's scratch share of it). SCENE (default lego) picks the data: lego runs
 # the Lego protocol (configs/lego.toml, all 200 test views), any other staged scene runs with no
-# config, as a user runs it (pack it with build.sh --scenes).
+# config, as a user runs it (pack it with build.sh --scenes); NO_CONFIG=1 runs lego so too.
 # A variant is one or more --set assignments separated by commas; "default" is the run as is;
 # config=FILE in a variant passes --config FILE (scenes other than lego, which has its own).
 #   tools/gpu-machine/variants.sh default train.loss=l1 "model.antialiased=true,train.iterations=7000"
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 mkdir -p "$out/variants"
 scene=${SCENE:-lego}
 protocol=()
-[ "$scene" = lego ] && protocol=(--config configs/lego.toml)
+[ "$scene" = lego ] && [ -z "${NO_CONFIG:-}" ] && protocol=(--config configs/lego.toml)
 echo "| $scene variant | train s | ms/iter | held-out PSNR | SSIM | splats | peak GPU MiB | model MiB | render scratch MiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
 declare -A runs
@@ -26,7 +26,7 @@ for v in "$@"; do
   done; }
   # Letters, digits, _ . - only: the device tool brings back no file with other characters. A
   # variant named again (alternating runs) gets its run's number, so every log comes back.
-  dir=$state/variants/${scene}_${v//[^a-zA-Z0-9_.-]/_}
+  dir=$state/variants/${scene}${NO_CONFIG:+_noconfig}_${v//[^a-zA-Z0-9_.-]/_}
   runs[$dir]=$((${runs[$dir]:-0} + 1))
   [ "${runs[$dir]}" = 1 ] || dir=${dir}_run${runs[$dir]}
   "$carry/bin/splat" train "$carry/shared/data/$scene" "${protocol[@]}" \
