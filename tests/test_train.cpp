@@ -1,8 +1,10 @@
 // End-to-end training on the CPU backend: the loss falls, PSNR rises, and a resumed run is
 // bit-identical to an uninterrupted one.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 
 #include "core/error.h"
@@ -57,6 +59,42 @@ TEST(TrainSlow, LossFallsAndPsnrRises) {
   EXPECT_LT(late, 0.5 * early) << "loss " << early << " -> " << late;
   EXPECT_GT(psnr_after, psnr_before + 6.0) << "PSNR " << psnr_before << " -> " << psnr_after;
   EXPECT_GT(psnr_after, 20.0);
+}
+
+// evaluate() scores a batch of renders on several host threads: every view's scores are those
+// of scoring it alone, in view order, and the means add them in that order. Three threads over
+// the 4 test views: a full batch, then a batch of one.
+TEST(Evaluate, ScoresEachViewAsIfScoredAlone) {
+  const Dataset data = load_small();
+  ASSERT_EQ(data.test.size(), 4u);
+  const Config cfg = small_config(30);
+  auto backend = make_backend(cfg.backend);
+  Trainer t(cfg, data, *backend);
+  t.initialize();
+  t.train(nullptr);
+  const RasterSettings rs = final_raster_settings(cfg);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(3);
+  const auto dir = test::temp_dir("evaluate_batches");
+  const EvalResult all = evaluate(*backend, data.test, rs, dir.string());
+  omp_set_num_threads(threads);
+  ASSERT_EQ(all.views.size(), data.test.size());
+  double psnr_sum = 0, ssim_sum = 0, cc_sum = 0;
+  for (std::size_t i = 0; i < data.test.size(); ++i) {
+    const EvalResult alone = evaluate(*backend, {data.test[i]}, rs, "");
+    EXPECT_EQ(all.views[i].name, data.test[i].name);
+    EXPECT_EQ(all.views[i].psnr, alone.views[0].psnr) << data.test[i].name;
+    EXPECT_EQ(all.views[i].ssim, alone.views[0].ssim) << data.test[i].name;
+    EXPECT_EQ(all.views[i].cc_psnr, alone.views[0].cc_psnr) << data.test[i].name;
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / (data.test[i].name + ".png")));
+    psnr_sum += alone.views[0].psnr;
+    ssim_sum += alone.views[0].ssim;
+    cc_sum += alone.views[0].cc_psnr;
+  }
+  EXPECT_EQ(all.mean_psnr, psnr_sum / 4.0);
+  EXPECT_EQ(all.mean_ssim, ssim_sum / 4.0);
+  EXPECT_EQ(all.mean_cc_psnr, cc_sum / 4.0);
+  EXPECT_GT(all.mean_psnr, 10.0);  // a model was drawn: the scores are not of empty renders
 }
 
 TEST(TrainSlow, ResumeMatchesUninterruptedRun) {
