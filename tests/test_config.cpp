@@ -283,6 +283,7 @@ TEST(Config, LegoProtocol) {
   EXPECT_EQ(c.densify.growth, 0.025);
   EXPECT_EQ(c.densify.opacity_reg, 0.002);
   EXPECT_EQ(c.train.coarse_factor, 2);
+  EXPECT_EQ(c.train.lr_shN, 0.00025);
 }
 
 TEST(ConfigErrors, UnknownSection) {

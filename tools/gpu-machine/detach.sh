@@ -40,9 +40,12 @@ case ${1:-} in
     # The job writes its own pid: $! would be the subshell's, which the call's end kills while
     # the job runs on (2026-12-06: `list` called a running job gone, and a second run shared the
     # GPU with it). setsid makes that pid the job's process group too, which `stop` signals.
+    # Every process of the start reads and writes /dev/null: the subshell that runs the list
+    # stays alive beside the job, and with the call's stdout it would hold a pipe open (2026-12-06:
+    # `detach.sh start ... | tee` kept the call waiting for the job's end, to the call's limit).
     (cd "$jobs_dir/$name.tree" && GPU_STATE=$state OUT=$state/out/$name \
-      setsid bash -c 'echo $$ >"$0.pid"; "$@" >"$0.log" 2>&1; echo $? >"$0.rc"' "$jobs_dir/$name" "$@" \
-      </dev/null >/dev/null 2>&1 &)
+      setsid bash -c 'echo $$ >"$0.pid"; "$@" >"$0.log" 2>&1; echo $? >"$0.rc"' "$jobs_dir/$name" "$@" &
+    ) </dev/null >/dev/null 2>&1
     for _ in $(seq 50); do [ -s "$jobs_dir/$name.pid" ] && break; sleep 0.1; done
     [ -s "$jobs_dir/$name.pid" ] || { echo "error: job $name did not start" >&2; exit 1; }
     echo "started $name (pid $(cat "$jobs_dir/$name.pid")): $*; log $jobs_dir/$name.log"
