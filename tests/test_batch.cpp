@@ -107,9 +107,8 @@ TEST(BatchSlow, ResumeMatchesUninterruptedRun) {
 
 TEST(Batch, LearningRateScalingRule) {
   TrainConfig c;
-  c.lr_shN = 1.25e-4;  // 0 (auto) is resolved by the trainer
-  const LearningRates one = learning_rates(c, 2.0, 10);
   c.batch_size = 4;
+  const LearningRates one = learning_rates(TrainConfig{}, 2.0, 10);
   for (auto [rule, factor] : {std::pair{LrBatchScaling::Sqrt, 2.0},
                               {LrBatchScaling::Linear, 4.0},
                               {LrBatchScaling::None, 1.0}}) {

@@ -165,29 +165,8 @@ TEST(Blender, FakeDatasetOptionsAndFallbacks) {
   EXPECT_NEAR(img.at(0, 0, 1), (3 * g + 0.25f) / 4, step);
   EXPECT_NEAR(img.at(0, 0, 2), (3 * g + 1.0f) / 4, step);
   EXPECT_NEAR(img.at(1, 1, 2), g, 1e-6);
-  EXPECT_TRUE(data.train[0].cut_out);  // composited before resampling, transparent as decoded
 
   EXPECT_NEAR(scene_extent(data), 1.1 * 1.0, 1e-12);  // centers z = 3, 4, 5
-}
-
-// View::cut_out: the file had a transparent pixel composited on the background. Opaque RGBA,
-// RGB, and alpha used as a loss mask (data.alpha_mask) are photographs.
-TEST(Blender, CutOutIsTransparencyComposited) {
-  const auto dir = test::temp_dir("blender_cut_out");
-  write_rgba(dir / "a.png", 4, 4);
-  Image opaque(4, 4, 4, 1.0f);
-  write_png((dir / "b.png").string(), opaque);
-  write_png((dir / "c.png").string(), Image(4, 4, 3, 0.5f));
-  write_text(dir / "transforms_train.json",
-             transforms({frame("a", 3), frame("b", 3), frame("c", 3)}));
-  const Dataset data = load_blender(dir.string(), LoadOptions{});
-  ASSERT_EQ(data.train.size(), 3u);
-  EXPECT_TRUE(data.train[0].cut_out);
-  EXPECT_FALSE(data.train[1].cut_out);
-  EXPECT_FALSE(data.train[2].cut_out);
-  LoadOptions masks;
-  masks.alpha_mask = true;
-  EXPECT_FALSE(load_blender(dir.string(), masks).train[0].cut_out);
 }
 
 TEST(Blender, NoTestSplitGivesEmptyTest) {

@@ -131,7 +131,7 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   Config cfg;
   const Dataset data = load_blender(test::small_demo_scene(), LoadOptions{});
   const auto chosen = resolve_auto(cfg, data);
-  ASSERT_EQ(chosen.size(), 5u);
+  ASSERT_EQ(chosen.size(), 4u);
   EXPECT_EQ(chosen[0].key, "train.iterations");
   EXPECT_EQ(cfg.train.iterations, 30000);  // whatever the number of views
   EXPECT_EQ(cfg.densify.cap_max, 200000);  // 24 x 64 x 64 pixels: the floor, then 2 x 100k random
@@ -139,14 +139,11 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_EQ(cfg.train.coarse_factor, 2);  // 64 px images: 1/2 keeps 32 px, 1/4 would not
   EXPECT_EQ(chosen[3].key, "train.coarse_until");
   EXPECT_EQ(cfg.train.coarse_until, cfg.train.iterations / 2);
-  EXPECT_EQ(chosen[4].key, "train.lr_shN");
-  EXPECT_EQ(cfg.train.lr_shN, cfg.train.lr_sh0 / 10);  // an object on a transparent background
   // Explicit values are kept, and nothing is reported.
   Config explicit_cfg;
   explicit_cfg.train.iterations = 123;
   explicit_cfg.densify.cap_max = 456;
   explicit_cfg.train.coarse_factor = 1;
-  explicit_cfg.train.lr_shN = 1e-4;
   EXPECT_TRUE(resolve_auto(explicit_cfg, data).empty());
   EXPECT_EQ(explicit_cfg.train.iterations, 123);
   EXPECT_EQ(explicit_cfg.train.coarse_until, 0);  // off: no step to choose
@@ -184,19 +181,8 @@ TEST(AutoConfig, LargeImagesCompressTheRecipe) {
   for (const auto& c : chosen) keys.push_back(c.key);
   const std::vector<std::string> expected{
       "train.iterations", "densify.refine_start", "densify.refine_stop", "train.sh_increase_every",
-      "densify.cap_max",  "train.coarse_factor",  "train.coarse_until",  "train.lr_shN"};
+      "densify.cap_max",  "train.coarse_factor",  "train.coarse_until"};
   EXPECT_EQ(keys, expected);
-  EXPECT_EQ(cfg.train.lr_shN, cfg.train.lr_sh0 / 20);  // photographs
-  // Objects only where every training image is cut out.
-  data.train[0].cut_out = data.train[1].cut_out = true;
-  Config some;
-  resolve_auto(some, data);
-  EXPECT_EQ(some.train.lr_shN, some.train.lr_sh0 / 20);
-  data.train[2].cut_out = true;
-  Config all;
-  all.train.lr_sh0 = 0.004;
-  resolve_auto(all, data);
-  EXPECT_EQ(all.train.lr_shN, 0.004 / 10);
   // Explicit iterations keep the schedule as set.
   Config fixed;
   fixed.train.iterations = 12000;

@@ -222,7 +222,6 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     views[i].camera =
         loaded_camera(camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out), opts);
     views[i].image = std::move(decoded.images[i]);
-    views[i].cut_out = decoded.cut_out[i];
   }
   Dataset data;
   const auto n_train = std::ptrdiff_t(split.train.size());

@@ -18,9 +18,6 @@ struct View {
   // 8-bit as decoded, undistorted and downscaled: RGB; or RGBA whose alpha the loss composites
   // on the background; or RGB plus a binary loss mask (masks/, mask_path, data.alpha_mask).
   Image8 image;
-  // The image file had transparent pixels, composited on the background: an object cut out of
-  // its surroundings (NeRF-synthetic), not a photograph of a whole scene (auto_config.h).
-  bool cut_out = false;
 };
 
 struct PointCloud {

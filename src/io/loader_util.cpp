@@ -195,7 +195,6 @@ Image8 drop_alpha(const Image8& img) {
 struct DecodeNotes {
   std::array<int, 2> full_size{};
   bool alpha = false;       // the image has an alpha channel
-  bool cut_out = false;     // View::cut_out: alpha below 1 somewhere, composited (not a mask)
   double mask_photo = 0.0;  // photo_likeness of its mask file
 };
 
@@ -209,9 +208,6 @@ Image8 decode_one(const ImageJob& job,
   const std::array<int, 2> full_size = {img.width, img.height};
   notes.full_size = full_size;
   notes.alpha = img.channels == 4;
-  if (notes.alpha && !opts.alpha_mask)
-    for (std::size_t i = 0; i < img.pixels() && !notes.cut_out; ++i)
-      notes.cut_out = img.data[4 * i + 3] < 1.0f;
   if (img.width / opts.downscale == 0 || img.height / opts.downscale == 0) {
     throw input_error(
         job.path, "image",
@@ -301,10 +297,7 @@ DecodedImages decode_images(const std::vector<ImageJob>& jobs,
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
-  for (const DecodeNotes& d : notes) {
-    out.full_sizes.push_back(d.full_size);
-    out.cut_out.push_back(d.cut_out);
-  }
+  for (const DecodeNotes& d : notes) out.full_sizes.push_back(d.full_size);
   warn_about(jobs, notes, opts);
   return out;
 }

@@ -30,11 +30,6 @@ int auto_coarse_factor(int smallest_side) {
   return f;
 }
 
-bool cut_out_objects(const Dataset& data) {
-  return !data.train.empty() &&
-         std::all_of(data.train.begin(), data.train.end(), [](const View& v) { return v.cut_out; });
-}
-
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   std::vector<AutoChoice> chosen;
   char why[160];
@@ -52,12 +47,12 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
                   "%.0f x %zu views and %lld",
                   kAutoPixelSteps, per_view, kAutoStepsPerView, views,
                   (long long)kAutoMinIterations);
-    chosen.push_back({"train.iterations", double(cfg.train.iterations), why});
+    chosen.push_back({"train.iterations", cfg.train.iterations, why});
     if (n < kAutoIterations) {
       const char* scaled = "the 30,000-step recipe's, compressed to the iterations";
-      chosen.push_back({"densify.refine_start", double(cfg.densify.refine_start), scaled});
-      chosen.push_back({"densify.refine_stop", double(cfg.densify.refine_stop), scaled});
-      chosen.push_back({"train.sh_increase_every", double(cfg.train.sh_increase_every), scaled});
+      chosen.push_back({"densify.refine_start", cfg.densify.refine_start, scaled});
+      chosen.push_back({"densify.refine_stop", cfg.densify.refine_stop, scaled});
+      chosen.push_back({"train.sh_increase_every", cfg.train.sh_increase_every, scaled});
     }
   }
   if (cfg.densify.cap_max == 0) {
@@ -70,7 +65,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
         "5000 per training megapixel (%.1f MP), within [100k, 3M], at least 2 x %zu initial",
         pixels / 1e6, initial);
     if (cfg.densify.strategy == "mcmc")
-      chosen.push_back({"densify.cap_max", double(cfg.densify.cap_max), why});
+      chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
   }
   if (cfg.train.coarse_factor == 0) {
     int side = std::numeric_limits<int>::max();
@@ -78,19 +73,11 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
     cfg.train.coarse_factor = auto_coarse_factor(side);
     std::snprintf(why, sizeof why,
                   "4, or less to keep the smallest image side (%d px) at 32 px or more", side);
-    chosen.push_back({"train.coarse_factor", double(cfg.train.coarse_factor), why});
+    chosen.push_back({"train.coarse_factor", cfg.train.coarse_factor, why});
   }
   if (cfg.train.coarse_until == 0 && cfg.train.coarse_factor > 1) {
     cfg.train.coarse_until = std::max<std::int64_t>(1, cfg.train.iterations / 2);
-    chosen.push_back(
-        {"train.coarse_until", double(cfg.train.coarse_until), "half of the iterations"});
-  }
-  if (cfg.train.lr_shN == 0) {
-    const bool objects = cut_out_objects(data);
-    cfg.train.lr_shN = cfg.train.lr_sh0 / (objects ? 10.0 : 20.0);
-    chosen.push_back({"train.lr_shN", cfg.train.lr_shN,
-                      objects ? "lr_sh0 / 10: objects cut out on a transparent background"
-                              : "lr_sh0 / 20: photographs (no transparency in the images)"});
+    chosen.push_back({"train.coarse_until", cfg.train.coarse_until, "half of the iterations"});
   }
   return chosen;
 }

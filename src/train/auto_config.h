@@ -13,7 +13,7 @@ namespace splat {
 
 struct AutoChoice {
   std::string key;  // "train.iterations"
-  double value;
+  std::int64_t value;
   std::string reason;  // how it was chosen, for the start of the log
 };
 
@@ -45,15 +45,6 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats);
 // half of the iterations (against a third, on the H200: fox -16 to -17% time with no config and
 // at 30k steps / 1M splats, -0.03 and +0.07 dB; Lego the same time, -0.02 dB).
 int auto_coarse_factor(int smallest_side);
-
-// train.lr_shN = 0: the rate of the view-dependent SH bands, lr_sh0 / 10 where every training
-// image is an object cut out on a transparent background (View::cut_out: synthetic renders, exact
-// poses and fixed lighting, so view-dependent colour is signal), else lr_sh0 / 20 (gsplat's and
-// 3DGS's: photographs, where the higher bands also fit exposure changes and pose errors that do not
-// generalize to new views). Measured: Lego protocol on one H100 +0.078 / +0.089 dB over two seeds
-// (36.177 / 36.157), the demo scene on the CPU +0.24 dB (37.72), fox (photographs) -0.09 dB at / 10
-// (docs/benchmarks.md "Levers"). True when every training image is cut out.
-bool cut_out_objects(const Dataset& data);
 
 // Replaces the auto values of `cfg` with their choices for `data`; returns what it chose.
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data);

@@ -160,7 +160,7 @@ const std::vector<Field>& fields() {
       train("lr_quats", &T::lr_quats, {0}, "rotation learning rate"),
       train("lr_opacity", &T::lr_opacity, {0}, "opacity (logit) learning rate"),
       train("lr_sh0", &T::lr_sh0, {0}, "SH DC learning rate"),
-      train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate (0 = auto: lr_sh0 / 10 where the training images are objects cut out on a transparent background, lr_sh0 / 20 for photographs; to keep the higher bands at zero, lower model.sh_degree)"),
+      train("lr_shN", &T::lr_shN, {0}, "higher SH bands learning rate"),
       train("sparse_sh_adam", &T::sparse_sh_adam, "Adam leaves an SH coefficient and its moments as they are in a step that gives it no gradient (a splat the view does not see; Taming 3DGS's sparse Adam, for the SH coefficients only: the bulk of a splat's bytes)"),
       train("appearance", &T::appearance, "real captures with varying exposure: affine colour transform per training image, applied to the render before the loss (test views, renders and model files use none)"),
       train("lr_appearance", &T::lr_appearance, {0}, "learning rate of the per-image transforms"),

@@ -81,7 +81,7 @@ struct TrainConfig {
   double lr_quats = 1e-3;
   double lr_opacity = 5e-2;
   double lr_sh0 = 2.5e-3;
-  double lr_shN = 0;  // 0 = auto (auto_config.h): lr_sh0 / 10 or / 20
+  double lr_shN = 2.5e-3 / 20.0;
   // Sparse Adam on the SH coefficients (StepSettings::sparse_sh_adam): on Lego the same PSNR
   // (+0.006 dB at 400k splats, +0.033 at 3M) in 1.2% / 2.6% less time than with false
   // (docs/benchmarks.md).

@@ -315,7 +315,8 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, 
   if (leader) {
     std::fprintf(stderr, "# resolved config\n%s\n", toml.c_str());
     for (const AutoChoice& c : trainer.auto_choices())
-      std::fprintf(stderr, "%s = %.10g (auto: %s)\n", c.key.c_str(), c.value, c.reason.c_str());
+      std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value,
+                   c.reason.c_str());
   }
   if (!run.init_from.empty()) {
     trainer.initialize_from(load_model(run.init_from).params);
