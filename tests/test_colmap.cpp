@@ -2,8 +2,10 @@
 // models for layouts and bad input, and a short training run on the real scene.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -208,6 +210,57 @@ TEST(Colmap, TextAndBinaryFormsAgree) {
   }
   EXPECT_EQ(a.points->positions, b.points->positions);
   EXPECT_EQ(a.points->colors, b.points->colors);
+}
+
+// --downscale n reads the dataset's own 1/n copies (images_n/, as 3DGS's -r n and gsplat's
+// --data_factor n do), with the intrinsics scaled to each copy's size, which may round either way;
+// a copies folder that lacks an image is passed over; a copy of another size is an error.
+TEST(Colmap, DownscaleReadsTheImagesNCopies) {
+  SPLAT_REQUIRE_SHARED("data/figurine");
+  const auto dir = test::temp_dir("colmap_images_n");
+  fs::create_directory_symlink(figurine() / "sparse", dir / "sparse");
+  fs::create_directory_symlink(figurine() / "images", dir / "images");
+  fs::create_directories(dir / "images_2");
+  std::map<std::string, Image> copies;  // by view name: rounded up, and inverted to tell them apart
+  for (const auto& e : fs::directory_iterator(figurine() / "images")) {
+    const Image full = read_image(e.path().string());
+    Image copy = resize_area(full, (full.width + 1) / 2, (full.height + 1) / 2);
+    for (float& v : copy.data) v = 1.0f - v;
+    write_png((dir / "images_2" / e.path().filename()).string(), copy);
+    copies[e.path().stem().string()] = copy;
+  }
+  const ColmapModel m = read_colmap_model((figurine() / "sparse/0").string());
+  const Dataset data = load_colmap(dir.string(), downscaled(2));
+  ASSERT_EQ(data.train.size(), 20u);
+  for (const auto* split : {&data.train, &data.test}) {
+    for (const View& v : *split) {
+      SCOPED_TRACE(v.name);
+      const Image& copy = copies.at(v.name);
+      ASSERT_EQ(v.image.width, copy.width);
+      ASSERT_EQ(v.image.height, copy.height);
+      EXPECT_EQ(v.camera.width, copy.width);
+      EXPECT_EQ(fs::path(v.path).parent_path().filename(), "images_2");
+      EXPECT_EQ(v.image.data[0], std::uint8_t(std::lround(copy.data[0] * 255.0f)));
+      const ColmapImage* im = nullptr;
+      for (const ColmapImage& i : m.images)
+        if (fs::path(i.name).stem() == v.name) im = &i;
+      ASSERT_NE(im, nullptr);
+      const ColmapCamera& c = m.cameras[im->camera_id - 1];
+      EXPECT_NEAR(v.camera.fx, c.params[0] * copy.width / double(c.width), 1e-9);
+      EXPECT_NEAR(v.camera.cy, c.params[3] * copy.height / double(c.height), 1e-9);
+    }
+  }
+  // No copy of one image: all of them come from images/, downscaled (each side rounded down).
+  const fs::path first = *fs::directory_iterator(dir / "images_2");
+  const Image kept = read_image(first.string());
+  fs::remove(first);
+  const Dataset full = load_colmap(dir.string(), downscaled(2));
+  for (const View& v : full.train) EXPECT_EQ(fs::path(v.path).parent_path().filename(), "images");
+  // A copy of another size is named.
+  write_png(first.string(), resize_area(kept, kept.width / 2, kept.height / 2));
+  const std::string e = error_of([&] { load_colmap(dir.string(), downscaled(2)); });
+  EXPECT_NE(e.find(first.filename().string()), std::string::npos) << e;
+  EXPECT_NE(e.find("1/2 copy is about"), std::string::npos) << e;
 }
 
 TEST(Colmap, BinaryIsPreferredWhenBothFormsExist) {

@@ -162,6 +162,45 @@ TEST(Transforms, PerFrameAndSharedIntrinsics) {
   EXPECT_FALSE(d.bounds.has_value());  // no aabb_scale
 }
 
+// nerfstudio's layout: images/ and its 1/n copies images_n/. downscale n reads the copies, with
+// the intrinsics (given for w x h) scaled to each copy's size; without w, h they cannot be.
+TEST(Transforms, DownscaleReadsTheImagesNCopies) {
+  const auto dir = test::temp_dir("transforms_images_n");
+  for (const char* name : {"a.png", "b.png", "c.png"}) {
+    write_rgb(dir / "images" / name, 33, 24, 0.25f);
+    write_rgb(dir / "images_2" / name, 17, 12, 0.75f);  // 33 / 2 rounded up
+  }
+  const std::string top = R"("fl_x": 20, "fl_y": 22, "cx": 16.5, "cy": 12,)";
+  write_text(
+      dir / "transforms.json",
+      transforms({frame("images/a.png", 3), frame("./images/b.png", 4), frame("images/c.png", 5)},
+                 top + R"( "w": 33, "h": 24,)"));
+  LoadOptions opts;
+  opts.downscale = 2;
+  const Dataset d = load_transforms(dir.string(), opts);
+  ASSERT_EQ(d.train.size(), 2u);
+  for (const View& v : d.train) {
+    SCOPED_TRACE(v.name);
+    EXPECT_EQ(fs::path(v.path).parent_path().filename(), "images_2");
+    EXPECT_EQ(v.image.width, 17);
+    EXPECT_EQ(v.image.data[0], 191);  // 0.75, the copy's value
+    EXPECT_DOUBLE_EQ(v.camera.fx, 20.0 * 17 / 33);
+    EXPECT_DOUBLE_EQ(v.camera.fy, 22.0 * 12 / 24);
+    EXPECT_DOUBLE_EQ(v.camera.cx, 16.5 * 17 / 33);
+  }
+  // Intrinsics in pixels without w, h: images/ downscaled here (33 / 2 rounded down).
+  write_text(
+      dir / "transforms.json",
+      transforms({frame("images/a.png", 3), frame("images/b.png", 4), frame("images/c.png", 5)},
+                 top));
+  testing::internal::CaptureStderr();
+  const Dataset full = load_transforms(dir.string(), opts);
+  EXPECT_MENTIONS(testing::internal::GetCapturedStderr(), "not used (fl_x fl_y cx cy without w, h");
+  EXPECT_EQ(fs::path(full.train[0].path).parent_path().filename(), "images");
+  EXPECT_EQ(full.train[0].image.width, 16);
+  EXPECT_EQ(full.train[0].image.data[0], 64);  // 0.25
+}
+
 TEST(Transforms, BadInputNamesFileAndField) {
   const auto dir = test::temp_dir("transforms_bad");
   write_rgb(dir / "a.png", 4, 4);

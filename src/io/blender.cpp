@@ -474,7 +474,21 @@ Dataset load_transforms(const std::string& dir_str, const LoadOptions& opts) {
   for (const auto* indices : {&split.train, &split.test}) {
     for (std::size_t i : *indices) ordered.push_back(frames[i]);
   }
-  std::vector<View> views = make_views(file, ordered, opts);
+  // nerfstudio's images_2/, images_4/ ...: pixel intrinsics scale to a copy's size through w, h.
+  std::vector<std::string> paths;
+  std::string blocker;
+  for (const FrameRef& f : ordered) {
+    paths.push_back(f.path);
+    if (!f.mask_path.empty()) blocker = "the masks are of the full-size images";
+    if (blocker.empty() && !(f.in.w && f.in.h) && (f.in.fl_x || f.in.fl_y || f.in.cx || f.in.cy))
+      blocker = "fl_x fl_y cx cy without w, h to scale them from";
+  }
+  LoadOptions load = opts;
+  if (const auto copies = image_copies(dir, paths, opts.downscale, blocker)) {
+    for (std::size_t i = 0; i < ordered.size(); ++i) ordered[i].path = (*copies)[i];
+    load.downscale = 1;  // the pixels are downscaled already
+  }
+  std::vector<View> views = make_views(file, ordered, load);
   Dataset data;
   data.train.assign(std::make_move_iterator(views.begin()),
                     std::make_move_iterator(views.begin() + std::ptrdiff_t(split.train.size())));

@@ -203,14 +203,34 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     throw input_error(model.images_file, image_record(*first_missing), missing_what);
   }
 
-  DecodedImages decoded = decode_images(jobs, opts, [&](Image full, std::size_t i) {
+  std::vector<std::string> paths;
+  for (const ImageJob& job : jobs) paths.push_back(job.path);
+  std::error_code ec;
+  const std::string blocker =
+      distorted > 0 ? "the lens cameras are undistorted from the full-size images"
+      : fs::is_directory(dir / "masks", ec) ? "the masks are of the full-size images"
+                                            : "";
+  LoadOptions load = opts;
+  if (const auto copies = image_copies(dir, paths, opts.downscale, blocker)) {
+    for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].path = (*copies)[i];
+    load.downscale = 1;  // the pixels are downscaled already
+  }
+  const bool from_copies = load.downscale != opts.downscale;
+  DecodedImages decoded = decode_images(jobs, load, [&](Image full, std::size_t i) {
     const UsedCamera& used_camera = cameras.at(ordered[i]->camera_id);
     const ColmapCamera& c = *used_camera.colmap;
-    if (std::uint64_t(full.width) != c.width || std::uint64_t(full.height) != c.height) {
-      throw Error(jobs[i].path + " is " + std::to_string(full.width) + "x" +
-                  std::to_string(full.height) + " but camera " + std::to_string(c.id) + " in " +
-                  model.cameras_file + " is " + std::to_string(c.width) + "x" +
-                  std::to_string(c.height));
+    const std::uint64_t n = from_copies ? std::uint64_t(opts.downscale) : 1;
+    const auto fits = [n](int got, std::uint64_t side) {  // a 1/n copy rounds either way
+      return std::uint64_t(got) * n + n > side && std::uint64_t(got) * n < side + n;
+    };
+    if (!fits(full.width, c.width) || !fits(full.height, c.height)) {
+      throw Error(
+          jobs[i].path + " is " + std::to_string(full.width) + "x" + std::to_string(full.height) +
+          " but camera " + std::to_string(c.id) + " in " + model.cameras_file + " is " +
+          std::to_string(c.width) + "x" + std::to_string(c.height) +
+          (from_copies ? ", of which a 1/" + std::to_string(n) + " copy is about " +
+                             std::to_string(c.width / n) + "x" + std::to_string(c.height / n)
+                       : ""));
     }
     if (used_camera.lens.is_pinhole()) return full;
     return undistort(full, used_camera.in, used_camera.lens, used_camera.out);
@@ -219,8 +239,9 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   for (std::size_t i = 0; i < ordered.size(); ++i) {
     views[i].name = view_name(ordered[i]->name);
     views[i].path = jobs[i].path;
-    views[i].camera =
-        loaded_camera(camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out), opts);
+    const Camera full = camera_of(*ordered[i], cameras.at(ordered[i]->camera_id).out);
+    const auto [w, h] = decoded.full_sizes[i];  // a 1/n copy's intrinsics scale to its size
+    views[i].camera = loaded_camera(from_copies ? full.resized(w, h) : full, load);
     views[i].image = std::move(decoded.images[i]);
   }
   Dataset data;

@@ -92,6 +92,36 @@ std::string lower(std::string s) {
 }
 }  // namespace
 
+std::optional<std::vector<std::string>> image_copies(const fs::path& dir,
+                                                     const std::vector<std::string>& paths,
+                                                     int n,
+                                                     const std::string& blocker) {
+  const fs::path copies = (dir / ("images_" + std::to_string(n))).lexically_normal();
+  std::error_code ec;
+  if (n <= 1 || !fs::is_directory(copies, ec)) return std::nullopt;
+  std::string why = blocker;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < paths.size() && why.empty(); ++i) {
+    const fs::path rel =
+        fs::path(paths[i]).lexically_normal().lexically_relative(dir.lexically_normal());
+    auto part = rel.begin();
+    if (part == rel.end() || *part != "images") {
+      why = paths[i] + " is not in images/";
+      break;
+    }
+    fs::path copy = copies;
+    for (++part; part != rel.end(); ++part) copy /= *part;
+    if (find_input({copy}))
+      out.push_back(copy.string());
+    else
+      why = "no " + copy.string();
+  }
+  if (why.empty()) return out;
+  std::fprintf(stderr, "%s: not used (%s); images/ downscaled by %d instead\n",
+               copies.string().c_str(), why.c_str(), n);
+  return std::nullopt;
+}
+
 std::optional<fs::path> ImageFinder::find(const std::string& rel) const {
   return find_input({(root_ / rel).lexically_normal()});
 }

@@ -58,6 +58,17 @@ class ImageFinder {
   mutable std::map<std::filesystem::path, std::vector<std::string>> listings_;
 };
 
+// Datasets that ship 1/n copies of their images (DIR/images_n/ beside DIR/images/: Mip-NeRF
+// 360's images_4, nerfstudio's images_2, ...) are read from those at downscale n, as 3DGS's -r n,
+// gsplat's --data_factor n and nerfstudio's downscale_factor do. The copies' paths, one for each
+// of `paths` (image files under DIR/images/), when DIR/images_n/ has every one of them and
+// `blocker` (why the copies cannot serve: masks of the full-size images, ...) is empty; otherwise
+// nullopt, said in one line where the folder exists.
+std::optional<std::vector<std::string>> image_copies(const std::filesystem::path& dir,
+                                                     const std::vector<std::string>& paths,
+                                                     int n,
+                                                     const std::string& blocker);
+
 struct ImageJob {
   std::string path;    // the image file
   std::string origin;  // the file that referenced it, and the record: errors name both
