@@ -37,7 +37,8 @@ void add_config_options(CLI::App& cmd, ConfigArgs& args) {
   cmd.add_option("--set", args.sets, "override one key: section.key=value (repeatable)")
       ->allow_extra_args(false);
   cmd.add_option("--downscale", args.downscale,
-                 "image downscale factor (same as --set data.downscale=N)")
+                 "image downscale factor (same as --set data.downscale=N); a dataset's own "
+                 "images_N/ copies are used where it has them")
       ->check(CLI::Range(1, 64));
 }
 

@@ -130,7 +130,7 @@ const std::vector<Field>& fields() {
   // clang-format off
   static const std::vector<Field> table = {
       data("background", &D::background, {0, 1}, "RGB composited under RGBA images"),
-      data("downscale", &D::downscale, {1, 64}, "integer image downscale factor"),
+      data("downscale", &D::downscale, {1, 64}, "integer image downscale factor (COLMAP and transforms.json: the dataset's own images_N/ copies where it has them, as 3DGS -r N)"),
       data("test_every", &D::test_every, {1}, "evaluate every n-th test view"),
       data("max_train_views", &D::max_train_views, {0}, "at most n training views (0 = all)"),
       data("holdout_every", &D::holdout_every, {2}, "COLMAP/transforms.json: every n-th image is a test view"),
