@@ -258,6 +258,35 @@ TEST(Transforms, DistortedFramesAreUndistortedBeforeDownscaling) {
   EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 7.0);  // the focal length is kept
 }
 
+// A lens capture's 1/n copies are undistorted at their own size (nerfstudio's images_2 with
+// camera_model OPENCV), with the intrinsics scaled to it first.
+TEST(Transforms, LensCopiesAreUndistortedAtTheirSize) {
+  const auto dir = test::temp_dir("transforms_distorted_copies");
+  Image copy(8, 6, 3);
+  for (std::size_t i = 0; i < copy.data.size(); ++i) copy.data[i] = float((i * 7) % 256) / 255.0f;
+  for (const char* n : {"a.png", "b.png"}) {
+    write_rgb(dir / "images" / n, 16, 12);
+    fs::create_directories(dir / "images_2");
+    write_png((dir / "images_2" / n).string(), copy);
+  }
+  write_text(dir / "transforms.json",
+             transforms({frame("images/a.png", 3), frame("images/b.png", 4)},
+                        R"("fl_x": 14, "fl_y": 15, "cx": 8.5, "cy": 6, "w": 16, "h": 12, )"
+                        R"("k1": 0.2, "p2": 0.01,)"));
+  LoadOptions opts;
+  opts.downscale = 2;
+  const Dataset d = load_transforms(dir.string(), opts);
+  ASSERT_EQ(d.train.size(), 1u);
+  Lens lens;
+  lens.k[0] = 0.2, lens.p2 = 0.01;
+  const CameraIntrinsics in{7, 7.5, 4.25, 3, 8, 6};  // the w x h intrinsics at 8 x 6
+  const CameraIntrinsics out = undistorted_camera(in, lens, true);
+  const Image decoded = read_image((dir / "images_2/b.png").string());
+  EXPECT_EQ(d.train[0].image.data, to_image8(undistort(decoded, in, lens, out)).data);
+  EXPECT_EQ(d.train[0].camera.width, out.width);
+  EXPECT_DOUBLE_EQ(d.train[0].camera.fx, 7.0);
+}
+
 TEST(Transforms, UncroppedUndistortionKeepsTheIntrinsics) {
   const auto dir = test::temp_dir("transforms_uncropped");
   write_rgb(dir / "images/a.png", 16, 12);
