@@ -204,12 +204,12 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
   }
 
   std::vector<std::string> paths;
-  for (const ImageJob& job : jobs) paths.push_back(job.path);
-  std::error_code ec;
-  const std::string blocker =
-      distorted > 0 ? "the lens cameras are undistorted from the full-size images"
-      : fs::is_directory(dir / "masks", ec) ? "the masks are of the full-size images"
-                                            : "";
+  std::string blocker;
+  for (const ImageJob& job : jobs) {
+    paths.push_back(job.path);
+    if (!job.mask.empty()) blocker = "the masks are of the full-size images";
+  }
+  if (distorted > 0) blocker = "the lens cameras are undistorted from the full-size images";
   LoadOptions load = opts;
   if (const auto copies = image_copies(dir, paths, opts.downscale, blocker)) {
     for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].path = (*copies)[i];
