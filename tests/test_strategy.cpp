@@ -95,6 +95,32 @@ TEST(StrategyFamily, ARegisteredStrategyRunsByNameOnTheBackend) {
              "a strategy named 'halve_opacity' exists");
 }
 
+// MCMC's regularizers are weights against the photometric loss, a mean over every pixel: where the
+// subject covers only a share of the pixels (alpha composited on the background), they are scaled
+// by that share; photographs (and masked images, whose loss counts only the mask) keep them as set.
+TEST(StrategyFamily, McmcScalesItsRegularizersByTheSubjectsShareOfThePixels) {
+  View rgb, cut, masked;
+  rgb.image = Image8(4, 2, 3);
+  cut.image = Image8(4, 4, 4);  // alpha 1 in 4 pixels, 0.2 in 8, 0 in 4: 5.6 of 16 covered
+  for (std::size_t i = 0; i < 16; ++i) cut.image.data[4 * i + 3] = i < 4 ? 255 : i < 12 ? 51 : 0;
+  masked.image = Image8(2, 2, 4);  // alpha 0 everywhere, but a mask: the loss counts no pixel of it
+  masked.image.alpha = AlphaUse::mask;
+  EXPECT_EQ(training_coverage({rgb}), 1.0);
+  EXPECT_NEAR(training_coverage({cut}), 5.6 / 16, 1e-12);
+  EXPECT_NEAR(training_coverage({rgb, cut, masked}), (8 + 5.6 + 4) / 28, 1e-12);
+
+  Config cfg;
+  cfg.densify.opacity_reg = 0.01;
+  cfg.densify.scale_reg = 0.02;
+  StepSettings photo, cut_out;
+  make_densifier(cfg, 1.0, nullptr, 1.0)->step_settings(0, photo);
+  make_densifier(cfg, 1.0, nullptr, 0.35)->step_settings(0, cut_out);
+  EXPECT_EQ(photo.opacity_reg, 0.01);
+  EXPECT_EQ(photo.scale_reg, 0.02);
+  EXPECT_NEAR(cut_out.opacity_reg, 0.0035, 1e-15);
+  EXPECT_NEAR(cut_out.scale_reg, 0.007, 1e-15);
+}
+
 TEST(StrategyFamily, AnUnknownNameListsTheRegisteredOnes) {
   Config cfg;
   cfg.densify.strategy = "mcmcc";

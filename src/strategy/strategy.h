@@ -94,6 +94,11 @@ struct StrategyContext {
   const DensifyConfig& cfg;
   std::uint64_t seed = 0;     // train.seed: the counter RNG seed of noise and ticks
   double scene_extent = 1.0;  // what ADC's scale thresholds are relative to
+  // The share of the training pixels the subject covers (training_coverage; 1 for photographs).
+  // MCMC's regularizers are weights against the photometric loss, a mean over every pixel: where
+  // only part of each image is the subject (a cut-out object on a transparent background), the
+  // loss's pull on each splat is that much weaker, and the regularizers are scaled alike.
+  double coverage = 1.0;
   // The trainer's views, for a strategy whose ticks render them (FastGS); null where the
   // strategy is made only to project counts (a time budget's plan).
   const TrainingViews* views = nullptr;

@@ -317,6 +317,11 @@ std::pair<EvalResult, int> run_training(const TrainRun& run, const Config& cfg, 
     for (const AutoChoice& c : trainer.auto_choices())
       std::fprintf(stderr, "%s = %lld (auto: %s)\n", c.key.c_str(), (long long)c.value,
                    c.reason.c_str());
+    if (trainer.config().densify.strategy == "mcmc" && trainer.coverage() < 1.0)
+      std::fprintf(stderr,
+                   "densify.opacity_reg and scale_reg are weighed by %.3f, the share of the "
+                   "training pixels the subject covers (images with a transparent background)\n",
+                   trainer.coverage());
   }
   if (!run.init_from.empty()) {
     trainer.initialize_from(load_model(run.init_from).params);

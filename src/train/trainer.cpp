@@ -134,11 +134,12 @@ Trainer::Trainer(Config cfg, const Dataset& data, Backend& backend, dist::Commun
   }
   backend_.set_communicator(comm_);
   scene_extent_ = scene_extent(data_);
+  coverage_ = training_coverage(data_.train);
   views_.count = data_.train.size();
   views_.camera = [this](int view) -> const Camera& { return training_camera(view); };
   views_.factor = [this] { return factor_in_use_; };
   views_.raster = [this](std::int64_t step) { return settings_at(step).raster; };
-  densifier_ = make_densifier(cfg_, scene_extent_, &views_);
+  densifier_ = make_densifier(cfg_, scene_extent_, &views_, coverage_);
   std::vector<const Image8*> images;
   for (const View& v : data_.train) images.push_back(&v.image);
   backend_.set_images(images);
@@ -488,7 +489,7 @@ std::vector<std::unique_ptr<TrainObserver>> Trainer::observers(RunDir* out, Hist
         [this] { return elapsed(); },
         [this](const Config& planned) {
           cfg_ = planned;
-          densifier_ = make_densifier(cfg_, scene_extent_, &views_);
+          densifier_ = make_densifier(cfg_, scene_extent_, &views_, coverage_);
         },
         note));
   list.push_back(std::make_unique<DivergenceChecks>(iteration_, kEarlyChecks, kFiniteCheckEvery,

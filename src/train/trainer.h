@@ -90,6 +90,8 @@ class Trainer {
   }
   // What resolve_auto() chose for this run's config (printed at the start by the caller).
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  // The subject's share of the training pixels (training_coverage): MCMC's regularizer scale.
+  double coverage() const { return coverage_; }
   // The state to resume from; throws splat::Error when training has diverged (check_finite()).
   Checkpoint checkpoint() const;
   // Names this run in every output it writes (checkpoint, model.ply, metrics.json), so that a
@@ -149,6 +151,7 @@ class Trainer {
   std::unique_ptr<Densifier> densifier_;
   TrainingViews views_;  // for the densifier; its functions read this trainer
   double scene_extent_ = 1.0;
+  double coverage_ = 1.0;       // training_coverage of the training views
   DivergenceLimits limits_;     // set with the starting state
   std::int64_t iteration_ = 0;  // completed iterations
   Rng rng_;

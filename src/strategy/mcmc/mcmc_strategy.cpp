@@ -9,15 +9,17 @@ namespace splat {
 
 namespace {
 
-// Regularizers and noise every step; refine ticks grow the count by `growth` up to cap_max. With
-// mcmc_grad_power, the steps before refine_stop gather ADC's statistics, which weigh the draws.
+// Regularizers (scaled by the subject's share of the pixels) and noise every step; refine ticks
+// grow the count by `growth` up to cap_max. With mcmc_grad_power, the steps before refine_stop
+// gather ADC's statistics, which weigh the draws.
 class McmcDensifier final : public Densifier {
  public:
-  McmcDensifier(const DensifyConfig& c, std::uint64_t seed) : c_(c), seed_(seed) {}
+  McmcDensifier(const DensifyConfig& c, std::uint64_t seed, double coverage)
+      : c_(c), seed_(seed), coverage_(coverage) {}
 
   void step_settings(std::int64_t step, StepSettings& s) const override {
-    s.opacity_reg = c_.opacity_reg;
-    s.scale_reg = c_.scale_reg;
+    s.opacity_reg = c_.opacity_reg * coverage_;
+    s.scale_reg = c_.scale_reg * coverage_;
     s.noise = c_.noise_lr > 0;
     s.noise_scale = s.lr.means * c_.noise_lr;
     s.noise_seed = mcmc::hash64(seed_, std::uint64_t(step), mcmc::kNoise);
@@ -64,12 +66,13 @@ class McmcDensifier final : public Densifier {
 
   DensifyConfig c_;
   std::uint64_t seed_;
+  double coverage_;  // StrategyContext::coverage
 };
 
 }  // namespace
 
 std::unique_ptr<Densifier> make_mcmc_densifier(const StrategyContext& ctx) {
-  return std::make_unique<McmcDensifier>(ctx.cfg, ctx.seed);
+  return std::make_unique<McmcDensifier>(ctx.cfg, ctx.seed, ctx.coverage);
 }
 
 }  // namespace splat
