@@ -9,6 +9,7 @@
 #include "io/dataset.h"
 #include "io/image_io.h"
 #include "test_util.h"
+#include "train/densify.h"
 
 namespace splat {
 namespace {
@@ -165,8 +166,34 @@ TEST(Blender, FakeDatasetOptionsAndFallbacks) {
   EXPECT_NEAR(img.at(0, 0, 1), (3 * g + 0.25f) / 4, step);
   EXPECT_NEAR(img.at(0, 0, 2), (3 * g + 1.0f) / 4, step);
   EXPECT_NEAR(img.at(1, 1, 2), g, 1e-6);
+  // View::coverage is of the file as decoded (one transparent pixel of 48), though the
+  // resampled image was composited.
+  EXPECT_NEAR(data.train[0].coverage, 47.0 / 48.0, 1e-12);
 
   EXPECT_NEAR(scene_extent(data), 1.1 * 1.0, 1e-12);  // centers z = 3, 4, 5
+}
+
+// View::coverage, the subject's share of the image: the mean alpha of a file with transparency
+// composited on the background; 1 for RGB, for opaque RGBA and for alpha used as a loss mask.
+TEST(Blender, CoverageIsTheMeanAlphaOfCompositedImages) {
+  const auto dir = test::temp_dir("blender_coverage");
+  Image half(4, 4, 4, 0.5f);  // alpha 0.5 in every pixel, 1 in the top row
+  for (int x = 0; x < 4; ++x) half.at(x, 0, 3) = 1.0f;
+  write_png((dir / "a.png").string(), half);
+  write_png((dir / "b.png").string(), Image(4, 4, 4, 1.0f));
+  write_png((dir / "c.png").string(), Image(4, 4, 3, 0.5f));
+  write_text(dir / "transforms_train.json",
+             transforms({frame("a", 3), frame("b", 3), frame("c", 3)}));
+  const Dataset data = load_blender(dir.string(), LoadOptions{});
+  ASSERT_EQ(data.train.size(), 3u);
+  const double a = (4 * 1.0 + 12 * 128 / 255.0) / 16;  // 0.5 is stored as 128
+  EXPECT_NEAR(data.train[0].coverage, a, 1e-6);
+  EXPECT_EQ(data.train[1].coverage, 1.0);
+  EXPECT_EQ(data.train[2].coverage, 1.0);
+  EXPECT_NEAR(training_coverage(data.train), (a + 2) / 3, 1e-6);
+  LoadOptions mask;
+  mask.alpha_mask = true;
+  EXPECT_EQ(load_blender(dir.string(), mask).train[0].coverage, 1.0);
 }
 
 TEST(Blender, NoTestSplitGivesEmptyTest) {

@@ -99,15 +99,13 @@ TEST(StrategyFamily, ARegisteredStrategyRunsByNameOnTheBackend) {
 // subject covers only a share of the pixels (alpha composited on the background), they are scaled
 // by that share; photographs (and masked images, whose loss counts only the mask) keep them as set.
 TEST(StrategyFamily, McmcScalesItsRegularizersByTheSubjectsShareOfThePixels) {
-  View rgb, cut, masked;
-  rgb.image = Image8(4, 2, 3);
-  cut.image = Image8(4, 4, 4);  // alpha 1 in 4 pixels, 0.2 in 8, 0 in 4: 5.6 of 16 covered
-  for (std::size_t i = 0; i < 16; ++i) cut.image.data[4 * i + 3] = i < 4 ? 255 : i < 12 ? 51 : 0;
-  masked.image = Image8(2, 2, 4);  // alpha 0 everywhere, but a mask: the loss counts no pixel of it
-  masked.image.alpha = AlphaUse::mask;
-  EXPECT_EQ(training_coverage({rgb}), 1.0);
-  EXPECT_NEAR(training_coverage({cut}), 5.6 / 16, 1e-12);
-  EXPECT_NEAR(training_coverage({rgb, cut, masked}), (8 + 5.6 + 4) / 28, 1e-12);
+  View photo_view, cut_view;
+  photo_view.image = Image8(4, 2, 3);  // 8 pixels, all subject
+  cut_view.image = Image8(4, 4, 3);    // 16 pixels, 0.35 of them subject (View::coverage)
+  cut_view.coverage = 0.35;
+  EXPECT_EQ(training_coverage({photo_view}), 1.0);
+  EXPECT_EQ(training_coverage({cut_view}), 0.35);
+  EXPECT_NEAR(training_coverage({photo_view, cut_view}), (8 + 16 * 0.35) / 24, 1e-15);
 
   Config cfg;
   cfg.densify.opacity_reg = 0.01;

@@ -290,6 +290,7 @@ std::vector<View> make_views(const std::string& file,
     views[i].camera = loaded_camera(
         Camera::from_c2w_opengl(frames[i].c2w, p.width, p.height, p.fx, p.fy, p.cx, p.cy), opts);
     views[i].image = std::move(decoded.images[i]);
+    views[i].coverage = decoded.coverage[i];
   }
   if (full_sizes) *full_sizes = decoded.full_sizes;
   return views;

@@ -243,6 +243,7 @@ Dataset load_colmap(const std::string& dir_str, const LoadOptions& opts) {
     const auto [w, h] = decoded.full_sizes[i];  // a 1/n copy's intrinsics scale to its size
     views[i].camera = loaded_camera(from_copies ? full.resized(w, h) : full, load);
     views[i].image = std::move(decoded.images[i]);
+    views[i].coverage = decoded.coverage[i];
   }
   Dataset data;
   const auto n_train = std::ptrdiff_t(split.train.size());

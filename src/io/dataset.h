@@ -18,6 +18,10 @@ struct View {
   // 8-bit as decoded, undistorted and downscaled: RGB; or RGBA whose alpha the loss composites
   // on the background; or RGB plus a binary loss mask (masks/, mask_path, data.alpha_mask).
   Image8 image;
+  // The share of the image the subject covers: the mean alpha of a file with transparency that is
+  // composited on the background (an object cut out of its surroundings, as NeRF-synthetic),
+  // as decoded, before any resampling; 1 for opaque images and masked ones.
+  double coverage = 1.0;
 };
 
 struct PointCloud {

@@ -225,6 +225,7 @@ Image8 drop_alpha(const Image8& img) {
 struct DecodeNotes {
   std::array<int, 2> full_size{};
   bool alpha = false;       // the image has an alpha channel
+  double coverage = 1.0;    // View::coverage
   double mask_photo = 0.0;  // photo_likeness of its mask file
 };
 
@@ -245,6 +246,11 @@ Image8 decode_one(const ImageJob& job,
   }
   const bool alpha_mask = opts.alpha_mask && img.channels == 4;
   const bool masked = !job.mask.empty() || alpha_mask;
+  if (img.channels == 4 && !masked) {
+    double alpha = 0;
+    for (std::size_t i = 0; i < img.pixels(); ++i) alpha += img.data[4 * i + 3];
+    notes.coverage = alpha / double(std::max<std::size_t>(1, img.pixels()));
+  }
   if (masked) {
     std::vector<float> weights = job.mask.empty() ? std::vector<float>(img.pixels(), 1.0f)
                                                   : read_mask(job.mask, img, notes.mask_photo);
@@ -327,7 +333,10 @@ DecodedImages decode_images(const std::vector<ImageJob>& jobs,
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
-  for (const DecodeNotes& d : notes) out.full_sizes.push_back(d.full_size);
+  for (const DecodeNotes& d : notes) {
+    out.full_sizes.push_back(d.full_size);
+    out.coverage.push_back(d.coverage);
+  }
   warn_about(jobs, notes, opts);
   return out;
 }

@@ -80,6 +80,7 @@ struct ImageJob {
 struct DecodedImages {
   std::vector<Image8> images;                  // prepared, downscaled, 8-bit (dataset.h View)
   std::vector<std::array<int, 2>> full_sizes;  // width, height as decoded
+  std::vector<double> coverage;                // View::coverage of each
 };
 
 // Decodes every job in parallel (OpenMP), then `prepare` (at full resolution; may throw), then

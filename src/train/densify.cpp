@@ -13,16 +13,8 @@ std::unique_ptr<Densifier> make_densifier(const Config& cfg,
 double training_coverage(const std::vector<View>& train) {
   double covered = 0, pixels = 0;
   for (const View& v : train) {
-    const Image8& im = v.image;
-    pixels += double(im.pixels());
-    // Alpha composited on the background; an RGB or a masked image is all subject.
-    if (im.channels != 4 || im.masked()) {
-      covered += double(im.pixels());
-      continue;
-    }
-    std::uint64_t alpha = 0;
-    for (std::size_t i = 0; i < im.pixels(); ++i) alpha += im.data[4 * i + 3];
-    covered += double(alpha) / 255.0;
+    covered += v.coverage * double(v.image.pixels());
+    pixels += double(v.image.pixels());
   }
   return pixels > 0 ? covered / pixels : 1.0;
 }

@@ -18,9 +18,8 @@ std::unique_ptr<Densifier> make_densifier(const Config& cfg,
                                           const TrainingViews* views = nullptr,
                                           double coverage = 1.0);
 
-// The share of the training views' pixels the subject covers: the mean alpha of RGBA images
-// composited on the background (an object cut out of its surroundings), 1 for RGB images and
-// masked ones (whose loss counts only the mask's pixels).
+// The share of the training pixels the subject covers: View::coverage over the views, weighted by
+// their pixels. 1 for photographs; Lego 0.183.
 double training_coverage(const std::vector<View>& train);
 
 }  // namespace splat
