@@ -19,7 +19,7 @@ std::unique_ptr<Densifier> make_densifier(const Config& cfg,
                                           double coverage = 1.0);
 
 // The share of the training pixels the subject covers: View::coverage over the views, weighted by
-// their pixels. 1 for photographs; Lego 0.183.
+// their pixels. 1 for photographs; Lego 0.304, the demo scene 0.183.
 double training_coverage(const std::vector<View>& train);
 
 }  // namespace splat
