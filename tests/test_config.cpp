@@ -281,6 +281,8 @@ TEST(Config, LegoProtocol) {
   EXPECT_EQ(c.densify.strategy, "mcmc");
   EXPECT_EQ(c.densify.cap_max, 400000);
   EXPECT_EQ(c.densify.growth, 0.025);
+  EXPECT_EQ(c.densify.refine_every, 50);
+  EXPECT_EQ(c.densify.noise_lr, 3e6);
   EXPECT_EQ(c.densify.opacity_reg, 0.005);  // weighed by Lego's coverage in training
   EXPECT_EQ(c.train.coarse_factor, 2);
   EXPECT_EQ(c.train.lr_shN, 0.00025);
