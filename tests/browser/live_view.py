@@ -45,7 +45,11 @@ def main():
         if not base:
             raise RuntimeError('splat train --view printed no URL')
         # The first snapshot before the browser starts: a loaded machine may take seconds to start it.
-        info = json.loads(get(base + 'info'))
+        # The server answers before training publishes its first progress (null until then).
+        deadline, info = time.time() + 120, json.loads(get(base + 'info'))
+        while info['progress'] is None and time.time() < deadline:
+            time.sleep(0.05)
+            info = json.loads(get(base + 'info'))
         seen['versions'].append(info['version'])
         seen['steps'].append(info['progress']['step'])
         if args.browser:
