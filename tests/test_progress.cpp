@@ -154,29 +154,31 @@ TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {
   EXPECT_EQ(explicit_cfg.train.coarse_until, 61);
 }
 
-TEST(AutoConfig, IterationsFromThePixelsOfAView) {
-  EXPECT_EQ(auto_iterations(0.64, 100), 30000);   // Lego's 800 x 800: the field's count
-  EXPECT_EQ(auto_iterations(0.52, 58), 30000);    // fox at 1/2
-  EXPECT_EQ(auto_iterations(1.17, 58), 17100);    // fox shrunk to 1440 px: 20,000 / 1.17 MP
-  EXPECT_EQ(auto_iterations(2.0736, 58), 10000);  // 1920 x 1080 photos, 58 views (9,860): the floor
-  EXPECT_EQ(auto_iterations(12.0, 20), 10000);    // 20 photos of 12 MP
-  EXPECT_EQ(auto_iterations(2.0736, 100), 17000);  // many large views: 170 visits of each
-  EXPECT_EQ(auto_iterations(2.0736, 300), 30000);
+TEST(AutoConfig, IterationsFromTheTrainingPixels) {
+  EXPECT_EQ(auto_iterations(64.0, 100),
+            17000);  // Lego's 100 x 800 x 800: 16,875, 170 visits a view
+  EXPECT_EQ(auto_iterations(0.64 * 20, 20), 30000);      // 20 such views: the field's count
+  EXPECT_EQ(auto_iterations(0.52 * 58, 58), 30000);      // fox at 1/2
+  EXPECT_EQ(auto_iterations(1.17 * 58, 58), 15900);      // fox shrunk to 1440 px: 1.08M / 67.9 MP
+  EXPECT_EQ(auto_iterations(2.0736 * 58, 58), 10000);    // 1920 x 1080 photos, 58 views: the floor
+  EXPECT_EQ(auto_iterations(12.0 * 20, 20), 10000);      // 20 photos of 12 MP
+  EXPECT_EQ(auto_iterations(2.0736 * 100, 100), 17000);  // many large views: 170 visits of each
+  EXPECT_EQ(auto_iterations(2.0736 * 300, 300), 30000);
   EXPECT_EQ(auto_iterations(0.0, 0), 30000);  // no pixels: nothing to divide by
 }
 
 TEST(AutoConfig, LargeImagesCompressTheRecipe) {
   Dataset data;
-  data.train.resize(3);
-  for (View& v : data.train) v.camera.width = 1440, v.camera.height = 810;  // 1.1664 MP
+  data.train.resize(58);
+  for (View& v : data.train) v.camera.width = 1440, v.camera.height = 810;  // 67.65 MP in all
   Config cfg;
   const auto chosen = resolve_auto(cfg, data);
-  EXPECT_EQ(cfg.train.iterations, 17100);
-  // The 30,000-step recipe's steps, times 17,100 / 30,000.
-  EXPECT_EQ(cfg.densify.refine_start, 285);
-  EXPECT_EQ(cfg.densify.refine_stop, 14250);
-  EXPECT_EQ(cfg.train.sh_increase_every, 570);
-  EXPECT_EQ(cfg.train.coarse_until, 8550);  // auto: half of the (compressed) iterations
+  EXPECT_EQ(cfg.train.iterations, 16000);
+  // The 30,000-step recipe's steps, times 16,000 / 30,000.
+  EXPECT_EQ(cfg.densify.refine_start, 267);
+  EXPECT_EQ(cfg.densify.refine_stop, 13333);
+  EXPECT_EQ(cfg.train.sh_increase_every, 533);
+  EXPECT_EQ(cfg.train.coarse_until, 8000);  // auto: half of the (compressed) iterations
   std::vector<std::string> keys;
   for (const auto& c : chosen) keys.push_back(c.key);
   const std::vector<std::string> expected{

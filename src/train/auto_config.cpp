@@ -16,8 +16,8 @@ std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
                   2 * std::int64_t(initial_splats));
 }
 
-std::int64_t auto_iterations(double megapixels_per_view, std::size_t views) {
-  const double steps = std::max(kAutoPixelSteps / std::max(megapixels_per_view, 1e-9),
+std::int64_t auto_iterations(double train_megapixels, std::size_t views) {
+  const double steps = std::max(kAutoCaptureSteps / std::max(train_megapixels, 1e-9),
                                 kAutoStepsPerView * double(views));
   // Both bounds are whole hundreds, so clamping before rounding to hundreds keeps them exact.
   return 100 *
@@ -37,15 +37,14 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
   if (cfg.train.iterations == 0) {
     const std::size_t views = data.train.size();
-    const double per_view = pixels / 1e6 / double(std::max<std::size_t>(1, views));
-    const std::int64_t n = auto_iterations(per_view, views);
+    const std::int64_t n = auto_iterations(pixels / 1e6, views);
     Config recipe = cfg;
     recipe.train.iterations = kAutoIterations;
     cfg = compressed_recipe(recipe, double(n) / double(kAutoIterations));
     std::snprintf(why, sizeof why,
-                  "30,000 (3DGS's), fewer on large images: %.0f / %.2f MP a view, at least "
+                  "30,000 (3DGS's), fewer on many pixels: %.3g / %.1f training MP, at least "
                   "%.0f x %zu views and %lld",
-                  kAutoPixelSteps, per_view, kAutoStepsPerView, views,
+                  kAutoCaptureSteps, pixels / 1e6, kAutoStepsPerView, views,
                   (long long)kAutoMinIterations);
     chosen.push_back({"train.iterations", cfg.train.iterations, why});
     if (n < kAutoIterations) {

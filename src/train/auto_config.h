@@ -17,23 +17,27 @@ struct AutoChoice {
   std::string reason;  // how it was chosen, for the start of the log
 };
 
-// train.iterations = 0: the field's 30,000 steps (3DGS, gsplat, FastGS), fewer on large images,
-// with the recipe's schedule compressed alike (compressed_recipe, as a time budget does): a step on
-// a large image carries more of the capture, so kAutoPixelSteps megapixel-steps per view reach the
-// 30k recipe's quality. Measured on one H100 (fox, 9 held-out views, seeds 0-1; figurine 2 seeds;
-// docs/benchmarks.md "How many steps"): at 2.03 MP a view 10,000 compressed steps score as 30,000
-// (32.630 / 32.607 against 32.593 / 32.647 dB) in 0.34 of the time; at 1.17 MP 17,000 score
-// +0.17 dB, 10,000 -0.09; at 0.52 MP 15,000 lose 0.25 dB and at 0.13 MP 0.28, so small images
-// keep 30,000. Never fewer than kAutoMinIterations (a 12 MP photo would get 1,700), nor than
-// kAutoStepsPerView a training view: fox's plateau at 10,000 steps is also 172 visits of each of
-// its 58 views, and a capture of many large views must not get fewer visits than what was measured
-// enough. The earlier 500 per training view, with the schedule not compressed, stopped small
-// captures short (issue 48's 17-view capture: +0.72 dB at 30k steps against that rule's 9k).
+// train.iterations = 0: the field's 30,000 steps (3DGS, gsplat, FastGS), fewer on captures of
+// many pixels, with the recipe's schedule compressed alike (compressed_recipe, as a time budget
+// does): kAutoCaptureSteps megapixel-steps over the capture's training pixels reach the 30k
+// recipe's quality. Measured on one H100 (docs/benchmarks.md "How many steps"; fox 58 views, 9
+// held out, seeds 0-1; figurine 2 seeds; Lego 100 views, 200 held out): fox at full size (118
+// MP) scores as 30,000 with 10,000 compressed steps (32.630 / 32.607 against 32.593 / 32.647 dB) in
+// 0.34 of the time; at 1440 px (68 MP) 17,000 score +0.17 dB, 10,000 -0.09; at 1/2 (30 MP) 15,000
+// lose 0.25 dB and at 1/4 0.28, so small captures keep 30,000; Lego (64 MP) loses 0.07 dB at
+// 17,000 (36.150 against 36.217) in 0.56 of the time. The per-view form of the rule (20,000
+// megapixel-steps a view: fox's 58 views times 20,000 is 1.16M) gave Lego 30,000; 1.08M is the
+// round value that leaves Lego on its measured 17,000 (the visits floor below). Never fewer than
+// kAutoMinIterations (a capture of 500 MP would get 2,200), nor than kAutoStepsPerView a training
+// view: fox's plateau at 10,000 steps is also 172 visits of each of its 58 views, and a capture
+// of many views must not get fewer visits than what was measured enough. The earlier 500 per
+// training view, with the schedule not compressed, stopped small captures short (issue 48's
+// 17-view capture: +0.72 dB at 30k steps against that rule's 9k).
 inline constexpr std::int64_t kAutoIterations = 30000;
 inline constexpr std::int64_t kAutoMinIterations = 10000;
-inline constexpr double kAutoPixelSteps = 20000;
+inline constexpr double kAutoCaptureSteps = 1.08e6;
 inline constexpr double kAutoStepsPerView = 170;
-std::int64_t auto_iterations(double megapixels_per_view, std::size_t views);
+std::int64_t auto_iterations(double train_megapixels, std::size_t views);
 
 // densify.cap_max = 0 (MCMC): 5000 splats per training megapixel, in [100k, 3M], and at least
 // twice the initial splats (MCMC grows but never removes). Lego (100 x 0.64 MP) gets 320k, near

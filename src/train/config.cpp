@@ -146,7 +146,7 @@ const std::vector<Field>& fields() {
       model("init_opacity", &M::init_opacity, {0.001, 0.999}, "initial opacity of every splat"),
       model("init_scale", &M::init_scale, {1e-6, 1e6}, "multiplies each initial splat's nearest-neighbour scale"),
       model("antialiased", &M::antialiased, "Mip-Splatting: 3D smoothing filter from the training cameras and 2D mip filter (model.ply has the 3D filter baked in)"),
-      train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: 30,000 as 3DGS, gsplat and FastGS; on images over 0.67 MP 20,000 / megapixels of a view, at least 10,000 and 170 per training view, with the schedule compressed alike)"),
+      train("iterations", &T::iterations, {0}, "optimization steps (0 = auto: 30,000 as 3DGS, gsplat and FastGS; on captures over 36 training MP 1,080,000 / the training megapixels, at least 10,000 and 170 per training view, with the schedule compressed alike)"),
       train("time_budget", &T::time_budget, {0, 1e7}, "seconds of training (0 = no budget): iterations and step schedules are compressed to fit, planned from this run's measured steps; never stretched"),
       train("seed", &T::seed, {0, kMaxSeed}, "random seed (initialization, view order)"),
       train("loss", &T::loss, "photometric loss: l1 = mean |r - t|, l2 = mean (r - t)^2; l1_ssim (3DGS) and l2_ssim = (1 - ssim_lambda) l1 or l2 + ssim_lambda (1 - SSIM); l1 and l2 compute no SSIM"),
