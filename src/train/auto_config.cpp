@@ -42,7 +42,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
     recipe.train.iterations = kAutoIterations;
     cfg = compressed_recipe(recipe, double(n) / double(kAutoIterations));
     std::snprintf(why, sizeof why,
-                  "30,000 (3DGS's), fewer on many pixels: %.3g / %.1f training MP, at least "
+                  "30,000 (3DGS's), fewer on many pixels: %.0f / %.1f training MP, at least "
                   "%.0f x %zu views and %lld",
                   kAutoCaptureSteps, pixels / 1e6, kAutoStepsPerView, views,
                   (long long)kAutoMinIterations);
