@@ -116,11 +116,58 @@ TEST(Progress, McmcProjectionMatchesTraining) {
   EXPECT_EQ(backend->num_splats(), 1000u);
 }
 
-TEST(AutoConfig, CapFromPixels) {
-  EXPECT_EQ(auto_cap_max(64.0, 100000), 320000);   // Lego: 100 views of 800 x 800
-  EXPECT_EQ(auto_cap_max(1.0, 1443), 100000);      // a small capture: the floor
-  EXPECT_EQ(auto_cap_max(1.0, 100000), 200000);    // room to grow from the initial splats
-  EXPECT_EQ(auto_cap_max(5000.0, 1000), 3000000);  // the ceiling
+TEST(AutoConfig, CapFromPixelsAndDetail) {
+  EXPECT_EQ(auto_cap_max(64.0, 0.0, 100000), 320000);    // 100 views of 800 x 800, no detail
+  EXPECT_EQ(auto_cap_max(64.0, 5.6, 100000), 980000);    // Lego's detail
+  EXPECT_EQ(auto_cap_max(120.0, 3.37, 100000), 600000);  // fox: its pixels and its detail agree
+  EXPECT_EQ(auto_cap_max(1.0, 0.0, 1443), 100000);       // a small capture: the floor
+  EXPECT_EQ(auto_cap_max(1.0, 0.0, 100000), 200000);     // room to grow from the initial splats
+  EXPECT_EQ(auto_cap_max(5000.0, 0.0, 1000), 3000000);   // the ceiling
+  EXPECT_EQ(auto_cap_max(100.0, 100.0, 1000), 3000000);
+}
+
+TEST(AutoConfig, EdgePixelsAreStrongLuminanceSteps) {
+  // 10 x 6 RGB: black left of column 4, a faint ramp of 0.01 a column right of it (no edge).
+  View v;
+  v.image = Image8(10, 6, 3);
+  for (int y = 0; y < 6; ++y)
+    for (int x = 4; x < 10; ++x)
+      for (int c = 0; c < 3; ++c) v.image.data[(y * 10 + x) * 3 + c] = std::uint8_t(100 + 3 * x);
+  // Column 3 meets column 4 on each of the rows that have a row below: 5 edge pixels.
+  EXPECT_DOUBLE_EQ(edge_megapixels({v}), 5e-6);
+  // Straight alpha composites on the background first: a transparent pixel over white is white.
+  View rgba;
+  rgba.image = Image8(3, 2, 4);
+  for (std::size_t i = 0; i < 6; ++i) rgba.image.data[4 * i + 3] = i % 3 == 0 ? 0 : 255;
+  EXPECT_DOUBLE_EQ(edge_megapixels({rgba}), 1e-6);  // (0, 0): white beside black; (1, 0) black
+  EXPECT_DOUBLE_EQ(edge_megapixels({v, v}), 10e-6);
+}
+
+TEST(AutoConfig, StepsPayForTheSplatsBeyondThePixels) {
+  EXPECT_EQ(steps_for_splats(17000, 0.64, 320000, 980000), 10100);  // Lego: (0.96 / 1.62)
+  EXPECT_EQ(steps_for_splats(30000, 0.52, 200000, 440000), 22500);  // fox at 1/2
+  EXPECT_EQ(steps_for_splats(10000, 2.07, 590000, 600000), 10000);  // never below 10,000
+  EXPECT_EQ(steps_for_splats(30000, 0.64, 320000, 320000), 30000);  // no extra splats
+  Dataset data;
+  data.train.resize(10);
+  for (View& v : data.train) {
+    v.camera.width = v.camera.height = 800;
+    v.image = Image8(800, 800, 3);
+    for (int y = 0; y < 800; ++y)  // white and black stripes of 4 px
+      for (int x = 0; x < 800; ++x)
+        if (x % 8 < 4) std::fill_n(&v.image.data[(std::size_t(y) * 800 + x) * 3], 3, 255);
+  }
+  Config cfg;
+  resolve_auto(cfg, data);
+  // Edge columns x = 3, 7, ..., 795, on 799 rows: 1.59 MP in the 10 views, so 280k splats where
+  // the 6.4 MP give 200k (twice the random init's 100k), and 30,000 x 0.84 / 0.92 steps.
+  EXPECT_EQ(cfg.densify.cap_max, 280000);
+  EXPECT_EQ(cfg.train.iterations, 27400);
+  EXPECT_EQ(cfg.densify.refine_stop, 22833);  // the recipe compressed alike
+  Config fixed_cap;
+  fixed_cap.densify.cap_max = 400000;
+  resolve_auto(fixed_cap, data);
+  EXPECT_EQ(fixed_cap.train.iterations, 30000);  // a cap set by hand is not paid for
 }
 
 TEST(AutoConfig, DefaultsDensifyAndResolveOnTheData) {

@@ -5,15 +5,52 @@
 #include <cstdio>
 #include <limits>
 
+#include "engine/target.h"
 #include "train/init.h"
 #include "train/time_budget.h"
 
 namespace splat {
 
-std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats) {
-  const auto by_pixels = std::int64_t(std::llround(5000.0 * train_megapixels / 1e4) * 1e4);
-  return std::max(std::clamp<std::int64_t>(by_pixels, 100000, 3000000),
+double edge_megapixels(const std::vector<View>& views) {
+  std::int64_t edges = 0;
+  for (const View& v : views) {
+    const Image8& img = v.image;
+    const TargetFormat f = target_format(img);
+    const int w = img.width, h = img.height, c = img.channels;
+    std::vector<float> y(img.pixels());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const std::uint8_t* px = &img.data[i * c];
+      y[i] = (target_sample(f, px, 0) + target_sample(f, px, 1) + target_sample(f, px, 2)) / 3;
+    }
+    const float strong = kEdgeStep * kEdgeStep;
+#pragma omp parallel for reduction(+ : edges)
+    for (int row = 0; row < h - 1; ++row)
+      for (int x = 0; x + 1 < w; ++x) {
+        const float here = y[std::size_t(row) * w + x];
+        const float dx = y[std::size_t(row) * w + x + 1] - here;
+        const float dy = y[std::size_t(row + 1) * w + x] - here;
+        edges += dx * dx + dy * dy > strong;
+      }
+  }
+  return double(edges) / 1e6;
+}
+
+std::int64_t auto_cap_max(double train_megapixels, double edge_mp, std::size_t initial_splats) {
+  const double splats = std::max(5000.0 * train_megapixels, kSplatsPerEdgeMegapixel * edge_mp);
+  const auto rounded = std::int64_t(std::llround(splats / 1e4) * 1e4);
+  return std::max(std::clamp<std::int64_t>(rounded, 100000, 3000000),
                   2 * std::int64_t(initial_splats));
+}
+
+std::int64_t steps_for_splats(std::int64_t iterations,
+                              double megapixels_per_view,
+                              std::int64_t pixel_cap,
+                              std::int64_t cap) {
+  if (cap <= pixel_cap) return iterations;
+  const double cost =
+      (megapixels_per_view + double(pixel_cap) / 1e6) / (megapixels_per_view + double(cap) / 1e6);
+  return std::max<std::int64_t>(100 * std::llround(double(iterations) * cost / 100),
+                                std::min(iterations, kAutoMinIterations));
 }
 
 std::int64_t auto_iterations(double train_megapixels, std::size_t views) {
@@ -32,20 +69,43 @@ int auto_coarse_factor(int smallest_side) {
 
 std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   std::vector<AutoChoice> chosen;
-  char why[160];
+  char why[200];
   double pixels = 0;
   for (const View& v : data.train) pixels += double(v.camera.width) * double(v.camera.height);
+  const double mp = pixels / 1e6;
+  const std::size_t views = data.train.size();
+  // The splat cap first: when the capture's detail asks for more splats than its pixels, the
+  // steps pay for them.
+  AutoChoice cap{"densify.cap_max", cfg.densify.cap_max, ""};
+  std::int64_t pixel_cap = cfg.densify.cap_max;
+  if (cfg.densify.cap_max == 0) {
+    const bool from_points = init_uses_points(cfg.model, data);
+    const std::size_t initial =
+        from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
+    const double edges = edge_megapixels(data.train);
+    cfg.densify.cap_max = cap.value = auto_cap_max(mp, edges, initial);
+    pixel_cap = auto_cap_max(mp, 0.0, initial);
+    std::snprintf(why, sizeof why,
+                  "the larger of 5000 per training megapixel (%.1f MP) and %.0f per edge megapixel "
+                  "(%.2f), within [100k, 3M], at least 2 x %zu initial",
+                  mp, kSplatsPerEdgeMegapixel, edges, initial);
+    cap.reason = why;
+  }
   if (cfg.train.iterations == 0) {
-    const std::size_t views = data.train.size();
-    const std::int64_t n = auto_iterations(pixels / 1e6, views);
+    std::int64_t n = auto_iterations(mp, views);
+    const bool traded = cfg.densify.strategy == "mcmc" && cfg.densify.cap_max > pixel_cap;
+    if (traded)
+      n = steps_for_splats(n, mp / double(std::max<std::size_t>(views, 1)), pixel_cap,
+                           cfg.densify.cap_max);
     Config recipe = cfg;
     recipe.train.iterations = kAutoIterations;
     cfg = compressed_recipe(recipe, double(n) / double(kAutoIterations));
-    std::snprintf(why, sizeof why,
-                  "30,000 (3DGS's), fewer on many pixels: %.0f / %.1f training MP, at least "
-                  "%.0f x %zu views and %lld",
-                  kAutoCaptureSteps, pixels / 1e6, kAutoStepsPerView, views,
-                  (long long)kAutoMinIterations);
+    std::snprintf(
+        why, sizeof why,
+        "30,000 (3DGS's), fewer on many pixels: %.0f / %.1f training MP, at least "
+        "%.0f x %zu views and %lld%s",
+        kAutoCaptureSteps, mp, kAutoStepsPerView, views, (long long)kAutoMinIterations,
+        traded ? "; then fewer for the cap's splats beyond the pixels' (the same time)" : "");
     chosen.push_back({"train.iterations", cfg.train.iterations, why});
     if (n < kAutoIterations) {
       const char* scaled = "the 30,000-step recipe's, compressed to the iterations";
@@ -54,18 +114,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
       chosen.push_back({"train.sh_increase_every", cfg.train.sh_increase_every, scaled});
     }
   }
-  if (cfg.densify.cap_max == 0) {
-    const bool from_points = init_uses_points(cfg.model, data);
-    const std::size_t initial =
-        from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
-    cfg.densify.cap_max = auto_cap_max(pixels / 1e6, initial);
-    std::snprintf(
-        why, sizeof why,
-        "5000 per training megapixel (%.1f MP), within [100k, 3M], at least 2 x %zu initial",
-        pixels / 1e6, initial);
-    if (cfg.densify.strategy == "mcmc")
-      chosen.push_back({"densify.cap_max", cfg.densify.cap_max, why});
-  }
+  if (!cap.reason.empty() && cfg.densify.strategy == "mcmc") chosen.push_back(cap);
   if (cfg.train.coarse_factor == 0) {
     int side = std::numeric_limits<int>::max();
     for (const View& v : data.train) side = std::min({side, v.camera.width, v.camera.height});

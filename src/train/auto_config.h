@@ -39,10 +39,36 @@ inline constexpr double kAutoCaptureSteps = 1.08e6;
 inline constexpr double kAutoStepsPerView = 170;
 std::int64_t auto_iterations(double train_megapixels, std::size_t views);
 
-// densify.cap_max = 0 (MCMC): 5000 splats per training megapixel, in [100k, 3M], and at least
-// twice the initial splats (MCMC grows but never removes). Lego (100 x 0.64 MP) gets 320k, near
-// its protocol's 400k; fox at full size (58 x 2.07 MP) 600k.
-std::int64_t auto_cap_max(double train_megapixels, std::size_t initial_splats);
+// densify.cap_max = 0 (MCMC): the splats a capture's detail asks for, at least those its pixels
+// do: the larger of 5000 splats per training megapixel and kSplatsPerEdgeMegapixel per edge
+// megapixel (edge_megapixels), in [100k, 3M], and at least twice the initial splats (MCMC grows
+// but never removes). A 2 MP phone photo holds no more edges than a 0.64 MP render: fox's 58
+// photos of 1920x1080 have 3.4 edge megapixels, Lego's 100 views of 800x800 5.6. Measured on one
+// H100 (docs/benchmarks.md "How many splats"): Lego gains 0.28 dB from 320k to 1M at 17,000 steps
+// and fox at full size loses 0.07-0.15 dB from 590k to 1M; 175k per edge megapixel keeps fox on
+// 590k and gives Lego 1M. The pixel rule stays the floor (a smooth capture keeps its splats).
+inline constexpr double kSplatsPerEdgeMegapixel = 175000;
+std::int64_t auto_cap_max(double train_megapixels,
+                          double edge_megapixels,
+                          std::size_t initial_splats);
+
+// The training views' edge pixels in megapixels: pixels whose loss target's luminance (the mean
+// of its RGB) differs from its right and lower neighbours' by more than kEdgeStep (the length of
+// the two differences).
+inline constexpr float kEdgeStep = 0.05f;
+double edge_megapixels(const std::vector<View>& views);
+
+// train.iterations = 0 with an auto cap above the pixel rule's: the steps pay for the extra splats,
+// so the run takes the time the pixel rule's would. A step costs about as much per megapixel of its
+// view as per million splats (H100: Lego 1.01 ms at 320k, 1.70 at 1M; fox at 1/2 0.97 at 200k,
+// 1.35 at 440k), so `iterations` scale by (view MP + pixel_cap / 1M) / (view MP + cap / 1M),
+// never below kAutoMinIterations. Lego: 10,000 steps at 1M scored 0.19 / 0.17 dB (seeds 0 / 1)
+// above 17,000 at 320k in the same 17 s; fox at 1/2, 23,000 at 440k against 30,000 at 200k,
+// +0.05 / +0.09 dB, SSIM -0.003, 6% more time.
+std::int64_t steps_for_splats(std::int64_t iterations,
+                              double megapixels_per_view,
+                              std::int64_t pixel_cap,
+                              std::int64_t cap);
 
 // train.coarse_factor = 0: 4 (measured on the H200: fox -23% time, +0.05 dB; Lego -2.7%, the same
 // PSNR), halved while the smallest training image would be under 32 px. train.coarse_until = 0:
