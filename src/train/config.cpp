@@ -195,7 +195,7 @@ const std::vector<Field>& fields() {
       densify("refine_start", &DensifyConfig::refine_start, {0}, "first step with a refine tick"),
       densify("refine_stop", &DensifyConfig::refine_stop, {0}, "no refine ticks from this step on (mcmc: 25000; adc: set 15000, as 3DGS)"),
       densify("min_opacity", &DensifyConfig::min_opacity, {0, 1}, "mcmc: splats at or below are relocated"),
-      densify("cap_max", &DensifyConfig::cap_max, {0, kMaxSplats}, "mcmc: most splats (0 = auto: from the training pixels)"),
+      densify("cap_max", &DensifyConfig::cap_max, {0, kMaxSplats}, "mcmc: most splats (0 = auto: from the training pixels and their detail)"),
       densify("growth", &DensifyConfig::growth, {0, 10}, "mcmc: splats added per tick, fraction of the count"),
       densify("noise_lr", &DensifyConfig::noise_lr, {0}, "mcmc: position noise, times the means learning rate"),
       densify("opacity_reg", &DensifyConfig::opacity_reg, {0}, "mcmc: L1 regularizer on opacity, times the share of the training pixels the subject covers (cut-out images)"),
