@@ -43,11 +43,11 @@ std::int64_t auto_iterations(double train_megapixels, std::size_t views);
 // do: the larger of 5000 splats per training megapixel and kSplatsPerEdgeMegapixel per edge
 // megapixel (edge_megapixels), in [100k, 3M], and at least twice the initial splats (MCMC grows
 // but never removes). A 2 MP phone photo holds no more edges than a 0.64 MP render: fox's 58
-// photos of 1920x1080 have 3.4 edge megapixels, Lego's 100 views of 800x800 5.6. Measured on one
-// H100 (docs/benchmarks.md "How many steps and splats"): Lego gains 0.28 dB from 320k to 1M at
-// 17,000 steps and fox at full size loses 0.07-0.15 dB from 590k to 1M; 175k per edge megapixel
-// keeps fox on 590k and gives Lego 1M. The pixel rule stays the floor (a smooth capture keeps its
-// splats).
+// photos of 1920x1080 (undistorted) have 2.8 edge megapixels, Lego's 100 views of 800x800 5.6.
+// Measured on one H100 (docs/benchmarks.md "How many steps and splats"): Lego gains 0.28 dB from
+// 320k to 1M at 17,000 steps, fox at full size loses 0.07-0.15 dB from 590k to 1M; 175k per edge
+// megapixel gives Lego 980k and leaves fox on its pixels' 590k (the floor: a smooth capture keeps
+// the splats its pixels give).
 inline constexpr double kSplatsPerEdgeMegapixel = 175000;
 std::int64_t auto_cap_max(double train_megapixels,
                           double edge_megapixels,
