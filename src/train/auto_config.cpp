@@ -1,6 +1,7 @@
 #include "train/auto_config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,25 +13,28 @@
 namespace splat {
 
 double edge_megapixels(const std::vector<View>& views) {
+  std::array<float, 256> unit;  // k / 255, as target_sample divides
+  for (int k = 0; k < 256; ++k) unit[k] = div_rn(float(k), 255.0f);
+  const auto sample = [&unit](std::uint8_t k) { return unit[k]; };
+  const float strong = kEdgeStep * kEdgeStep;
   std::int64_t edges = 0;
-  for (const View& v : views) {
-    const Image8& img = v.image;
+#pragma omp parallel for schedule(dynamic) reduction(+ : edges)
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const Image8& img = views[i].image;
     const TargetFormat f = target_format(img);
-    const int w = img.width, h = img.height, c = img.channels;
-    std::vector<float> y(img.pixels());
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      const std::uint8_t* px = &img.data[i * c];
-      y[i] = (target_sample(f, px, 0) + target_sample(f, px, 1) + target_sample(f, px, 2)) / 3;
+    const std::size_t w = std::size_t(img.width), c = std::size_t(img.channels);
+    std::vector<float> y(img.pixels());  // luminance: the mean of the target's RGB
+    for (std::size_t p = 0; p < y.size(); ++p) {
+      const std::uint8_t* px = &img.data[p * c];
+      y[p] = (target_sample(f, px, 0, sample) + target_sample(f, px, 1, sample) +
+              target_sample(f, px, 2, sample)) /
+             3;
     }
-    const float strong = kEdgeStep * kEdgeStep;
-#pragma omp parallel for reduction(+ : edges)
-    for (int row = 0; row < h - 1; ++row)
-      for (int x = 0; x + 1 < w; ++x) {
-        const float here = y[std::size_t(row) * w + x];
-        const float dx = y[std::size_t(row) * w + x + 1] - here;
-        const float dy = y[std::size_t(row + 1) * w + x] - here;
-        edges += dx * dx + dy * dy > strong;
-      }
+    for (std::size_t p = 0; p + w < y.size(); ++p) {
+      if ((p + 1) % w == 0) continue;  // the last column has no right neighbour
+      const float dx = y[p + 1] - y[p], dy = y[p + w] - y[p];
+      edges += dx * dx + dy * dy > strong;
+    }
   }
   return double(edges) / 1e6;
 }
