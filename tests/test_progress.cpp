@@ -127,7 +127,7 @@ TEST(AutoConfig, CapFromPixelsAndDetail) {
 }
 
 TEST(AutoConfig, EdgePixelsAreStrongLuminanceSteps) {
-  // 10 x 6 RGB: black left of column 4, a faint ramp of 0.01 a column right of it (no edge).
+  // 10 x 6 RGB: black left of column 4, a faint ramp of 3 / 255 a column right of it (no edge).
   View v;
   v.image = Image8(10, 6, 3);
   for (int y = 0; y < 6; ++y)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "engine/target.h"
 #include "train/init.h"
@@ -79,25 +80,26 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
   const double mp = pixels / 1e6;
   const std::size_t views = data.train.size();
   // The splat cap first: when the capture's detail asks for more splats than its pixels, the
-  // steps pay for them.
-  AutoChoice cap{"densify.cap_max", cfg.densify.cap_max, ""};
+  // steps pay for them. Only MCMC has a cap; the other strategies keep the pixel rule's, unused.
+  const bool mcmc = cfg.densify.strategy == "mcmc";
+  std::optional<AutoChoice> cap;
   std::int64_t pixel_cap = cfg.densify.cap_max;
   if (cfg.densify.cap_max == 0) {
     const bool from_points = init_uses_points(cfg.model, data);
     const std::size_t initial =
         from_points ? data.points->positions.size() / 3 : std::size_t(cfg.model.init_points);
-    const double edges = edge_megapixels(data.train);
-    cfg.densify.cap_max = cap.value = auto_cap_max(mp, edges, initial);
+    const double edges = mcmc ? edge_megapixels(data.train) : 0.0;
     pixel_cap = auto_cap_max(mp, 0.0, initial);
+    cfg.densify.cap_max = auto_cap_max(mp, edges, initial);
     std::snprintf(why, sizeof why,
                   "the larger of 5000 per training megapixel (%.1f MP) and %.0f per edge megapixel "
                   "(%.2f), within [100k, 3M], at least 2 x %zu initial",
                   mp, kSplatsPerEdgeMegapixel, edges, initial);
-    cap.reason = why;
+    if (mcmc) cap = AutoChoice{"densify.cap_max", cfg.densify.cap_max, why};
   }
   if (cfg.train.iterations == 0) {
     std::int64_t n = auto_iterations(mp, views);
-    const bool traded = cfg.densify.strategy == "mcmc" && cfg.densify.cap_max > pixel_cap;
+    const bool traded = cfg.densify.cap_max > pixel_cap;
     if (traded)
       n = steps_for_splats(n, mp / double(std::max<std::size_t>(views, 1)), pixel_cap,
                            cfg.densify.cap_max);
@@ -118,7 +120,7 @@ std::vector<AutoChoice> resolve_auto(Config& cfg, const Dataset& data) {
       chosen.push_back({"train.sh_increase_every", cfg.train.sh_increase_every, scaled});
     }
   }
-  if (!cap.reason.empty() && cfg.densify.strategy == "mcmc") chosen.push_back(cap);
+  if (cap) chosen.push_back(*cap);
   if (cfg.train.coarse_factor == 0) {
     int side = std::numeric_limits<int>::max();
     for (const View& v : data.train) side = std::min({side, v.camera.width, v.camera.height});
